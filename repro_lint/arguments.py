@@ -1,0 +1,75 @@
+"""Read a call's arguments (by keyword or position) and the literal values rules judge."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def argument(call: cst.Call, keyword: str | None, position: int | None = None) -> cst.Arg | None:
+    """The argument bound to a parameter, by keyword or by position (None if not decidable)."""
+    if keyword is not None:
+        for arg in call.args:
+            if arg.keyword is not None and arg.keyword.value == keyword:
+                return arg
+    if position is None:
+        return None
+    index = 0
+    for arg in call.args:
+        if arg.star:
+            # ``f(*xs, y)``: positions after a star-arg are unknown.
+            return None
+        if arg.keyword is not None:
+            continue
+        if index == position:
+            return arg
+        index += 1
+    return None
+
+
+def has_double_star(call: cst.Call) -> bool:
+    """``f(**kwargs)``: any keyword may be hidden in the mapping."""
+    return any(arg.star == "**" for arg in call.args)
+
+
+def literal_bool(node: cst.BaseExpression) -> bool | None:
+    """True/False for ``True``, ``False`` and integer literals; None for anything else."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return node.value == "True"
+    value = literal_int(node)
+    return None if value is None else value != 0
+
+
+def literal_int(node: cst.BaseExpression) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value)
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    ):
+        return -int(node.expression.evaluated_value)
+    return None
+
+
+def literal_str(node: cst.BaseExpression) -> str | None:
+    """The value of a plain (non-f, non-byte) string literal, else None."""
+    if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def dict_literal_items(node: cst.BaseExpression) -> dict[str, cst.BaseExpression] | None:
+    """``{"k": v, ...}`` or ``dict(k=v)`` with string keys; None when not a literal mapping."""
+    if isinstance(node, cst.Dict):
+        items: dict[str, cst.BaseExpression] = {}
+        for element in node.elements:
+            if not isinstance(element, cst.DictElement):
+                continue
+            key = literal_str(element.key)
+            if key is not None:
+                items[key] = element.value
+        return items
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
+        return {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
+    return None

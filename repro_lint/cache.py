@@ -1,0 +1,146 @@
+"""Per-file results cache under ``.repro_lint_cache/`` (tool version x settings x file content)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import os
+import pickle
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from repro_lint import __version__
+from repro_lint.diagnostics import FileResult
+from repro_lint.files import SourceFile
+
+CACHE_DIR_NAME = ".repro_lint_cache"
+_TAG = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by repro-lint.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    mtime_ns: int
+    size: int
+    digest: str
+    result: FileResult
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class Cache:
+    """Results of unchanged files. A file hits when its (mtime, size) match, or when its size
+    matches and its content hash does (a touched but unchanged file). One pickle per settings
+    key, replaced atomically, so concurrent runs never see a torn file (last writer wins)."""
+
+    def __init__(self, root: Path, key: str) -> None:
+        self.directory = root / CACHE_DIR_NAME
+        name = hashlib.sha256(key.encode()).hexdigest()[:16]
+        self.path = self.directory / __version__ / f"{name}.pickle"
+        self._entries: dict[str, _Entry] = self._load()
+        self._dirty = False
+
+    def _load(self) -> dict[str, _Entry]:
+        try:
+            with self.path.open("rb") as handle:
+                data = pickle.load(handle)
+        except (
+            OSError,
+            EOFError,
+            pickle.UnpicklingError,
+            AttributeError,
+            ImportError,
+            TypeError,
+            ValueError,
+        ):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    @staticmethod
+    def _key(file: SourceFile) -> str:
+        return str(file.path)
+
+    def get(self, file: SourceFile) -> FileResult | None:
+        entry = self._entries.get(self._key(file))
+        if entry is None:
+            return None
+        try:
+            info = file.path.stat()
+        except OSError:
+            return None
+        if info.st_size != entry.size:
+            return None
+        if info.st_mtime_ns != entry.mtime_ns:
+            try:
+                if _digest(file.path.read_bytes()) != entry.digest:
+                    return None
+            except OSError:
+                return None
+            self._entries[self._key(file)] = dataclasses.replace(entry, mtime_ns=info.st_mtime_ns)
+            self._dirty = True
+        # Results are stored per absolute path but shown relative to the current directory.
+        if entry.result.filename != file.display:
+            return _renamed(entry.result, file.display)
+        return entry.result
+
+    def put(self, file: SourceFile, result: FileResult) -> None:
+        """Remember ``result`` unless the file changed while it was being linted."""
+        if any(
+            d.code == "RPL000" and d.message.startswith("cannot read") for d in result.diagnostics
+        ):
+            return
+        try:
+            before = file.path.stat()
+            data = file.path.read_bytes()
+            after = file.path.stat()
+        except OSError:
+            return
+        if (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size):
+            return
+        stored = dataclasses.replace(result, source=None)
+        self._entries[self._key(file)] = _Entry(
+            after.st_mtime_ns, after.st_size, _digest(data), stored
+        )
+        self._dirty = True
+
+    def save(self) -> None:
+        if not self._dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tag = self.directory / "CACHEDIR.TAG"
+            if not tag.exists():
+                tag.write_text(_TAG, encoding="utf-8")
+                (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
+            with os.fdopen(fd, "wb") as handle:
+                pickle.dump(self._entries, handle, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(temp, self.path)
+        except OSError:
+            # A cache that cannot be written only costs speed next time.
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(temp)
+        self._dirty = False
+
+
+def _renamed(result: FileResult, filename: str) -> FileResult:
+    diagnostics = tuple(dataclasses.replace(d, filename=filename) for d in result.diagnostics)
+    return dataclasses.replace(result, filename=filename, diagnostics=diagnostics)
+
+
+def clean(root: Path) -> list[Path]:
+    """Remove the cache directories at and below ``root``; return what was removed."""
+    removed = []
+    for directory in [root / CACHE_DIR_NAME, *root.rglob(CACHE_DIR_NAME)]:
+        if directory.is_dir() and directory not in removed:
+            shutil.rmtree(directory, ignore_errors=True)
+            removed.append(directory)
+    return removed

@@ -1,0 +1,551 @@
+"""The ``repro-lint`` command: the only module that prints, writes files or exits."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import stat
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO, Any, NoReturn, TextIO
+
+import click
+
+from repro_lint import __version__
+from repro_lint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
+from repro_lint.diagnostics import FileResult, FixSafety
+
+CHECK_FORMATS = OUTPUT_FORMATS
+
+
+class _DefaultGroup(click.Group):
+    """``repro-lint src/`` means ``repro-lint check src/`` (ruff's convention)."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args or (
+            args[0] not in self.commands and args[0] not in ("--help", "-h", "--version")
+        ):
+            args = ["check", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group(cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="repro-lint")
+def main() -> None:
+    """Find reproducibility hazards in PyTorch training code, and fix them.
+
+    `repro-lint PATHS` is short for `repro-lint check PATHS`.
+    """
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)
+
+
+def _codes(values: Sequence[str]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _config_start(paths: Sequence[str], stdin_filename: str | None) -> Path:
+    if stdin_filename is not None:
+        return Path(os.path.abspath(stdin_filename)).parent
+    real = [os.path.abspath(p) for p in paths if p != "-"]
+    if not real:
+        return Path.cwd()
+    common = Path(os.path.commonpath(real))
+    return common if common.is_dir() else common.parent
+
+
+def _load(
+    paths: Sequence[str],
+    stdin_filename: str | None,
+    config_file: str | None,
+    overrides: Mapping[str, Any],
+) -> Config:
+    config = load_config(
+        _config_start(paths, stdin_filename), Path(config_file) if config_file else None
+    )
+    changes = {key: value for key, value in overrides.items() if value is not None}
+    if "target_torch" in changes:
+        from repro_lint.config import OPTIONS
+
+        changes["target_torch"] = OPTIONS["target-torch"][1](
+            "--target-torch", changes["target_torch"], None
+        )
+    return config.replace(**changes)
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Iterator[TextIO]:
+    if path is None:
+        yield sys.stdout
+        return
+    try:
+        handle: IO[str] = Path(path).open("w", encoding="utf-8", newline="")
+    except OSError as exc:
+        _fail(f"cannot write {path}: {exc.strerror or exc}")
+    with handle:
+        yield handle  # type: ignore[misc]
+
+
+def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
+    """Replace ``path``'s content by ``data``; an error message instead of losing anything."""
+    target = Path(os.path.realpath(path))
+    try:
+        info = target.stat()
+        if not info.st_mode & stat.S_IWUSR:
+            return "file is read-only; fixes not written"
+        if target.read_bytes() != original:
+            return "file changed while it was being fixed; not written (run again)"
+        fd, temp = tempfile.mkstemp(
+            dir=target.parent, prefix=f".{target.name}.", suffix=".repro-lint"
+        )
+    except OSError as exc:
+        return f"cannot write: {exc.strerror or exc}"
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, stat.S_IMODE(info.st_mode))
+        os.replace(temp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        return f"cannot write: {exc.strerror or exc}"
+    return None
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=str)
+@click.option("--fix", is_flag=True, help="Apply safe fixes (and unsafe ones with --unsafe-fixes).")
+@click.option("--unsafe-fixes", is_flag=True, help="Also offer and apply unsafe fixes.")
+@click.option("--diff", is_flag=True, help="Print the fixes as a unified diff; write nothing.")
+@click.option("--show-fixes", is_flag=True, help="List what --fix changed.")
+@click.option("--select", multiple=True, help="Rules to check (codes, prefixes, names, ALL).")
+@click.option("--extend-select", multiple=True, help="Rules to check in addition.")
+@click.option("--ignore", multiple=True, help="Rules not to check.")
+@click.option("--exclude", multiple=True, help="Glob patterns to skip (replaces the defaults).")
+@click.option("--extend-exclude", multiple=True, help="Glob patterns to skip in addition.")
+@click.option(
+    "--force-exclude",
+    is_flag=True,
+    help="Apply excludes to paths given explicitly too (for pre-commit).",
+)
+@click.option(
+    "--output-format",
+    type=click.Choice(CHECK_FORMATS),
+    default=None,
+    help="How to print the findings.",
+)
+@click.option("--output-file", "-o", type=str, default=None, help="Write the report here.")
+@click.option(
+    "--stdin-filename",
+    type=str,
+    default=None,
+    help="The name of the file read from stdin (with `-`).",
+)
+@click.option(
+    "--target-torch",
+    type=str,
+    default=None,
+    help="Judge version-dependent rules for this torch release (X.Y).",
+)
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even if hazards remain.")
+@click.option(
+    "--exit-non-zero-on-fix",
+    is_flag=True,
+    help="Exit 1 when a fix was applied, even if nothing remains.",
+)
+@click.option("--statistics", is_flag=True, help="Count findings per rule.")
+@click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Worker processes (default: the number of cores).",
+)
+@click.option(
+    "--config",
+    "config_file",
+    type=str,
+    default=None,
+    help="Settings file (pyproject.toml with [tool.repro-lint], or a TOML table).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print findings only.")
+@click.option("--verbose", "-v", is_flag=True, help="Say which settings were used, and timings.")
+def check(
+    paths: tuple[str, ...],
+    fix: bool,
+    unsafe_fixes: bool,
+    diff: bool,
+    show_fixes: bool,
+    select: tuple[str, ...],
+    extend_select: tuple[str, ...],
+    ignore: tuple[str, ...],
+    exclude: tuple[str, ...],
+    extend_exclude: tuple[str, ...],
+    force_exclude: bool,
+    output_format: str | None,
+    output_file: str | None,
+    stdin_filename: str | None,
+    target_torch: str | None,
+    exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+    statistics: bool,
+    no_cache: bool,
+    jobs: int | None,
+    config_file: str | None,
+    quiet: bool,
+    verbose: bool,
+) -> None:
+    """Lint PATHS (files or directories; `-` reads stdin)."""
+    from repro_lint.engine import Settings
+
+    started = time.perf_counter()
+    overrides: dict[str, Any] = {
+        "select": _codes(select),
+        "extend_select": _codes(extend_select),
+        "ignore": _codes(ignore),
+        "exclude": _codes(exclude),
+        "extend_exclude": _codes(extend_exclude),
+        "target_torch": target_torch,
+        "output_format": output_format,
+    }
+    try:
+        config = _load(paths, stdin_filename, config_file, overrides)
+        settings = Settings.from_config(config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    if verbose:
+        click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
+        click.echo(f"target torch: {settings.target.version} ({settings.target.origin})", err=True)
+    applicable = frozenset({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe_fixes else {FixSafety.SAFE})
+    if paths == ("-",) or (not paths and stdin_filename is not None):
+        _check_stdin(
+            settings,
+            stdin_filename,
+            force_exclude,
+            fix,
+            diff,
+            applicable,
+            output_file,
+            statistics,
+            exit_zero,
+            exit_non_zero_on_fix,
+            quiet,
+        )
+        return
+    _check_paths(
+        settings,
+        paths or (".",),
+        force_exclude,
+        fix,
+        diff,
+        show_fixes,
+        applicable,
+        output_file,
+        statistics,
+        exit_zero,
+        exit_non_zero_on_fix,
+        no_cache,
+        jobs,
+        quiet,
+        verbose,
+        started,
+    )
+
+
+def _check_paths(
+    settings: Any,
+    paths: Sequence[str],
+    force_exclude: bool,
+    fix: bool,
+    diff: bool,
+    show_fixes: bool,
+    applicable: frozenset[FixSafety],
+    output_file: str | None,
+    statistics: bool,
+    exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+    no_cache: bool,
+    jobs: int | None,
+    quiet: bool,
+    verbose: bool,
+    started: float,
+) -> None:
+    from repro_lint import report as reports
+    from repro_lint.cache import Cache
+    from repro_lint.engine import lint_files
+    from repro_lint.files import discover
+
+    found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if not found.files:
+        click.echo("warning: no Python files found under the given paths", err=True)
+        sys.exit(0)
+    cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
+    results = lint_files(found.files, settings, jobs=jobs, cache=cache)
+    if cache is not None:
+        cache.save()
+    fixed_by_file: dict[str, Counter[str]] = {}
+    if fix or diff:
+        paths_by_name = {f.display: f.path for f in found.files}
+        results, fixed_by_file, diffs = _fix_files(
+            results, paths_by_name, settings, applicable, write=not diff
+        )
+        if diff:
+            for text in diffs:
+                click.echo(text, nl=False)
+            total = sum(sum(c.values()) for c in fixed_by_file.values())
+            if not quiet:
+                click.echo(f"Would fix {total} error{'s' if total != 1 else ''}.", err=True)
+            sys.exit(reports.exit_code(0, diff_changes=bool(diffs)))
+    fixed: Counter[str] = Counter()
+    for counts in fixed_by_file.values():
+        fixed.update(counts)
+    report = reports.Report(results, settings.rules, applicable, fixed, show_fixes, fixed_by_file)
+    fmt = settings.config.output_format
+    with _output(output_file) as out:
+        if statistics:
+            reports.render_statistics(report, out)
+        elif quiet and fmt in ("full", "concise"):
+            for d in report.diagnostics:
+                out.write(reports._head(report, d) + "\n")
+        else:
+            reports.RENDERERS[fmt](report, out)
+    if verbose:
+        elapsed = time.perf_counter() - started
+        click.echo(f"checked {len(found.files)} files in {elapsed:.2f} s", err=True)
+    remaining = len(report.diagnostics)
+    sys.exit(
+        reports.exit_code(
+            remaining,
+            fixed=sum(fixed.values()),
+            exit_zero=exit_zero,
+            exit_non_zero_on_fix=exit_non_zero_on_fix,
+        )
+    )
+
+
+def _fix_files(
+    results: list[FileResult],
+    paths: Mapping[str, Path],
+    settings: Any,
+    applicable: frozenset[FixSafety],
+    *,
+    write: bool,
+) -> tuple[list[FileResult], dict[str, Counter[str]], list[str]]:
+    from repro_lint.engine import DecodedSource, SourceError, decode, lint_text
+    from repro_lint.fixes import fix_texts, unified_diff
+
+    wanted = [
+        r
+        for r in results
+        if any(d.fix is not None and d.fix.applicability in applicable for d in r.diagnostics)
+    ]
+    originals: dict[str, tuple[bytes, DecodedSource]] = {}
+    for result in wanted:
+        try:
+            data = paths[result.filename].read_bytes()
+            originals[result.filename] = (data, decode(data))
+        except (OSError, SourceError) as exc:
+            click.echo(f"error: {result.filename}: cannot read for fixing: {exc}", err=True)
+
+    def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
+        return {name: lint_text(text, name, settings, paths[name]) for name, text in texts.items()}
+
+    texts = {name: decoded.text for name, (_, decoded) in originals.items()}
+    outcomes = fix_texts(texts, relint(texts), relint, applicable)
+    by_name = {r.filename: r for r in results}
+    fixed_by_file: dict[str, Counter[str]] = {}
+    diffs: list[str] = []
+    for name, outcome in sorted(outcomes.items()):
+        if not outcome.changed:
+            by_name[name] = outcome.result
+            continue
+        data, decoded = originals[name]
+        if not write:
+            diffs.append(unified_diff(name, outcome.original, outcome.text))
+            fixed_by_file[name] = outcome.fixed
+            continue
+        try:
+            encoded = decoded.encode(outcome.text)
+        except UnicodeEncodeError as exc:
+            click.echo(
+                f"error: {name}: fixed text cannot be written as {decoded.encoding}: "
+                f"{exc.reason}; not written",
+                err=True,
+            )
+            continue
+        problem = _write_atomic(paths[name], data, encoded)
+        if problem is not None:
+            click.echo(f"error: {name}: {problem}", err=True)
+            continue
+        by_name[name] = outcome.result
+        fixed_by_file[name] = outcome.fixed
+    return [by_name[r.filename] for r in results], fixed_by_file, diffs
+
+
+def _check_stdin(
+    settings: Any,
+    stdin_filename: str | None,
+    force_exclude: bool,
+    fix: bool,
+    diff: bool,
+    applicable: frozenset[FixSafety],
+    output_file: str | None,
+    statistics: bool,
+    exit_zero: bool,
+    exit_non_zero_on_fix: bool,
+    quiet: bool,
+) -> None:
+    from repro_lint import report as reports
+    from repro_lint.engine import DecodedSource, SourceError, decode, error_result, lint_text
+    from repro_lint.files import discover, display_name
+    from repro_lint.fixes import fix_texts, unified_diff
+
+    data = sys.stdin.buffer.read()
+    path = Path(os.path.abspath(stdin_filename)) if stdin_filename else None
+    name = display_name(path) if path is not None else "-"
+    if path is not None and force_exclude:
+        if not discover([path], settings.config, force_exclude=True).files:
+            if fix:
+                sys.stdout.buffer.write(data)
+            sys.exit(0)
+    decoded: DecodedSource | None = None
+    try:
+        decoded = decode(data)
+    except SourceError as error:
+        result = error_result(name, error)
+    else:
+        result = lint_text(decoded.text, name, settings, path)
+    fixed: Counter[str] = Counter()
+    if (fix or diff) and decoded is not None:
+        source = decoded
+
+        def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
+            return {n: lint_text(t, n, settings, path) for n, t in texts.items()}
+
+        outcome = fix_texts({name: source.text}, {name: result}, relint, applicable)[name]
+        if diff:
+            if outcome.changed:
+                click.echo(unified_diff(name, outcome.original, outcome.text), nl=False)
+            sys.exit(reports.exit_code(0, diff_changes=outcome.changed))
+        sys.stdout.buffer.write(source.encode(outcome.text))
+        sys.stdout.flush()
+        result, fixed = outcome.result, outcome.fixed
+    elif fix:
+        sys.stdout.buffer.write(data)
+    report = reports.Report([result], settings.rules, applicable, fixed)
+    # With --fix, stdout carries the fixed source: the findings go to stderr.
+    stream_name = output_file
+    fmt = settings.config.output_format
+    if fix and output_file is None:
+        out: TextIO = sys.stderr
+        if statistics:
+            reports.render_statistics(report, out)
+        else:
+            reports.RENDERERS[fmt](report, out)
+    else:
+        with _output(stream_name) as out:
+            if statistics:
+                reports.render_statistics(report, out)
+            elif quiet and fmt in ("full", "concise"):
+                for d in report.diagnostics:
+                    out.write(reports._head(report, d) + "\n")
+            else:
+                reports.RENDERERS[fmt](report, out)
+    sys.exit(
+        reports.exit_code(
+            len(report.diagnostics),
+            fixed=sum(fixed.values()),
+            exit_zero=exit_zero,
+            exit_non_zero_on_fix=exit_non_zero_on_fix,
+        )
+    )
+
+
+@main.command()
+@click.argument("rule")
+def explain(rule: str) -> None:
+    """Show the documentation of RULE (a code such as RPL201, or a name)."""
+    from repro_lint.explain import render_markdown
+    from repro_lint.rules import rule_for
+
+    found = rule_for(rule)
+    if found is None:
+        _fail(f"unknown rule `{rule}` (see `repro-lint rules`)")
+    click.echo(render_markdown(found), nl=False)
+
+
+@main.command("rules")
+@click.option("--output-format", type=click.Choice(["text", "json"]), default="text")
+def list_rules(output_format: str) -> None:
+    """List every rule."""
+    from repro_lint.explain import render_markdown
+    from repro_lint.rules import ALL_RULES
+
+    if output_format == "json":
+        data = [
+            {
+                "code": r.CODE,
+                "name": r.name,
+                "message": r.MESSAGE,
+                "fix_title": r.FIX_TITLE,
+                "fix_safety": r.FIX_SAFETY.value if r.FIX_SAFETY else None,
+                "default_enabled": r.DEFAULT_ENABLED,
+                "url": r.url(),
+                "explanation": render_markdown(r),
+            }
+            for r in ALL_RULES
+        ]
+        click.echo(json.dumps(data, indent=2))
+        return
+    width = max(len(r.name) for r in ALL_RULES)
+    for r in ALL_RULES:
+        fix = r.FIX_SAFETY.value if r.FIX_SAFETY else "-"
+        default = "" if r.DEFAULT_ENABLED else " (off by default)"
+        click.echo(f"{r.CODE}  {r.name:<{width}}  fix: {fix:<12} {r.MESSAGE}{default}")
+
+
+@main.command()
+def clean() -> None:
+    """Remove repro-lint's cache directories below the current directory."""
+    from repro_lint.cache import clean as remove_caches
+    from repro_lint.config import find_project_root
+
+    cwd = Path.cwd()
+    roots = {cwd, find_project_root(cwd)}
+    removed: list[Path] = []
+    for root in sorted(roots):
+        removed.extend(p for p in remove_caches(root) if p not in removed)
+    for path in removed:
+        click.echo(f"removed {path}")
+    if not removed:
+        click.echo("no cache to remove")
+
+
+def run() -> None:
+    """Entry point that turns unexpected failures into exit status 2 with a message."""
+    try:
+        main(prog_name="repro-lint")
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:
+        click.echo(f"error: repro-lint failed unexpectedly: {exc!r}", err=True)
+        traceback.print_exc()
+        sys.exit(2)

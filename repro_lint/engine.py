@@ -1,0 +1,660 @@
+"""Lint one file (decode, parse, resolve names, run rules, suppress) and many (parallel, cache)."""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import dataclasses
+import io
+import multiprocessing
+import os
+import re
+import tokenize
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import libcst as cst
+import pathspec
+from libcst.metadata import (
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
+
+from repro_lint import rules as rule_table
+from repro_lint.cache import Cache
+from repro_lint.config import Config
+from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
+from repro_lint.files import SourceFile, display_name, module_name
+from repro_lint.fixes import FixOutcome, fix_texts
+from repro_lint.names import Names
+from repro_lint.rule import (
+    AddImport,
+    FileContext,
+    InsertAfter,
+    InsertBefore,
+    NodeEdit,
+    PendingReport,
+    Replace,
+    Rule,
+)
+from repro_lint.rules.syntax_error import SyntaxError as SyntaxErrorRule
+from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
+from repro_lint.torch_versions import TargetTorch, resolve_target
+
+NEWLINE = re.compile(r"\r\n?|\n")
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+# Below this many files a process pool costs more than it saves.
+POOL_THRESHOLD = 16
+
+
+# -- settings ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A resolved configuration: the rules to run and the torch version to judge against."""
+
+    config: Config
+    rules: tuple[type[Rule], ...]
+    target: TargetTorch
+    _per_file: tuple[tuple[pathspec.PathSpec[Any], tuple[type[Rule], ...]], ...] = field(
+        default=(), repr=False
+    )
+
+    @classmethod
+    def from_config(cls, config: Config) -> Settings:
+        """Resolve selection and target; raises ConfigError for selectors that match nothing."""
+        source = config.source
+        rule_table.validate_selectors("select", config.select or (), source)
+        rule_table.validate_selectors("extend-select", config.extend_select, source)
+        rule_table.validate_selectors("ignore", config.ignore, source)
+        selected = rule_table.select(config.select, config.extend_select, config.ignore)
+        per_file = []
+        for pattern, codes in config.per_file_ignores:
+            rule_table.validate_selectors(f"per-file-ignores.{pattern}", codes, source)
+            ignored = tuple({rule for code in codes for rule in rule_table.matching(code)})
+            spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+            per_file.append((spec, ignored))
+        target = resolve_target(config.target_torch, config.root)
+        return cls(config, selected, target, tuple(per_file))
+
+    def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
+        if path is None or not self._per_file:
+            return self.rules
+        try:
+            relative = path.resolve().relative_to(self.config.root.resolve()).as_posix()
+        except ValueError:
+            relative = path.name
+        ignored: set[type[Rule]] = set()
+        for spec, rules in self._per_file:
+            if spec.match_file(relative):
+                ignored.update(rules)
+        return tuple(r for r in self.rules if r not in ignored)
+
+    def cache_key(self) -> str:
+        codes = ",".join(rule.CODE for rule in self.rules)
+        return f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}"
+
+
+# -- decoding ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class DecodedSource:
+    """A file's text and what is needed to write it back byte-faithfully."""
+
+    text: str
+    encoding: str
+    bom: bool
+
+    def encode(self, text: str) -> bytes:
+        data = text.encode(self.encoding)
+        return codecs.BOM_UTF8 + data if self.bom else data
+
+
+class SourceError(Exception):
+    """A file that cannot be read or decoded; becomes an RPL000 diagnostic."""
+
+    def __init__(self, message: str, row: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.row = row
+        self.column = column
+
+
+def decode(data: bytes) -> DecodedSource:
+    """Decode per PEP 263 (BOM, coding cookie, else UTF-8), keeping line endings as they are."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        raise SourceError(f"cannot decode file: {exc.msg}", exc.lineno or 1) from exc
+    bom = data.startswith(codecs.BOM_UTF8)
+    body = data[len(codecs.BOM_UTF8) :] if bom else data
+    codec = "utf-8" if encoding == "utf-8-sig" else encoding
+    try:
+        text = body.decode(codec)
+    except UnicodeDecodeError as exc:
+        row = body.count(b"\n", 0, exc.start) + 1
+        line_start = body.rfind(b"\n", 0, exc.start) + 1
+        raise SourceError(
+            f"cannot decode file as {codec}: {exc.reason} at byte {exc.start}",
+            row,
+            exc.start - line_start + 1,
+        ) from exc
+    return DecodedSource(text, codec, bom)
+
+
+def read_source(path: Path) -> DecodedSource:
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError as exc:
+        raise SourceError("cannot read file: it is a directory") from exc
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        if not path.exists() and path.is_symlink():
+            reason = "broken symbolic link"
+        raise SourceError(f"cannot read file: {reason}") from exc
+    return decode(data)
+
+
+# -- syntax errors ----------------------------------------------------------------------------
+
+
+def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> SourceError | None:
+    """Where and why ``text`` does not parse (Python's own message when it has one)."""
+    if "\0" in text:
+        before = text[: text.index("\0")]
+        row = len(NEWLINE.findall(before)) + 1
+        column = len(NEWLINE.split(before)[-1]) + 1
+        return SourceError("source contains a null byte", row, column)
+    try:
+        ast.parse(text, filename)
+    except SyntaxError as exc:
+        return SourceError(f"SyntaxError: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return SourceError(f"cannot parse file: {exc}")
+    if libcst_error is None:
+        return None
+    # Python accepts it but libcst does not (newer syntax than libcst supports).
+    if isinstance(libcst_error, cst.ParserSyntaxError):
+        return SourceError(
+            f"libcst cannot parse this file: {libcst_error.message}",
+            libcst_error.raw_line,
+            libcst_error.raw_column + 1,
+        )
+    return SourceError(f"libcst cannot parse this file: {libcst_error}")
+
+
+def error_result(filename: str, error: SourceError) -> FileResult:
+    rule = SyntaxErrorRule
+    location = Location(error.row, error.column)
+    diagnostic = Diagnostic(
+        code=rule.CODE,
+        name=rule.name,
+        message=error.message,
+        filename=filename,
+        location=location,
+        end_location=location,
+        noqa_row=None,
+        url=rule.url(),
+    )
+    return FileResult(filename, (diagnostic,))
+
+
+# -- traversal --------------------------------------------------------------------------------
+
+
+_HOOKS: dict[type[Rule], tuple[tuple[str, str], ...]] = {}
+
+
+def _hooks(rule: type[Rule]) -> tuple[tuple[str, str], ...]:
+    """(node type, method name) for every visit_/leave_ method of a rule class (cached)."""
+    hooks = _HOOKS.get(rule)
+    if hooks is None:
+        hooks = tuple(
+            (attr.split("_", 1)[1], attr)
+            for attr in dir(rule)
+            if attr.startswith(("visit_", "leave_")) and callable(getattr(rule, attr))
+        )
+        _HOOKS[rule] = hooks
+    return hooks
+
+
+class _Dispatcher(cst.CSTVisitor):
+    """One traversal that feeds every node to each interested rule."""
+
+    def __init__(
+        self, rules: Sequence[Rule], context: FileContext, comments: list[cst.Comment] | None
+    ) -> None:
+        self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
+        self._leave: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
+        for rule in rules:
+            for node_type, attr in _hooks(type(rule)):
+                table = self._visit if attr.startswith("visit_") else self._leave
+                table.setdefault(node_type, []).append(getattr(rule, attr))
+        self._stack = context.statement_stack
+        self._comments = comments
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, _STATEMENTS):
+            self._stack.append(node)
+        elif self._comments is not None and isinstance(node, cst.Comment):
+            if "noqa" in node.value.lower():
+                self._comments.append(node)
+        for hook in self._visit.get(type(node).__name__, ()):
+            hook(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for hook in self._leave.get(type(original_node).__name__, ()):
+            hook(original_node)
+        if isinstance(original_node, _STATEMENTS):
+            self._stack.pop()
+
+    # libcst calls these for every child attribute of every node; the defaults look up
+    # ``visit_<Node>_<attr>`` methods by name, which we never define.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+class _Positions:
+    """Positions of nodes, computed only for files that report something."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self._syntactic: dict[cst.CSTNode, CodeRange] | None = None
+        self._inclusive: dict[cst.CSTNode, CodeRange] | None = None
+
+    def syntactic(self, node: cst.CSTNode) -> CodeRange:
+        if self._syntactic is None:
+            self._syntactic = dict(self._wrapper.resolve(PositionProvider))
+        return self._syntactic[node]
+
+    def inclusive(self, node: cst.CSTNode) -> CodeRange:
+        if self._inclusive is None:
+            self._inclusive = dict(self._wrapper.resolve(WhitespaceInclusivePositionProvider))
+        return self._inclusive[node]
+
+
+def _start(rng: CodeRange) -> Location:
+    return Location(rng.start.line, rng.start.column + 1)
+
+
+def _end(rng: CodeRange) -> Location:
+    return Location(rng.end.line, rng.end.column + 1)
+
+
+# -- fixes: CST intents -> text edits -----------------------------------------------------------
+
+
+class _EditBuilder:
+    """Turns a rule's NodeEdits into text Edits for one file."""
+
+    def __init__(self, text: str, module: cst.Module, names: Names, positions: _Positions):
+        self.module = module
+        self.names = names
+        self.positions = positions
+        self.newline = module.default_newline
+        self._lines: list[str] | None = None
+        self._text = text
+
+    def _line(self, row: int) -> str:
+        if self._lines is None:
+            self._lines = NEWLINE.split(self._text)
+        return self._lines[row - 1] if row - 1 < len(self._lines) else ""
+
+    def _indent(self, node: cst.CSTNode) -> str:
+        start = self.positions.syntactic(node).start
+        prefix = self._line(start.line)[: start.column]
+        return prefix if prefix.strip() == "" else ""
+
+    def _lines_of(self, code: str, indent: str) -> list[str]:
+        return [indent + line if line else line for line in code.strip("\n").split("\n")]
+
+    def build(self, edits: Iterable[NodeEdit]) -> list[Edit]:
+        out: list[Edit] = []
+        for edit in edits:
+            built = self._build_one(edit)
+            if built is not None:
+                out.append(built)
+        return _merge_inserts(out)
+
+    def _build_one(self, edit: NodeEdit) -> Edit | None:
+        newline = self.newline
+        if isinstance(edit, Replace):
+            rng = self.positions.inclusive(edit.node)
+            return Edit(self.module.code_for_node(edit.new), _start(rng), _end(rng))
+        if isinstance(edit, InsertBefore):
+            start = _start(self.positions.syntactic(edit.statement))
+            indent = self._indent(edit.statement)
+            lines = self._lines_of(edit.code, indent)
+            # The first line lands where the statement starts, after its indentation.
+            content = newline.join(
+                line[len(indent) :] if i == 0 else line for i, line in enumerate(lines)
+            )
+            return Edit(content + newline + indent, start, start)
+        if isinstance(edit, InsertAfter):
+            end = _end(self.positions.inclusive(edit.statement))
+            indent = self._indent(edit.statement)
+            content = "".join(line + newline for line in self._lines_of(edit.code, indent))
+            if end.column != 1:
+                content = newline + content.removesuffix(newline)
+            return Edit(content, end, end)
+        return self._add_import(edit)
+
+    def _add_import(self, edit: AddImport) -> Edit | None:
+        top = edit.module.split(".", 1)[0]
+        local = edit.asname or top
+        binding = self.names.binding(local)
+        wanted = edit.module if edit.asname else top
+        if (
+            binding is not None
+            and binding.is_import
+            and binding.module_level
+            and (binding.qualified == wanted)
+        ):
+            if edit.before is None:
+                return None
+            bound_at = self.positions.syntactic(binding.statement).start.line
+            if bound_at < self.positions.syntactic(edit.before).start.line:
+                return None
+        statement = f"import {edit.module}" + (f" as {edit.asname}" if edit.asname else "")
+        location, prefix = self._import_anchor()
+        return Edit(prefix + statement + self.newline, location, location)
+
+    def _import_anchor(self) -> tuple[Location, str]:
+        """Where new imports go: after the docstring and ``from __future__`` imports."""
+        for index, statement in enumerate(self.module.body):
+            if index == 0 and _is_docstring(statement):
+                continue
+            if _is_future_import(statement):
+                continue
+            start = self.positions.syntactic(statement).start
+            return Location(start.line, 1), ""
+        lines = NEWLINE.split(self._text)
+        if len(lines) == 1 and lines[0] == "":
+            return Location(1, 1), ""
+        if lines[-1] == "":
+            return Location(len(lines), 1), ""
+        return Location(len(lines), len(lines[-1]) + 1), self.newline
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def _is_future_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.ImportFrom)
+        and isinstance(small.module, cst.Name)
+        and small.module.value == "__future__"
+        for small in statement.body
+    )
+
+
+def _merge_inserts(edits: list[Edit]) -> list[Edit]:
+    """Join insertions at the same point (in the order given) so edits never tie."""
+    merged: list[Edit] = []
+    for edit in sorted(edits, key=lambda e: (e.location, e.end_location)):
+        if merged and edit.location == edit.end_location == merged[-1].location == (
+            merged[-1].end_location
+        ):
+            if edit.content not in merged[-1].content:
+                previous = merged.pop()
+                merged.append(Edit(previous.content + edit.content, edit.location, edit.location))
+            continue
+        merged.append(edit)
+    return merged
+
+
+# -- one file ---------------------------------------------------------------------------------
+
+
+def lint_text(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None = None,
+) -> FileResult:
+    """Lint decoded source text. Never raises for bad input: that becomes RPL000."""
+    rules = settings.rules_for(path)
+    active = [r for r in rules if r.CODE not in rule_table.ALWAYS_ON and _triggered(r, text)]
+    if not active:
+        error = _syntax_error(text, filename, None)
+        return error_result(filename, error) if error else FileResult(filename, ())
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
+        error = _syntax_error(text, filename, exc) or SourceError(f"cannot parse file: {exc}")
+        return error_result(filename, error)
+    if path is not None:
+        name, is_package = module_name(path)
+    else:
+        name, is_package = "__main__", False
+    names = Names(module, name, is_package)
+    context = FileContext(module, names, settings.config, settings.target.version, path, name)
+    comments: list[cst.Comment] | None = [] if "noqa" in text.lower() else None
+    try:
+        module.visit(_Dispatcher([rule(context) for rule in active], context, comments))
+    except RecursionError:
+        return error_result(filename, SourceError("file is nested too deeply to analyse"))
+    if not context.reports:
+        return FileResult(filename, ())
+    diagnostics = _diagnostics(text, filename, module, names, context.reports, comments)
+    return FileResult(filename, tuple(diagnostics), source=text if diagnostics else None)
+
+
+def _triggered(rule: type[Rule], text: str) -> bool:
+    return not rule.TRIGGERS or any(trigger in text for trigger in rule.TRIGGERS)
+
+
+def _diagnostics(
+    text: str,
+    filename: str,
+    module: cst.Module,
+    names: Names,
+    reports: list[PendingReport],
+    comments: list[cst.Comment] | None,
+) -> list[Diagnostic]:
+    positions = _Positions(module)
+    suppressions = _suppressions(comments or [], positions)
+    known = {code for code in rule_table.BY_CODE} | set(rule_table.BY_NAME)
+    protected = suppressions.protected_rows(known)
+    builder = _EditBuilder(text, module, names, positions)
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, int, int, str]] = set()
+    for report in reports:
+        rule = report.rule
+        rng = positions.syntactic(report.node)
+        start, end = _start(rng), _end(rng)
+        rows = {start.row}
+        if report.statement is not None:
+            rows.add(positions.syntactic(report.statement).start.line)
+        if suppressions.suppressing(rule.CODE, rule.name, sorted(rows)) is not None:
+            continue
+        key = (rule.CODE, start.row, start.column, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        fix = None
+        if report.edits and report.fix_safety is not None:
+            edits = builder.build(report.edits)
+            if edits and not _touches(edits, protected):
+                fix = Fix(report.fix_safety, report.fix_title or "", tuple(edits))
+        out.append(
+            Diagnostic(
+                code=rule.CODE,
+                name=rule.name,
+                message=report.message,
+                filename=filename,
+                location=start,
+                end_location=end,
+                fix=fix,
+                noqa_row=start.row,
+                url=rule.url(),
+            )
+        )
+    out.sort(key=lambda d: d.sort_key)
+    return out
+
+
+def _suppressions(comments: list[cst.Comment], positions: _Positions) -> Suppressions:
+    if not comments:
+        return EMPTY
+    directives: list[Directive] = []
+    for comment in comments:
+        start = positions.syntactic(comment).start
+        directive = parse_comment(comment.value, start.line, start.column + 1)
+        if directive is not None:
+            directives.append(directive)
+    return Suppressions.from_directives(directives)
+
+
+def _touches(edits: Iterable[Edit], rows: frozenset[int]) -> bool:
+    """Whether an edit changes text on a protected row (a pure insertion at a line start
+    does not change that line)."""
+    for edit in edits:
+        first = edit.location.row
+        if edit.location == edit.end_location and edit.location.column == 1:
+            continue
+        last = edit.end_location.row
+        if edit.end_location.column == 1 and last > first:
+            last -= 1
+        if any(row in rows for row in range(first, last + 1)):
+            return True
+    return False
+
+
+def lint_file(file: SourceFile, settings: Settings) -> FileResult:
+    """Read, decode and lint one file."""
+    try:
+        source = read_source(file.path)
+    except SourceError as error:
+        return error_result(file.display, error)
+    return lint_text(source.text, file.display, settings, file.path)
+
+
+# -- many files -------------------------------------------------------------------------------
+
+_WORKER_SETTINGS: Settings | None = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _WORKER_SETTINGS
+    _WORKER_SETTINGS = settings
+
+
+def _lint_in_worker(file: SourceFile) -> FileResult:
+    assert _WORKER_SETTINGS is not None
+    return lint_file(file, _WORKER_SETTINGS)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def lint_files(
+    files: Sequence[SourceFile],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+) -> list[FileResult]:
+    """Lint files (from the cache where unchanged), in parallel when it pays; sorted output."""
+    results: dict[str, FileResult] = {}
+    todo: list[SourceFile] = []
+    for file in files:
+        hit = cache.get(file) if cache is not None else None
+        if hit is not None and hit.diagnostics:
+            hit = _with_source(hit, file)
+        if hit is not None:
+            results[file.display] = hit
+        else:
+            todo.append(file)
+    jobs = jobs or default_jobs()
+    if jobs > 1 and len(todo) >= POOL_THRESHOLD:
+        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+        chunksize = max(1, len(todo) // (jobs * 8))
+        with ProcessPoolExecutor(
+            max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)
+        ) as pool:
+            fresh = list(pool.map(_lint_in_worker, todo, chunksize=chunksize))
+    else:
+        fresh = [lint_file(file, settings) for file in todo]
+    for file, result in zip(todo, fresh, strict=True):
+        results[file.display] = result
+        if cache is not None:
+            cache.put(file, result)
+    return [results[file.display] for file in sorted(files)]
+
+
+def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:
+    """A cached result with the file's text attached (code frames and fixes need it)."""
+    try:
+        source = read_source(file.path)
+    except SourceError:
+        return None
+    return dataclasses.replace(result, source=source.text)
+
+
+def lint_source(source: str, filename: str = "<stdin>", config: Config | None = None) -> FileResult:
+    """Public API: lint a string of Python source with the given (or default) settings."""
+    settings = Settings.from_config(config or Config())
+    return lint_text(source, filename, settings)
+
+
+def fix_source(
+    source: str,
+    settings: Settings,
+    safeties: frozenset[FixSafety] = frozenset({FixSafety.SAFE}),
+    filename: str = "<stdin>",
+    path: Path | None = None,
+) -> FixOutcome:
+    """Apply fixes of the given safeties to one source text until nothing changes."""
+
+    def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
+        return {name: lint_text(text, name, settings, path) for name, text in texts.items()}
+
+    first = lint_text(source, filename, settings, path)
+    return fix_texts({filename: source}, {filename: first}, relint, safeties)[filename]
+
+
+def lint_paths(paths: Sequence[str | Path], config: Config | None = None) -> list[FileResult]:
+    """Public API: lint files and directories with the given (or default) settings."""
+    from repro_lint.files import discover
+
+    settings = Settings.from_config(config or Config())
+    found = discover([Path(p) for p in paths], settings.config)
+    return lint_files(found.files, settings)
+
+
+__all__ = [
+    "DecodedSource",
+    "Settings",
+    "SourceError",
+    "decode",
+    "display_name",
+    "fix_source",
+    "lint_file",
+    "lint_files",
+    "lint_paths",
+    "lint_source",
+    "lint_text",
+    "read_source",
+]

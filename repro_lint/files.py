@@ -1,0 +1,176 @@
+"""Expand the paths a user gives into the Python files to lint (excludes, .gitignore)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pathspec
+
+from repro_lint.config import Config
+
+DEFAULT_EXCLUDES = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+    ".mypy_cache", ".nox", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache",
+    ".repro_lint_cache", ".svn", ".tox", ".venv", ".vscode", "__pycache__", "__pypackages__",
+    "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
+)  # fmt: skip
+SUFFIXES = (".py", ".pyi")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SourceFile:
+    """A file to lint: its absolute path and the name shown to the user."""
+
+    display: str
+    path: Path
+
+
+@dataclass
+class Discovery:
+    files: list[SourceFile] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def display_name(path: Path, cwd: Path | None = None) -> str:
+    """Relative to the working directory when below it, else absolute."""
+    cwd = cwd or Path.cwd()
+    try:
+        return path.relative_to(cwd).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _spec(patterns: Iterable[str]) -> pathspec.PathSpec[Any]:
+    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+
+
+class _Matcher:
+    """Exclude patterns (anchored at the config root) plus the .gitignore files on the way."""
+
+    def __init__(self, config: Config) -> None:
+        excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
+        self.root = config.root.resolve()
+        self.exclude = _spec([*excludes, *config.extend_exclude])
+        self.respect_gitignore = config.respect_gitignore
+        self._gitignores: dict[Path, pathspec.PathSpec[Any] | None] = {}
+
+    def _gitignore(self, directory: Path) -> pathspec.PathSpec[Any] | None:
+        if directory not in self._gitignores:
+            spec = None
+            try:
+                lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
+                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+            except (OSError, UnicodeDecodeError):
+                spec = None
+            self._gitignores[directory] = spec
+        return self._gitignores[directory]
+
+    def excluded(self, path: Path, is_dir: bool) -> bool:
+        suffix = "/" if is_dir else ""
+        try:
+            relative = path.relative_to(self.root).as_posix()
+        except ValueError:
+            relative = path.name
+        if self.exclude.match_file(relative + suffix) or self.exclude.match_file(
+            path.name + suffix
+        ):
+            return True
+        if not self.respect_gitignore:
+            return False
+        # Every .gitignore from the project root (or the filesystem root) down to the file.
+        for directory in _ancestors_below(path.parent, self.root):
+            spec = self._gitignore(directory)
+            if spec is not None:
+                rel = path.relative_to(directory).as_posix() + suffix
+                if spec.match_file(rel):
+                    return True
+        return False
+
+
+def _ancestors_below(directory: Path, root: Path) -> list[Path]:
+    chain = [directory]
+    if directory == root or root not in directory.parents:
+        return chain
+    for parent in directory.parents:
+        chain.append(parent)
+        if parent == root:
+            break
+    return chain[::-1]
+
+
+def discover(paths: Sequence[Path], config: Config, *, force_exclude: bool = False) -> Discovery:
+    """Files to lint under ``paths``, sorted by display name, each once."""
+    matcher = _Matcher(config)
+    found: dict[Path, SourceFile] = {}
+    result = Discovery()
+    cwd = Path.cwd()
+    for given in paths:
+        absolute = Path(os.path.abspath(given))
+        if absolute.is_dir():
+            if force_exclude and matcher.excluded(absolute, is_dir=True):
+                continue
+            _walk(absolute, matcher, found, result, cwd, set())
+        else:
+            # Explicit files are linted even when excluded, unless --force-exclude (what
+            # pre-commit needs: it passes every staged file by name). Missing or unreadable
+            # files stay in the list: reading them yields an RPL000 diagnostic.
+            if force_exclude and matcher.excluded(absolute, is_dir=False):
+                continue
+            found.setdefault(absolute, SourceFile(display_name(absolute, cwd), absolute))
+    result.files = sorted(found.values())
+    return result
+
+
+def _walk(
+    directory: Path,
+    matcher: _Matcher,
+    found: dict[Path, SourceFile],
+    result: Discovery,
+    cwd: Path,
+    visited: set[tuple[int, int]],
+) -> None:
+    try:
+        info = directory.stat()
+        key = (info.st_dev, info.st_ino)
+        if key in visited:
+            result.warnings.append(f"skipped {display_name(directory, cwd)}: symlink loop")
+            return
+        visited.add(key)
+        entries = sorted(os.scandir(directory), key=lambda e: e.name)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        result.warnings.append(f"cannot read directory {display_name(directory, cwd)}: {reason}")
+        return
+    for entry in entries:
+        path = directory / entry.name
+        try:
+            is_dir = entry.is_dir()
+        except OSError:
+            is_dir = False
+        if is_dir:
+            if not matcher.excluded(path, is_dir=True):
+                _walk(path, matcher, found, result, cwd, visited)
+            continue
+        if path.suffix in SUFFIXES and not matcher.excluded(path, is_dir=False):
+            found.setdefault(path, SourceFile(display_name(path, cwd), path))
+
+
+@functools.lru_cache(maxsize=4096)
+def _is_package_dir(directory: Path) -> bool:
+    return (directory / "__init__.py").is_file() or (directory / "__init__.pyi").is_file()
+
+
+def module_name(path: Path) -> tuple[str, bool]:
+    """Dotted module name of ``path`` (walking up through packages) and whether it is one."""
+    is_package = path.stem == "__init__"
+    parts: list[str] = [] if is_package else [path.stem]
+    directory = path.parent
+    while _is_package_dir(directory) and directory.name:
+        parts.insert(0, directory.name)
+        directory = directory.parent
+    return ".".join(parts), is_package

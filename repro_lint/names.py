@@ -1,0 +1,271 @@
+"""Import-alias resolution: turn an expression into the qualified name it refers to.
+
+One cheap walk over the module's *statements* (never its expressions) collects every import and
+every one-step alias (``f = torch.manual_seed``); resolving a ``Name``/``Attribute`` chain is then a
+dictionary lookup. This replaces libcst's Scope/QualifiedName providers, which cost several parses
+per file; the price is that bindings are file-wide rather than scope-exact (see ``Names``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    """A local name bound to a qualified name by an import or a one-step alias."""
+
+    local: str
+    qualified: str
+    # The statement that creates the binding (to order it against fix insertions).
+    statement: cst.BaseStatement
+    # True for imports at module level (also inside module-level if/try/with), where a fix
+    # inserted anywhere after them may use the name.
+    module_level: bool
+    is_import: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Stmt:
+    node: cst.BaseStatement
+    module_level: bool
+
+
+def _iter_simple_statements(
+    body: Sequence[cst.CSTNode], module_level: bool
+) -> Iterator[tuple[_Stmt, cst.BaseSmallStatement]]:
+    """Yield every small statement, descending into compound statements but not expressions."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            holder = _Stmt(stmt, module_level)
+            for small in stmt.body:
+                yield holder, small
+        elif isinstance(stmt, cst.BaseCompoundStatement):
+            nested_level = module_level and not isinstance(stmt, cst.FunctionDef | cst.ClassDef)
+            for suite in _suites(stmt):
+                if isinstance(suite, cst.IndentedBlock):
+                    yield from _iter_simple_statements(suite.body, nested_level)
+                elif isinstance(suite, cst.SimpleStatementSuite):
+                    # ``if x: import torch`` has no SimpleStatementLine of its own: the compound
+                    # statement holds the binding.
+                    holder = _Stmt(stmt, nested_level)
+                    for small in suite.body:
+                        yield holder, small
+
+
+def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
+    yield stmt.body
+    if isinstance(stmt, cst.If | cst.For | cst.While):
+        orelse = stmt.orelse
+        while orelse is not None:
+            yield orelse.body
+            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+    elif isinstance(stmt, cst.Try | cst.TryStar):
+        for handler in stmt.handlers:
+            yield handler.body
+        if stmt.orelse is not None:
+            yield stmt.orelse.body
+        if stmt.finalbody is not None:
+            yield stmt.finalbody.body
+    elif isinstance(stmt, cst.Match):
+        for case in stmt.cases:
+            yield case.body
+
+
+def dotted_name(node: cst.BaseExpression | cst.ImportAlias | cst.Attribute | cst.Name) -> str:
+    """``a.b.c`` for a Name/Attribute chain (as written, unresolved)."""
+    if isinstance(node, cst.ImportAlias):
+        return dotted_name(node.name)
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{dotted_name(node.value)}.{node.attr.value}"
+    raise TypeError(f"not a dotted name: {type(node).__name__}")
+
+
+def _resolve_relative(module: str | None, is_package: bool, level: int, target: str) -> str:
+    """Qualify ``from ..x import y``'s module part against this module's own name."""
+    if module is None:
+        return "." * level + target
+    parts = module.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    keep = len(parts) - (level - 1)
+    if keep < 0:
+        return "." * level + target
+    base = ".".join(parts[:keep])
+    if base and target:
+        return f"{base}.{target}"
+    return base or target
+
+
+class Names:
+    """Resolve expressions of one module to qualified names through its imports and aliases.
+
+    Precision notes: a binding holds for the whole file (an import inside a function also
+    resolves the name elsewhere); the first import of a name wins; an alias assigned twice with
+    different values is dropped; an unbound builtin (``setattr``) resolves to ``builtins.x``.
+    Top-level ``def``/``class`` names resolve to ``<module>.<name>`` so calls into project code
+    can be followed across files.
+    """
+
+    def __init__(
+        self, module: cst.Module, module_name: str | None = None, is_package: bool = False
+    ) -> None:
+        self.module_name = module_name
+        self.is_package = is_package
+        self._bindings: dict[str, Binding] = {}
+        self._assigned: set[str] = set()
+        self._defined: dict[str, str] = {}
+        self._imports: list[Binding] = []
+        self.star_imports: list[str] = []
+        self._collect(module)
+
+    # -- collection ------------------------------------------------------------------------
+
+    def _collect(self, module: cst.Module) -> None:
+        alias_candidates: list[tuple[_Stmt, str, cst.BaseExpression]] = []
+        for stmt in module.body:
+            if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+                qualified = f"{self.module_name}.{stmt.name.value}" if self.module_name else None
+                if qualified:
+                    self._defined[stmt.name.value] = qualified
+                self._assigned.add(stmt.name.value)
+        for holder, small in _iter_simple_statements(module.body, module_level=True):
+            if isinstance(small, cst.Import):
+                for alias in small.names:
+                    full = dotted_name(alias.name)
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        self._bind(alias.asname.name.value, full, holder, is_import=True)
+                    else:
+                        top = full.split(".", 1)[0]
+                        self._bind(top, top, holder, is_import=True)
+            elif isinstance(small, cst.ImportFrom):
+                self._collect_from(small, holder)
+            elif isinstance(small, cst.Assign):
+                for target in small.targets:
+                    if isinstance(target.target, cst.Name):
+                        name = target.target.value
+                        if len(small.targets) == 1 and isinstance(
+                            small.value, cst.Name | cst.Attribute
+                        ):
+                            alias_candidates.append((holder, name, small.value))
+                        else:
+                            self._assigned.add(name)
+            elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+                if isinstance(small.target, cst.Name):
+                    self._assigned.add(small.target.value)
+        self._collect_aliases(alias_candidates)
+
+    def _collect_from(self, node: cst.ImportFrom, holder: _Stmt) -> None:
+        level = len(node.relative)
+        target = dotted_name(node.module) if node.module is not None else ""
+        base = (
+            _resolve_relative(self.module_name, self.is_package, level, target) if level else target
+        )
+        if isinstance(node.names, cst.ImportStar):
+            self.star_imports.append(base)
+            return
+        for alias in node.names:
+            imported = dotted_name(alias.name)
+            local = imported
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                local = alias.asname.name.value
+            qualified = f"{base}.{imported}" if base and not base.endswith(".") else base + imported
+            self._bind(local, qualified, holder, is_import=True)
+
+    def _collect_aliases(self, candidates: list[tuple[_Stmt, str, cst.BaseExpression]]) -> None:
+        seen: dict[str, str | None] = {}
+        holders: dict[str, _Stmt] = {}
+        for holder, name, value in candidates:
+            if name in self._bindings and self._bindings[name].is_import:
+                # ``try: import x`` / ``except ImportError: x = fallback``: the import wins.
+                continue
+            qualified = self.qualified_name(value)
+            if name in seen and seen[name] != qualified:
+                seen[name] = None
+            else:
+                seen.setdefault(name, qualified)
+                holders.setdefault(name, holder)
+        for name, qualified in seen.items():
+            if qualified is None or name in self._assigned:
+                self._assigned.add(name)
+                continue
+            holder = holders[name]
+            self._bindings[name] = Binding(
+                name, qualified, holder.node, holder.module_level, is_import=False
+            )
+
+    def _bind(self, local: str, qualified: str, holder: _Stmt, *, is_import: bool) -> None:
+        binding = Binding(local, qualified, holder.node, holder.module_level, is_import)
+        self._imports.append(binding)
+        existing = self._bindings.get(local)
+        if existing is not None and existing.is_import:
+            # Keep the first import, but remember a module-level one over a local one.
+            if existing.module_level or not holder.module_level:
+                return
+        self._bindings[local] = binding
+
+    # -- queries -----------------------------------------------------------------------------
+
+    def qualified_name(self, node: cst.CSTNode) -> str | None:
+        """The qualified name ``node`` refers to, or None when it is not an imported name."""
+        if isinstance(node, cst.Name):
+            binding = self._bindings.get(node.value)
+            if binding is not None:
+                return binding.qualified
+            defined = self._defined.get(node.value)
+            if defined is not None:
+                return defined
+            if node.value in _BUILTINS and node.value not in self._assigned:
+                return f"builtins.{node.value}"
+            return None
+        if isinstance(node, cst.Attribute):
+            base = self.qualified_name(node.value)
+            if base is None or base.startswith("builtins."):
+                return None
+            return f"{base}.{node.attr.value}"
+        return None
+
+    def imports_in_order(self) -> list[Binding]:
+        """Every name bound by an import statement, in source order (repeats included)."""
+        return list(self._imports)
+
+    def binding(self, local: str) -> Binding | None:
+        return self._bindings.get(local)
+
+    def bindings(self) -> list[Binding]:
+        return list(self._bindings.values())
+
+    def expression_for(self, qualified: str) -> tuple[str, Binding | None]:
+        """Source text that names ``qualified`` using this module's module-level imports.
+
+        Returns the shortest spelling and the binding it relies on; when nothing is imported the
+        fully qualified text and None (the caller must then add an import).
+        """
+        best: tuple[int, str, Binding] | None = None
+        for binding in self._bindings.values():
+            if not (binding.is_import and binding.module_level):
+                continue
+            prefix = binding.qualified
+            if qualified == prefix or qualified.startswith(prefix + "."):
+                text = binding.local + qualified[len(prefix) :]
+                key = (len(text), text, binding)
+                if best is None or key[:2] < best[:2]:
+                    best = key
+        if best is None:
+            return qualified, None
+        return best[1], best[2]
+
+    def imports_module(self, module: str) -> bool:
+        """Whether any import in the file binds ``module`` or something inside it."""
+        return any(
+            b.is_import and (b.qualified == module or b.qualified.startswith(module + "."))
+            for b in self._bindings.values()
+        )

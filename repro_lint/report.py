@@ -1,0 +1,371 @@
+"""Renderers (full, concise, json, json-lines, sarif, github, junit) and the exit-code policy."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import quote
+
+from repro_lint import __version__
+from repro_lint.diagnostics import Diagnostic, FileResult, FixSafety
+from repro_lint.rule import Rule
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+INFORMATION_URI = "https://github.com/repro-lint/repro-lint"
+
+
+@dataclass
+class Report:
+    """What a run found and did; the input of every renderer."""
+
+    results: Sequence[FileResult]
+    rules: Sequence[type[Rule]]
+    applicable: frozenset[FixSafety] = frozenset({FixSafety.SAFE})
+    fixed: Counter[str] = field(default_factory=Counter)
+    show_fixes: bool = False
+    fixed_by_file: dict[str, Counter[str]] = field(default_factory=dict)
+
+    @property
+    def diagnostics(self) -> list[Diagnostic]:
+        found = [d for result in self.results for d in result.diagnostics]
+        return sorted(found, key=lambda d: d.sort_key)
+
+    def source(self, filename: str) -> str | None:
+        for result in self.results:
+            if result.filename == filename:
+                return result.source
+        return None
+
+    def fixable(self, diagnostic: Diagnostic) -> bool:
+        return diagnostic.fix is not None and diagnostic.fix.applicability in self.applicable
+
+
+# -- text formats -----------------------------------------------------------------------------
+
+
+def _summary(report: Report, out: TextIO) -> None:
+    diagnostics = report.diagnostics
+    fixed = sum(report.fixed.values())
+    if report.show_fixes and report.fixed_by_file:
+        out.write(f"\nFixed {fixed} error{'s' if fixed != 1 else ''}:\n")
+        for filename, counts in sorted(report.fixed_by_file.items()):
+            out.write(f"- {filename}:\n")
+            for code, count in sorted(counts.items()):
+                out.write(f"    {count} x {code}\n")
+    if not diagnostics:
+        if fixed:
+            out.write(
+                f"Found {fixed} error{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).\n"
+            )
+        else:
+            out.write("All checks passed!\n")
+        return
+    count = len(diagnostics)
+    noun = "error" if count == 1 else "errors"
+    if fixed:
+        out.write(f"Found {count + fixed} errors ({fixed} fixed, {count} remaining).\n")
+    else:
+        out.write(f"Found {count} {noun}.\n")
+    fixable = sum(1 for d in diagnostics if report.fixable(d))
+    hidden = sum(
+        1
+        for d in diagnostics
+        if d.fix is not None and d.fix.applicability == FixSafety.UNSAFE and not report.fixable(d)
+    )
+    if fixable:
+        line = f"[*] {fixable} fixable with the `--fix` option"
+        if hidden:
+            line += (
+                f" ({hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with "
+                "the `--unsafe-fixes` option)"
+            )
+        out.write(line + ".\n")
+    elif hidden:
+        out.write(
+            f"No fixes available ({hidden} hidden fix{'es' if hidden != 1 else ''} can be "
+            "enabled with the `--unsafe-fixes` option).\n"
+        )
+
+
+def _head(report: Report, d: Diagnostic) -> str:
+    marker = " [*]" if report.fixable(d) else ""
+    return f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}{marker} {d.message}"
+
+
+def render_concise(report: Report, out: TextIO) -> None:
+    for d in report.diagnostics:
+        out.write(_head(report, d) + "\n")
+    _summary(report, out)
+
+
+def _frame(source: str, d: Diagnostic) -> list[str]:
+    lines = _NEWLINE.split(source)
+    first = max(d.location.row - 2, 1)
+    last = min(max(d.end_location.row, d.location.row) + 1, len(lines))
+    if last >= first and lines[last - 1] == "" and last > d.end_location.row:
+        last -= 1
+    width = len(str(last))
+    gutter = " " * width
+    out = [f"{gutter} |"]
+    for row in range(first, last + 1):
+        text = lines[row - 1].expandtabs(4) if row - 1 < len(lines) else ""
+        out.append(f"{row:>{width}} | {text}".rstrip())
+        if row == d.location.row:
+            raw = lines[row - 1] if row - 1 < len(lines) else ""
+            start = len(raw[: d.location.column - 1].expandtabs(4))
+            if d.end_location.row == row:
+                end = len(raw[: d.end_location.column - 1].expandtabs(4))
+            else:
+                end = len(raw.expandtabs(4))
+            carets = "^" * max(end - start, 1)
+            out.append(f"{gutter} | {' ' * start}{carets} {d.code}")
+    out.append(f"{gutter} |")
+    return out
+
+
+def render_full(report: Report, out: TextIO) -> None:
+    for d in report.diagnostics:
+        out.write(_head(report, d) + "\n")
+        source = report.source(d.filename)
+        if source is not None:
+            for line in _frame(source, d):
+                out.write(line + "\n")
+        if d.fix is not None and d.fix.message:
+            prefix = (
+                "help"
+                if report.fixable(d) or d.fix.applicability != FixSafety.UNSAFE
+                else "help (unsafe fix)"
+            )
+            out.write(f"  = {prefix}: {d.fix.message}\n")
+        out.write("\n")
+    _summary(report, out)
+
+
+# -- machine formats --------------------------------------------------------------------------
+
+
+def render_json(report: Report, out: TextIO) -> None:
+    json.dump([d.to_json() for d in report.diagnostics], out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def render_json_lines(report: Report, out: TextIO) -> None:
+    for d in report.diagnostics:
+        out.write(json.dumps(d.to_json(), ensure_ascii=False) + "\n")
+
+
+def _github_escape(text: str, property_value: bool = False) -> str:
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if property_value:
+        text = text.replace(":", "%3A").replace(",", "%2C")
+    return text
+
+
+def render_github(report: Report, out: TextIO) -> None:
+    for d in report.diagnostics:
+        props = ",".join(
+            f"{key}={_github_escape(str(value), True)}"
+            for key, value in (
+                ("title", f"repro-lint ({d.code})"),
+                ("file", d.filename),
+                ("line", d.location.row),
+                ("col", d.location.column),
+                ("endLine", d.end_location.row),
+                ("endColumn", d.end_location.column),
+            )
+        )
+        message = f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}"
+        out.write(f"::error {props}::{_github_escape(message)}\n")
+
+
+def _artifact_uri(filename: str) -> dict[str, str]:
+    path = Path(filename)
+    if path.is_absolute():
+        return {"uri": path.as_uri()}
+    return {"uri": quote(path.as_posix()), "uriBaseId": "%SRCROOT%"}
+
+
+def _region(start: Any, end: Any) -> dict[str, int]:
+    return {
+        "startLine": start.row,
+        "startColumn": start.column,
+        "endLine": end.row,
+        "endColumn": end.column,
+    }
+
+
+def _rule_doc(rule: type[Rule]) -> str:
+    from repro_lint.explain import render_markdown
+
+    return render_markdown(rule)
+
+
+def render_sarif(report: Report, out: TextIO) -> None:
+    rules = list(report.rules)
+    index = {rule.CODE: i for i, rule in enumerate(rules)}
+    driver_rules = [
+        {
+            "id": rule.CODE,
+            "name": rule.name,
+            "shortDescription": {"text": rule.MESSAGE},
+            "fullDescription": {"text": (rule.__doc__ or "").strip()},
+            "helpUri": rule.url(),
+            "help": {"text": rule.MESSAGE, "markdown": _rule_doc(rule)},
+            "defaultConfiguration": {"level": "error" if rule.DEFAULT_ENABLED else "none"},
+            "properties": {
+                "tags": ["reproducibility"],
+                "fixSafety": rule.FIX_SAFETY.value if rule.FIX_SAFETY else "none",
+            },
+        }
+        for rule in rules
+    ]
+    results = []
+    for d in report.diagnostics:
+        result: dict[str, Any] = {
+            "ruleId": d.code,
+            "level": "error",
+            "message": {"text": d.message},
+            "locations": [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": _artifact_uri(d.filename),
+                        "region": _region(d.location, d.end_location),
+                    }
+                }
+            ],
+        }
+        if d.code in index:
+            result["ruleIndex"] = index[d.code]
+        if d.fix is not None and d.fix.edits:
+            result["fixes"] = [
+                {
+                    "description": {"text": d.fix.message},
+                    "artifactChanges": [
+                        {
+                            "artifactLocation": _artifact_uri(d.filename),
+                            "replacements": [
+                                {
+                                    "deletedRegion": _region(e.location, e.end_location),
+                                    "insertedContent": {"text": e.content},
+                                }
+                                for e in d.fix.edits
+                            ],
+                        }
+                    ],
+                }
+            ]
+        properties = {key: value for key, value in d.properties}
+        if d.fix is not None:
+            properties["fixApplicability"] = d.fix.applicability.value
+        if properties:
+            result["properties"] = properties
+        results.append(result)
+    document = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "repro-lint",
+                        "version": __version__,
+                        "semanticVersion": __version__,
+                        "informationUri": INFORMATION_URI,
+                        "rules": driver_rules,
+                    }
+                },
+                "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri() + "/"}},
+                "results": results,
+            }
+        ],
+    }
+    json.dump(document, out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def render_junit(report: Report, out: TextIO) -> None:
+    diagnostics = report.diagnostics
+    suites = ET.Element(
+        "testsuites",
+        name="repro-lint",
+        tests=str(max(len(diagnostics), 1)),
+        failures=str(len(diagnostics)),
+        errors="0",
+    )
+    by_file: dict[str, list[Diagnostic]] = {}
+    for d in diagnostics:
+        by_file.setdefault(d.filename, []).append(d)
+    if not by_file:
+        suite = ET.SubElement(
+            suites, "testsuite", name="repro-lint", tests="1", failures="0", errors="0"
+        )
+        ET.SubElement(suite, "testcase", name="No errors found", classname="repro-lint")
+    for filename, items in by_file.items():
+        suite = ET.SubElement(
+            suites,
+            "testsuite",
+            name=filename,
+            tests=str(len(items)),
+            failures=str(len(items)),
+            errors="0",
+        )
+        for d in items:
+            case = ET.SubElement(
+                suite,
+                "testcase",
+                name=f"org.repro-lint.{d.code}",
+                classname=filename,
+                file=filename,
+                line=str(d.location.row),
+            )
+            failure = ET.SubElement(case, "failure", message=d.message, type=d.code)
+            failure.text = f"line {d.location.row}, col {d.location.column}, {d.message}"
+    ET.indent(suites)
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
+    out.write(ET.tostring(suites, encoding="unicode"))
+    out.write("\n")
+
+
+RENDERERS: dict[str, Callable[[Report, TextIO], None]] = {
+    "full": render_full,
+    "concise": render_concise,
+    "json": render_json,
+    "json-lines": render_json_lines,
+    "sarif": render_sarif,
+    "github": render_github,
+    "junit": render_junit,
+}
+
+
+def render_statistics(report: Report, out: TextIO) -> None:
+    counts = Counter(d.code for d in report.diagnostics)
+    names = {d.code: d.name for d in report.diagnostics}
+    fixable = {d.code for d in report.diagnostics if report.fixable(d)}
+    width = max((len(str(n)) for n in counts.values()), default=1)
+    for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        marker = "[*]" if code in fixable else "[ ]"
+        out.write(f"{count:>{width}}\t{code}\t{marker} {names[code]}\n")
+
+
+def exit_code(
+    remaining: int,
+    *,
+    fixed: int = 0,
+    exit_zero: bool = False,
+    exit_non_zero_on_fix: bool = False,
+    diff_changes: bool = False,
+) -> int:
+    """The one place that decides the exit status of a check run (0 clean, 1 hazards)."""
+    if diff_changes:
+        return 1
+    if exit_non_zero_on_fix and fixed:
+        return 1
+    if exit_zero:
+        return 0
+    return 1 if remaining else 0

@@ -1,0 +1,199 @@
+"""Rule base class: identity, message, docs, examples and the visitor in one class."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import libcst as cst
+
+from repro_lint.diagnostics import FixSafety
+
+if TYPE_CHECKING:
+    from repro_lint.config import Config
+    from repro_lint.names import Names
+    from repro_lint.torch_versions import TorchVersion
+
+
+DOCS_URL = "https://github.com/repro-lint/repro-lint/blob/main/rules"
+
+
+@dataclass(frozen=True)
+class Valid:
+    """Code on which the rule must stay quiet."""
+
+    code: str
+    config: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Invalid:
+    """Code on which the rule must fire; ``fixed`` is the exact result of applying its fixes."""
+
+    code: str
+    fixed: str | None = None
+    config: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+
+# -- fixes as CST-level intents; the engine turns them into text edits with positions --------
+
+
+@dataclass(frozen=True)
+class Replace:
+    """Replace ``node`` (with the whitespace it owns) by ``new``'s code."""
+
+    node: cst.CSTNode
+    new: cst.CSTNode
+
+
+@dataclass(frozen=True)
+class InsertBefore:
+    """Insert statement lines (no indentation) before ``statement``, at its indentation."""
+
+    statement: cst.CSTNode
+    code: str
+
+
+@dataclass(frozen=True)
+class InsertAfter:
+    """Insert statement lines (no indentation) after ``statement``, at its indentation."""
+
+    statement: cst.CSTNode
+    code: str
+
+
+@dataclass(frozen=True)
+class AddImport:
+    """Make ``import module`` (or ``import module as asname``) available before ``before``.
+
+    Nothing is inserted when a module-level import already binds the name earlier in the file;
+    otherwise the import goes at the top of the module, after the docstring and
+    ``from __future__`` imports.
+    """
+
+    module: str
+    asname: str | None = None
+    before: cst.CSTNode | None = None
+
+
+NodeEdit = Replace | InsertBefore | InsertAfter | AddImport
+
+
+@dataclass(frozen=True)
+class FileContext:
+    """What a rule may know about the file it checks."""
+
+    module: cst.Module
+    names: Names
+    config: Config
+    target_torch: TorchVersion
+    path: Path | None
+    module_name: str | None
+    reports: list[PendingReport] = field(default_factory=list)
+    # Innermost statement being visited (maintained by the engine's traversal).
+    statement_stack: list[cst.CSTNode] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class PendingReport:
+    """A finding before positions are known (the engine resolves them in one pass)."""
+
+    rule: type[Rule]
+    node: cst.CSTNode
+    statement: cst.CSTNode | None
+    message: str
+    edits: tuple[NodeEdit, ...]
+    fix_title: str | None
+    fix_safety: FixSafety | None
+
+
+def _kebab(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", name).lower()
+
+
+class Rule:
+    """Base of every rule. Subclasses define the ClassVars below and ``visit_<Node>`` methods.
+
+    All selected rules run in one traversal: the engine dispatches each node to the
+    ``visit_``/``leave_`` methods of every rule that has one. Returning False from a visit
+    method does not prune the traversal (other rules still need the children).
+    """
+
+    CODE: ClassVar[str]
+    MESSAGE: ClassVar[str]
+    FIX_TITLE: ClassVar[str | None] = None
+    FIX_SAFETY: ClassVar[FixSafety | None] = None
+    VALID: ClassVar[Sequence[Valid | str]] = ()
+    INVALID: ClassVar[Sequence[Invalid]] = ()
+    DEFAULT_ENABLED: ClassVar[bool] = True
+    # Substrings of the source without which the rule cannot fire; an empty tuple means the
+    # rule always runs. The engine skips rules (and parsing) when none appears.
+    TRIGGERS: ClassVar[tuple[str, ...]] = ()
+    name: ClassVar[str]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.name = _kebab(cls.__name__)
+
+    def __init__(self, context: FileContext) -> None:
+        self.context = context
+
+    @classmethod
+    def url(cls) -> str:
+        """Where the rule's documentation page lives (the generated ``rules/`` catalog)."""
+        return f"{DOCS_URL}/{cls.CODE}-{cls.name}.md"
+
+    @property
+    def names(self) -> Names:
+        return self.context.names
+
+    def qualified_name(self, node: cst.CSTNode) -> str | None:
+        return self.context.names.qualified_name(node)
+
+    def report(
+        self,
+        node: cst.CSTNode,
+        message: str | None = None,
+        *,
+        fix: Sequence[NodeEdit] = (),
+        fix_title: str | None = None,
+        fix_safety: FixSafety | None = None,
+    ) -> None:
+        """Record a finding at ``node``; ``fix`` edits are applied together or not at all."""
+        stack = self.context.statement_stack
+        safety = fix_safety if fix_safety is not None else self.FIX_SAFETY
+        self.context.reports.append(
+            PendingReport(
+                rule=type(self),
+                node=node,
+                statement=stack[-1] if stack else None,
+                message=message or self.MESSAGE,
+                edits=tuple(fix),
+                fix_title=fix_title or self.FIX_TITLE,
+                fix_safety=safety if fix else None,
+            )
+        )
+
+    def reference(
+        self, qualified: str, module: str, before: cst.CSTNode | None = None
+    ) -> tuple[str, list[NodeEdit]]:
+        """Text naming ``qualified`` in this file, plus the import edit it needs, if any.
+
+        ``module`` is what to import when nothing suitable is imported yet (``torch`` for
+        ``torch.backends.cudnn.benchmark``); ``before`` is where the name will be used.
+        """
+        text, binding = self.context.names.expression_for(qualified)
+        if binding is not None:
+            return text, [AddImport(binding.qualified, _asname(binding), before)]
+        top = module.split(".", 1)[0]
+        return qualified, [AddImport(module if module == top else top, None, before)]
+
+
+def _asname(binding: Any) -> str | None:
+    top = binding.qualified.split(".", 1)[0]
+    return None if binding.local == top and binding.qualified == top else binding.local

@@ -1,0 +1,141 @@
+"""RPL201: ``torch.backends.cudnn.benchmark = True`` in any spelling."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.arguments import argument, literal_bool, literal_str
+from repro_lint.diagnostics import FixSafety
+from repro_lint.rule import Invalid, Replace, Rule, Valid
+
+CUDNN = "torch.backends.cudnn"
+LIGHTNING_TRAINERS = frozenset(
+    {
+        "lightning.Trainer",
+        "lightning.pytorch.Trainer",
+        "lightning.pytorch.trainer.Trainer",
+        "lightning.pytorch.trainer.trainer.Trainer",
+        "pytorch_lightning.Trainer",
+        "pytorch_lightning.trainer.Trainer",
+        "pytorch_lightning.trainer.trainer.Trainer",
+    }
+)
+_FALSE = cst.Name("False")
+
+
+class CudnnBenchmarkEnabled(Rule):
+    """
+    ## What it does
+    Flags turning on cuDNN benchmarking: `torch.backends.cudnn.benchmark = True` through any
+    import alias, `setattr(torch.backends.cudnn, "benchmark", True)`,
+    `torch.backends.cudnn.flags(benchmark=True)` and Lightning's `Trainer(benchmark=True)`.
+
+    ## Why is this bad?
+    With benchmarking on, cuDNN times several convolution algorithms for every new input shape
+    and keeps the fastest. Which one wins depends on timing noise, so two runs of the same
+    program can use different algorithms and produce different numbers, even with every seed
+    fixed. `cudnn.deterministic = True` does not cure this: it narrows the candidates to
+    deterministic algorithms, but the winner can still differ between processes
+    (pytorch/pytorch#15359). The two flags are independent; `benchmark = True` does not
+    switch `deterministic` off, whatever some recipes claim.
+
+    ## Fix safety
+    Safe: setting the flag to `False` changes speed, never what the program computes.
+
+    ## Options
+    None. Values that are not literals (`benchmark = args.benchmark`) are not reported.
+
+    ## References
+    - PyTorch notes on randomness: "CUDA convolution benchmarking"
+    - pytorch/pytorch#15359
+    """
+
+    CODE = "RPL201"
+    MESSAGE = "`cudnn.benchmark = True` lets cuDNN pick a different algorithm in each run"
+    FIX_TITLE = "Set `torch.backends.cudnn.benchmark = False`"
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = ("benchmark",)
+    INVALID = (
+        Invalid(
+            "import torch\ntorch.backends.cudnn.benchmark = True\n",
+            fixed="import torch\ntorch.backends.cudnn.benchmark = False\n",
+        ),
+        Invalid(
+            "from torch.backends import cudnn as cb\ncb.benchmark = True  # speed\n",
+            fixed="from torch.backends import cudnn as cb\ncb.benchmark = False  # speed\n",
+        ),
+        Invalid("import torch as T\nT.backends.cudnn.benchmark = True\n"),
+        Invalid("import torch.backends.cudnn as cudnn\ncudnn.benchmark = 1\n"),
+        Invalid("from torch import backends\nbackends.cudnn.benchmark = True\n"),
+        Invalid(
+            "import torch\n\ndef setup():\n    torch.backends.cudnn.benchmark = True\n",
+            fixed="import torch\n\ndef setup():\n    torch.backends.cudnn.benchmark = False\n",
+        ),
+        Invalid(
+            'import torch\nsetattr(torch.backends.cudnn, "benchmark", True)\n',
+            fixed='import torch\nsetattr(torch.backends.cudnn, "benchmark", False)\n',
+        ),
+        Invalid(
+            "import torch\nwith torch.backends.cudnn.flags(enabled=True, benchmark=True):\n"
+            "    pass\n",
+            fixed="import torch\nwith torch.backends.cudnn.flags(enabled=True, benchmark=False):\n"
+            "    pass\n",
+        ),
+        Invalid(
+            "import lightning as L\ntrainer = L.Trainer(max_epochs=3, benchmark=True)\n",
+            fixed="import lightning as L\ntrainer = L.Trainer(max_epochs=3, benchmark=False)\n",
+        ),
+        Invalid("from pytorch_lightning import Trainer\nTrainer(benchmark=True)\n"),
+        Invalid("import torch\ncudnn = torch.backends.cudnn\ncudnn.benchmark = True\n"),
+    )
+    VALID = (
+        "import torch\ntorch.backends.cudnn.benchmark = False\n",
+        Valid(
+            "import torch\ntorch.backends.cudnn.benchmark = args.benchmark\n",
+            note="not a literal: the value is decided at run time",
+        ),
+        "import torch\ntorch.backends.cudnn.benchmark = not deterministic\n",
+        "import torch\n\nclass A:\n    benchmark = True\n\nA.benchmark = True\n",
+        Valid("import torch\nbenchmark = True\n", note="a plain variable"),
+        "import torch\ntorch.backends.cudnn.deterministic = True\n",
+        "import lightning as L\nL.Trainer(benchmark=False)\n",
+        "import lightning as L\nL.Trainer(deterministic=True)\n",
+        Valid("import mylib\nmylib.Trainer(benchmark=True)\n", note="not Lightning's Trainer"),
+        'import torch\nsetattr(torch.backends.cudnn, "enabled", True)\n',
+        "import torch\nwith torch.backends.cudnn.flags(enabled=True, benchmark=False):\n    pass\n",
+        "import torch\nprint(torch.backends.cudnn.benchmark)\n",
+    )
+
+    def _flag(self, value_holder: cst.BaseExpression, node: cst.CSTNode) -> None:
+        if literal_bool(value_holder) is True:
+            self.report(node, fix=[Replace(value_holder, _FALSE)])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self.qualified_name(target.target) == f"{CUDNN}.benchmark":
+                if literal_bool(node.value) is True:
+                    # ``a = cudnn.benchmark = True``: rewriting the value would change ``a`` too.
+                    fix = [Replace(node.value, _FALSE)] if len(node.targets) == 1 else []
+                    self.report(node, fix=fix)
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.qualified_name(node.func)
+        if name == "builtins.setattr":
+            target, attribute, value = (argument(node, None, i) for i in range(3))
+            if (
+                target is not None
+                and attribute is not None
+                and value is not None
+                and self.qualified_name(target.value) == CUDNN
+                and literal_str(attribute.value) == "benchmark"
+            ):
+                self._flag(value.value, node)
+        elif name == f"{CUDNN}.flags":
+            arg = argument(node, "benchmark", 1)
+            if arg is not None:
+                self._flag(arg.value, arg)
+        elif name in LIGHTNING_TRAINERS:
+            arg = argument(node, "benchmark")
+            if arg is not None:
+                self._flag(arg.value, arg)

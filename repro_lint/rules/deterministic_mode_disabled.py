@@ -1,0 +1,145 @@
+"""RPL203: deterministic algorithms or cuDNN determinism switched off explicitly."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.diagnostics import FixSafety
+from repro_lint.rule import Invalid, Replace, Rule, Valid
+from repro_lint.rules.cudnn_benchmark_enabled import CUDNN, LIGHTNING_TRAINERS
+
+_TRUE = cst.Name("True")
+
+
+class DeterministicModeDisabled(Rule):
+    """
+    ## What it does
+    Flags code that switches determinism off: `torch.use_deterministic_algorithms(False)`,
+    `torch.backends.cudnn.deterministic = False` (also through `setattr`),
+    `torch.set_deterministic_debug_mode(0)` / `("default")`, Lightning's
+    `Trainer(deterministic=False)`, and `torch.backends.cudnn.flags(enabled=True, ...)`
+    blocks that leave `deterministic` off.
+
+    ## Why is this bad?
+    Each of these undoes deterministic settings made elsewhere: ops that have a deterministic
+    kernel go back to the fast, run-to-run varying one (atomic adds on CUDA), and ops without
+    one stop raising, so nondeterminism returns silently. Two traps are easy to miss:
+    `torch.backends.cudnn.flags()` sets *every* flag for its block, and its `deterministic`
+    defaults to `False`; and Lightning's `Trainer(deterministic=False)` calls
+    `torch.use_deterministic_algorithms(False)`, overriding what the script set before.
+
+    ## Fix safety
+    Unsafe: the value was written explicitly, perhaps for speed, and
+    `use_deterministic_algorithms(True)` raises on ops without a deterministic kernel.
+
+    ## Options
+    None. Values that are not literals are not reported.
+
+    ## Known limitations
+    Switching determinism off around one known op and back on afterwards is reported too;
+    suppress that line with `# noqa: RPL203` if it is deliberate.
+    """
+
+    CODE = "RPL203"
+    MESSAGE = "Deterministic mode is switched off here; results can vary between runs"
+    FIX_TITLE = "Switch deterministic mode on"
+    FIX_SAFETY = FixSafety.UNSAFE
+    TRIGGERS = ("deterministic", "flags")
+    INVALID = (
+        Invalid(
+            "import torch\ntorch.use_deterministic_algorithms(False)\n",
+            fixed="import torch\ntorch.use_deterministic_algorithms(True)\n",
+        ),
+        Invalid("import torch as T\nT.use_deterministic_algorithms(mode=False)\n"),
+        Invalid(
+            "from torch.backends import cudnn\ncudnn.deterministic = False\n",
+            fixed="from torch.backends import cudnn\ncudnn.deterministic = True\n",
+        ),
+        Invalid('import torch\nsetattr(torch.backends.cudnn, "deterministic", False)\n'),
+        Invalid("import torch\ntorch.set_deterministic_debug_mode(0)\n"),
+        Invalid('import torch\ntorch.set_deterministic_debug_mode("default")\n'),
+        Invalid(
+            "import lightning.pytorch as pl\npl.Trainer(deterministic=False)\n",
+            fixed="import lightning.pytorch as pl\npl.Trainer(deterministic=True)\n",
+        ),
+        Invalid("import torch\nwith torch.backends.cudnn.flags(enabled=True):\n    pass\n"),
+        Invalid(
+            "import torch\nwith torch.backends.cudnn.flags(enabled=True, deterministic=False):\n"
+            "    pass\n",
+            fixed="import torch\nwith torch.backends.cudnn.flags(enabled=True, deterministic=True):\n"
+            "    pass\n",
+        ),
+    )
+    VALID = (
+        "import torch\ntorch.use_deterministic_algorithms(True)\n",
+        "import torch\ntorch.use_deterministic_algorithms(True, warn_only=True)\n",
+        Valid(
+            "import torch\ntorch.use_deterministic_algorithms(args.deterministic)\n",
+            note="not a literal",
+        ),
+        "import torch\ntorch.backends.cudnn.deterministic = True\n",
+        'import torch\ntorch.set_deterministic_debug_mode("warn")\n',
+        "import lightning as L\nL.Trainer(deterministic=True)\n",
+        Valid("import lightning as L\nL.Trainer()\n", note="the default leaves it alone"),
+        Valid(
+            "import torch\nwith torch.backends.cudnn.flags(enabled=False):\n    pass\n",
+            note="cuDNN is off inside the block",
+        ),
+        "import torch\nwith torch.backends.cudnn.flags(enabled=True, deterministic=True):\n    pass\n",
+        Valid("import numpy as np\nnp.use_deterministic_algorithms(False)\n", note="not torch"),
+        "import torch\n\nclass Cfg:\n    deterministic = False\n",
+    )
+
+    def _flag(self, value: cst.BaseExpression, node: cst.CSTNode, fixable: bool = True) -> None:
+        if literal_bool(value) is False:
+            self.report(node, fix=[Replace(value, _TRUE)] if fixable else [])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self.qualified_name(target.target) == f"{CUDNN}.deterministic":
+                self._flag(node.value, node, fixable=len(node.targets) == 1)
+                return
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.qualified_name(node.func)
+        if name in ("torch.use_deterministic_algorithms", "torch.set_deterministic"):
+            arg = argument(node, "mode", 0) or argument(node, "d", 0)
+            if arg is not None:
+                self._flag(arg.value, node)
+        elif name == "torch.set_deterministic_debug_mode":
+            arg = argument(node, "debug_mode", 0)
+            if arg is not None and (
+                literal_int(arg.value) == 0 or literal_str(arg.value) == "default"
+            ):
+                self.report(node)
+        elif name == "builtins.setattr":
+            target, attribute, value = (argument(node, None, i) for i in range(3))
+            if (
+                target is not None
+                and attribute is not None
+                and value is not None
+                and self.qualified_name(target.value) == CUDNN
+                and literal_str(attribute.value) == "deterministic"
+            ):
+                self._flag(value.value, node)
+        elif name == f"{CUDNN}.flags":
+            self._check_flags(node)
+        elif name in LIGHTNING_TRAINERS:
+            arg = argument(node, "deterministic")
+            if arg is not None:
+                self._flag(arg.value, arg)
+
+    def _check_flags(self, node: cst.Call) -> None:
+        # flags(enabled=False, benchmark=False, benchmark_limit=10, deterministic=False, ...)
+        enabled = argument(node, "enabled", 0)
+        if enabled is None or literal_bool(enabled.value) is not True:
+            return
+        deterministic = argument(node, "deterministic", 3)
+        if deterministic is None:
+            self.report(
+                node,
+                "`cudnn.flags()` turns `cudnn.deterministic` off inside its block by default",
+            )
+        else:
+            self._flag(deterministic.value, deterministic)

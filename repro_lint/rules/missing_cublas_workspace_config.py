@@ -1,0 +1,184 @@
+"""RPL204: deterministic mode on a torch that still needs ``CUBLAS_WORKSPACE_CONFIG``."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.diagnostics import FixSafety
+from repro_lint.rule import FileContext, InsertBefore, Invalid, NodeEdit, Rule, Valid
+from repro_lint.torch_versions import TorchVersion
+
+VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
+# pytorch/pytorch#161749 (merged October 2025, after the 2.9 branch cut) removed the check;
+# torch 2.13.0 no longer has it. Earlier releases raise at the first cuBLAS call.
+CHECK_REMOVED_IN = TorchVersion(2, 10)
+# Importing any of these imports torch: the variable belongs before the first of them.
+TORCH_IMPORTERS = (
+    "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning",
+    "timm", "transformers", "accelerate",
+)  # fmt: skip
+_ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update"})
+
+
+class MissingCublasWorkspaceConfig(Rule):
+    """
+    ## What it does
+    Flags `torch.use_deterministic_algorithms(True)` (and
+    `torch.set_deterministic_debug_mode(1 | 2 | "warn" | "error")`) in a file that never sets
+    the `CUBLAS_WORKSPACE_CONFIG` environment variable, when the target torch version still
+    checks for it (before 2.10).
+
+    ## Why is this bad?
+    On CUDA >= 10.2, cuBLAS picks its workspace per stream in a way that is not reproducible
+    unless `CUBLAS_WORKSPACE_CONFIG=:4096:8` (or `:16:8`) is set before CUDA starts. torch
+    before 2.10 therefore raises a `RuntimeError` at the first matrix multiply on the GPU when
+    deterministic mode is on and the variable is missing, or, with `warn_only=True`, warns and
+    stays nondeterministic. torch 2.10 removed the check (pytorch/pytorch#161749): it now
+    allocates cuBLAS workspaces per handle and stream, which is enough for determinism, so
+    the rule is silent for targets >= 2.10.
+
+    ## Fix safety
+    Safe: `os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` is inserted before the
+    first import of torch (or of a library that imports it) and keeps any value the launcher
+    already set; it costs about 24 MiB of GPU memory per stream.
+
+    ## Options
+    `target-torch` (or the version inferred from the project's dependencies) decides whether
+    the rule applies.
+
+    ## Known limitations
+    Only the same file is searched for the variable; setting it in a shell launcher or another
+    module is not seen: suppress with `# noqa: RPL204` there.
+
+    ## References
+    - NVIDIA cuBLAS documentation, "Results reproducibility"
+    - pytorch/pytorch#161749
+    """
+
+    CODE = "RPL204"
+    MESSAGE = "Deterministic mode needs `CUBLAS_WORKSPACE_CONFIG` set before CUDA starts"
+    FIX_TITLE = 'Set `os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` first'
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = ("deterministic",)
+    _OLD = {"target-torch": "2.1"}
+    INVALID = (
+        Invalid(
+            "import torch\n\ntorch.use_deterministic_algorithms(True)\n",
+            fixed='import os\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            "import torch\n\ntorch.use_deterministic_algorithms(True)\n",
+            config=_OLD,
+        ),
+        Invalid(
+            '"""Train."""\nimport argparse\nimport torch\nimport os\n\n'
+            "torch.use_deterministic_algorithms(True, warn_only=True)\n",
+            fixed='"""Train."""\nimport os\nimport argparse\n'
+            'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            "import torch\nimport os\n\n"
+            "torch.use_deterministic_algorithms(True, warn_only=True)\n",
+            config=_OLD,
+            note="`os` is imported only after torch: a new import goes first",
+        ),
+        Invalid(
+            "import os\nimport torch\n\ndef main():\n    torch.use_deterministic_algorithms(True)\n",
+            fixed='import os\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            "import torch\n\ndef main():\n    torch.use_deterministic_algorithms(True)\n",
+            config=_OLD,
+        ),
+        Invalid("import torch\ntorch.set_deterministic_debug_mode('error')\n", config=_OLD),
+        Invalid(
+            "import torchvision\nimport torch\ntorch.use_deterministic_algorithms(mode=True)\n",
+            config={"target-torch": "1.13"},
+        ),
+    )
+    VALID = (
+        Valid(
+            "import torch\ntorch.use_deterministic_algorithms(True)\n",
+            config={"target-torch": "2.10"},
+            note="the check is gone since 2.10",
+        ),
+        Valid(
+            'import os\nos.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"\nimport torch\n'
+            "torch.use_deterministic_algorithms(True)\n",
+            config=_OLD,
+        ),
+        Valid(
+            'import os\nimport torch\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":16:8")\n'
+            "torch.use_deterministic_algorithms(True)\n",
+            config=_OLD,
+        ),
+        Valid("import torch\ntorch.use_deterministic_algorithms(False)\n", config=_OLD),
+        Valid(
+            "import torch\ntorch.use_deterministic_algorithms(flag)\n",
+            config=_OLD,
+            note="not a literal",
+        ),
+        Valid(
+            "import lightning as L\nL.Trainer(deterministic=True)\n",
+            config=_OLD,
+            note="Lightning sets CUBLAS_WORKSPACE_CONFIG itself",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._enabling: list[cst.Call] = []
+        self._configured = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = self.qualified_name(node.func)
+        if name in ("torch.use_deterministic_algorithms", "torch.set_deterministic"):
+            arg = argument(node, "mode", 0) or argument(node, "d", 0)
+            if arg is not None and literal_bool(arg.value) is True:
+                self._enabling.append(node)
+        elif name == "torch.set_deterministic_debug_mode":
+            arg = argument(node, "debug_mode", 0)
+            if arg is not None and (
+                literal_int(arg.value) in (1, 2) or literal_str(arg.value) in ("warn", "error")
+            ):
+                self._enabling.append(node)
+        elif name in _ENV_SETTERS and self._mentions_variable(node):
+            self._configured = True
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            # os.environ["CUBLAS_WORKSPACE_CONFIG"] = ...
+            if (
+                isinstance(target.target, cst.Subscript)
+                and self.qualified_name(target.target.value) == "os.environ"
+                and self._mentions_variable(target.target)
+            ):
+                self._configured = True
+
+    def _mentions_variable(self, node: cst.CSTNode) -> bool:
+        found = False
+
+        class _Finder(cst.CSTVisitor):
+            def visit_SimpleString(self, string: cst.SimpleString) -> None:
+                nonlocal found
+                found = found or string.evaluated_value == VARIABLE
+
+        node.visit(_Finder())
+        return found
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if self._configured or self.context.target_torch >= CHECK_REMOVED_IN:
+            return
+        fix = self._fix()
+        for call in self._enabling:
+            self.report(call, fix=fix)
+
+    def _fix(self) -> list[NodeEdit]:
+        first = next(
+            (
+                binding
+                for binding in self.names.imports_in_order()
+                if binding.qualified.split(".", 1)[0] in TORCH_IMPORTERS
+            ),
+            None,
+        )
+        if first is None:
+            return []
+        os_name, edits = self.reference("os", "os", before=first.statement)
+        code = f'{os_name}.environ.setdefault("{VARIABLE}", ":4096:8")'
+        return [*edits, InsertBefore(first.statement, code)]

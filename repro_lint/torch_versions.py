@@ -1,0 +1,143 @@
+"""The torch version a project targets: flag/config, else its declared dependency, else 2.0."""
+
+from __future__ import annotations
+
+import configparser
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.version import InvalidVersion, Version
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+DEFAULT_TARGET = "2.0"
+
+
+class TorchVersion(NamedTuple):
+    """``major.minor`` of a torch release; compares as a tuple."""
+
+    major: int
+    minor: int
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+@dataclass(frozen=True, slots=True)
+class TargetTorch:
+    """The resolved target and where it came from (for ``-v`` output and docs)."""
+
+    version: TorchVersion
+    origin: str
+
+
+def parse_version(text: str) -> TorchVersion | None:
+    """``"2.1"``, ``"2.1.0"``, ``"2.4.0+cu121"`` -> (2, 1); None when it is not a version."""
+    try:
+        release = Version(text.strip()).release
+    except InvalidVersion:
+        return None
+    if not release:
+        return None
+    return TorchVersion(release[0], release[1] if len(release) > 1 else 0)
+
+
+def _lower_bound(requirement: str) -> TorchVersion | None:
+    """The lowest torch version a requirement admits, if it names torch and has one."""
+    try:
+        req = Requirement(requirement)
+    except InvalidRequirement:
+        return None
+    if req.name.lower() != "torch":
+        return None
+    bounds = []
+    for spec in req.specifier:
+        if spec.operator in (">=", "==", "~=", "===", ">"):
+            version = parse_version(spec.version.replace(".*", ""))
+            if version is not None:
+                bounds.append(version)
+    return max(bounds) if bounds else None
+
+
+def _poetry_lower_bound(constraint: Any) -> TorchVersion | None:
+    if isinstance(constraint, dict):
+        constraint = constraint.get("version")
+    if not isinstance(constraint, str):
+        return None
+    match = re.match(r"\s*(?:\^|~|>=|==|=)?\s*(\d+(?:\.\d+)*)", constraint)
+    return parse_version(match.group(1)) if match else None
+
+
+def _from_pyproject(path: Path) -> TorchVersion | None:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    project = data.get("project", {})
+    for line in project.get("dependencies", []) if isinstance(project, dict) else []:
+        if isinstance(line, str) and (found := _lower_bound(line)) is not None:
+            return found
+    poetry = data.get("tool", {}).get("poetry", {}).get("dependencies", {})
+    if isinstance(poetry, dict) and "torch" in poetry:
+        return _poetry_lower_bound(poetry["torch"])
+    return None
+
+
+def _from_requirements(path: Path) -> TorchVersion | None:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return None
+    for raw in lines:
+        line = raw.split(" #", 1)[0].strip()
+        if line and not line.startswith(("#", "-")) and (found := _lower_bound(line)):
+            return found
+    return None
+
+
+def _from_setup_cfg(path: Path) -> TorchVersion | None:
+    parser = configparser.ConfigParser()
+    try:
+        parser.read(path, encoding="utf-8")
+        requires = parser.get("options", "install_requires", fallback="")
+    except (configparser.Error, UnicodeDecodeError):
+        return None
+    for line in requires.splitlines():
+        if line.strip() and (found := _lower_bound(line.strip())):
+            return found
+    return None
+
+
+def infer_from_project(root: Path) -> TargetTorch | None:
+    """Look for a declared torch dependency in the project at ``root``."""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file() and (found := _from_pyproject(pyproject)):
+        return TargetTorch(found, f"{pyproject.name} dependencies")
+    for requirements in sorted(root.glob("requirements*.txt")):
+        if found := _from_requirements(requirements):
+            return TargetTorch(found, requirements.name)
+    setup_cfg = root / "setup.cfg"
+    if setup_cfg.is_file() and (found := _from_setup_cfg(setup_cfg)):
+        return TargetTorch(found, "setup.cfg install_requires")
+    return None
+
+
+def resolve_target(configured: str | None, root: Path) -> TargetTorch:
+    """``--target-torch``/``target-torch`` wins, then the project's declared dependency."""
+    if configured is not None:
+        version = parse_version(configured)
+        if version is not None:
+            return TargetTorch(version, "configured")
+    inferred = infer_from_project(root)
+    if inferred is not None:
+        return inferred
+    default = parse_version(DEFAULT_TARGET)
+    assert default is not None
+    return TargetTorch(default, "default")
