@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import libcst as cst
 import pathspec
@@ -62,7 +61,7 @@ class Settings:
     config: Config
     rules: tuple[type[Rule], ...]
     target: TargetTorch
-    _per_file: tuple[tuple[pathspec.PathSpec[Any], tuple[type[Rule], ...]], ...] = field(
+    _per_file: tuple[tuple[pathspec.GitIgnoreSpec, tuple[type[Rule], ...]], ...] = field(
         default=(), repr=False
     )
 
@@ -78,7 +77,7 @@ class Settings:
         for pattern, codes in config.per_file_ignores:
             rule_table.validate_selectors(f"per-file-ignores.{pattern}", codes, source)
             ignored = tuple({rule for code in codes for rule in rule_table.matching(code)})
-            spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
+            spec = pathspec.GitIgnoreSpec.from_lines([pattern])
             per_file.append((spec, ignored))
         target = resolve_target(config.target_torch, config.root)
         return cls(config, selected, target, tuple(per_file))
@@ -190,7 +189,7 @@ def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> S
     return SourceError(f"libcst cannot parse this file: {libcst_error}")
 
 
-def error_result(filename: str, error: SourceError) -> FileResult:
+def error_result(filename: str, error: SourceError, source: str | None = None) -> FileResult:
     rule = SyntaxErrorRule
     location = Location(error.row, error.column)
     diagnostic = Diagnostic(
@@ -203,7 +202,7 @@ def error_result(filename: str, error: SourceError) -> FileResult:
         noqa_row=None,
         url=rule.url(),
     )
-    return FileResult(filename, (diagnostic,))
+    return FileResult(filename, (diagnostic,), source=source)
 
 
 # -- traversal --------------------------------------------------------------------------------
@@ -434,12 +433,12 @@ def lint_text(
     active = [r for r in rules if r.CODE not in rule_table.ALWAYS_ON and _triggered(r, text)]
     if not active:
         error = _syntax_error(text, filename, None)
-        return error_result(filename, error) if error else FileResult(filename, ())
+        return error_result(filename, error, text) if error else FileResult(filename, ())
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
         error = _syntax_error(text, filename, exc) or SourceError(f"cannot parse file: {exc}")
-        return error_result(filename, error)
+        return error_result(filename, error, text)
     if path is not None:
         name, is_package = module_name(path)
     else:

@@ -56,7 +56,11 @@ def _example_sections(rule: type[Rule]) -> dict[str, str]:
     generated: dict[str, str] = {}
     invalid: Invalid | None = next(iter(rule.INVALID), None)
     if invalid is not None:
-        generated["Example"] = _code_block(invalid.code)
+        settings = "".join(
+            f"\n\nWith `{key} = {value!r}` in the settings.".replace("'", '"')
+            for key, value in invalid.config.items()
+        )
+        generated["Example"] = _code_block(invalid.code) + settings
         if invalid.fixed is not None:
             generated["Use instead"] = _code_block(invalid.fixed)
     if "Use instead" not in generated and rule.VALID:

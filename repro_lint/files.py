@@ -7,7 +7,6 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pathspec
 
@@ -45,8 +44,8 @@ def display_name(path: Path, cwd: Path | None = None) -> str:
         return path.as_posix()
 
 
-def _spec(patterns: Iterable[str]) -> pathspec.PathSpec[Any]:
-    return pathspec.PathSpec.from_lines("gitwildmatch", patterns)
+def _spec(patterns: Iterable[str]) -> pathspec.GitIgnoreSpec:
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
 class _Matcher:
@@ -57,9 +56,9 @@ class _Matcher:
         self.root = config.root.resolve()
         self.exclude = _spec([*excludes, *config.extend_exclude])
         self.respect_gitignore = config.respect_gitignore
-        self._gitignores: dict[Path, pathspec.PathSpec[Any] | None] = {}
+        self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
-    def _gitignore(self, directory: Path) -> pathspec.PathSpec[Any] | None:
+    def _gitignore(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:
             spec = None
             try:
