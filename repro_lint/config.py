@@ -175,7 +175,7 @@ def find_config_file(start: Path) -> Path | None:
             except ConfigError:
                 # A broken pyproject.toml that is not ours is not our business; ours is
                 # reported when it is loaded explicitly below.
-                if b"[tool.repro-lint]" in pyproject.read_bytes():
+                if b"tool.repro-lint" in pyproject.read_bytes():
                     raise
                 continue
             if _tool_table(data) is not None:

@@ -17,12 +17,7 @@ from pathlib import Path
 
 import libcst as cst
 import pathspec
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    WhitespaceInclusivePositionProvider,
-)
+from libcst.metadata import CodeRange
 
 from repro_lint import rules as rule_table
 from repro_lint.cache import Cache
@@ -31,6 +26,7 @@ from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety,
 from repro_lint.files import SourceFile, display_name, module_name
 from repro_lint.fixes import FixOutcome, fix_texts
 from repro_lint.names import Names
+from repro_lint.positions import Positions
 from repro_lint.rule import (
     AddImport,
     FileContext,
@@ -228,7 +224,10 @@ class _Dispatcher(cst.CSTVisitor):
     """One traversal that feeds every node to each interested rule."""
 
     def __init__(
-        self, rules: Sequence[Rule], context: FileContext, comments: list[cst.Comment] | None
+        self,
+        rules: Sequence[Rule],
+        context: FileContext,
+        comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None,
     ) -> None:
         self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
         self._leave: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
@@ -244,7 +243,7 @@ class _Dispatcher(cst.CSTVisitor):
             self._stack.append(node)
         elif self._comments is not None and isinstance(node, cst.Comment):
             if "noqa" in node.value.lower():
-                self._comments.append(node)
+                self._comments.append((node, self._stack[0] if self._stack else None))
         for hook in self._visit.get(type(node).__name__, ()):
             hook(node)
         return True
@@ -264,25 +263,6 @@ class _Dispatcher(cst.CSTVisitor):
         return None
 
 
-class _Positions:
-    """Positions of nodes, computed only for files that report something."""
-
-    def __init__(self, module: cst.Module) -> None:
-        self._wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self._syntactic: dict[cst.CSTNode, CodeRange] | None = None
-        self._inclusive: dict[cst.CSTNode, CodeRange] | None = None
-
-    def syntactic(self, node: cst.CSTNode) -> CodeRange:
-        if self._syntactic is None:
-            self._syntactic = dict(self._wrapper.resolve(PositionProvider))
-        return self._syntactic[node]
-
-    def inclusive(self, node: cst.CSTNode) -> CodeRange:
-        if self._inclusive is None:
-            self._inclusive = dict(self._wrapper.resolve(WhitespaceInclusivePositionProvider))
-        return self._inclusive[node]
-
-
 def _start(rng: CodeRange) -> Location:
     return Location(rng.start.line, rng.start.column + 1)
 
@@ -297,7 +277,7 @@ def _end(rng: CodeRange) -> Location:
 class _EditBuilder:
     """Turns a rule's NodeEdits into text Edits for one file."""
 
-    def __init__(self, text: str, module: cst.Module, names: Names, positions: _Positions):
+    def __init__(self, text: str, module: cst.Module, names: Names, positions: Positions):
         self.module = module
         self.names = names
         self.positions = positions
@@ -445,7 +425,9 @@ def lint_text(
         name, is_package = "__main__", False
     names = Names(module, name, is_package)
     context = FileContext(module, names, settings.config, settings.target.version, path, name)
-    comments: list[cst.Comment] | None = [] if "noqa" in text.lower() else None
+    comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None = (
+        [] if "noqa" in text.lower() else None
+    )
     try:
         module.visit(_Dispatcher([rule(context) for rule in active], context, comments))
     except RecursionError:
@@ -466,9 +448,14 @@ def _diagnostics(
     module: cst.Module,
     names: Names,
     reports: list[PendingReport],
-    comments: list[cst.Comment] | None,
+    comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None,
 ) -> list[Diagnostic]:
-    positions = _Positions(module)
+    positions = Positions(module)
+    for report in reports:
+        if report.top is not None:
+            positions.hint(report.node, report.top)
+            if report.statement is not None:
+                positions.hint(report.statement, report.top)
     suppressions = _suppressions(comments or [], positions)
     known = {code for code in rule_table.BY_CODE} | set(rule_table.BY_NAME)
     protected = suppressions.protected_rows(known)
@@ -510,11 +497,14 @@ def _diagnostics(
     return out
 
 
-def _suppressions(comments: list[cst.Comment], positions: _Positions) -> Suppressions:
+def _suppressions(
+    comments: list[tuple[cst.Comment, cst.CSTNode | None]], positions: Positions
+) -> Suppressions:
     if not comments:
         return EMPTY
     directives: list[Directive] = []
-    for comment in comments:
+    for comment, top in comments:
+        positions.hint(comment, top)
         start = positions.syntactic(comment).start
         directive = parse_comment(comment.value, start.line, start.column + 1)
         if directive is not None:

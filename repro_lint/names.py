@@ -25,6 +25,8 @@ class Binding:
     qualified: str
     # The statement that creates the binding (to order it against fix insertions).
     statement: cst.BaseStatement
+    # The top-level statement that contains it (the statement itself at module level).
+    top: cst.BaseStatement
     # True for imports at module level (also inside module-level if/try/with), where a fix
     # inserted anywhere after them may use the name.
     module_level: bool
@@ -35,26 +37,30 @@ class Binding:
 class _Stmt:
     node: cst.BaseStatement
     module_level: bool
+    top: cst.BaseStatement
 
 
 def _iter_simple_statements(
-    body: Sequence[cst.CSTNode], module_level: bool
+    body: Sequence[cst.CSTNode], module_level: bool, top: cst.BaseStatement | None = None
 ) -> Iterator[tuple[_Stmt, cst.BaseSmallStatement]]:
     """Yield every small statement, descending into compound statements but not expressions."""
     for stmt in body:
+        if not isinstance(stmt, cst.BaseStatement):
+            continue
+        outer = top or stmt
         if isinstance(stmt, cst.SimpleStatementLine):
-            holder = _Stmt(stmt, module_level)
+            holder = _Stmt(stmt, module_level, outer)
             for small in stmt.body:
                 yield holder, small
         elif isinstance(stmt, cst.BaseCompoundStatement):
             nested_level = module_level and not isinstance(stmt, cst.FunctionDef | cst.ClassDef)
             for suite in _suites(stmt):
                 if isinstance(suite, cst.IndentedBlock):
-                    yield from _iter_simple_statements(suite.body, nested_level)
+                    yield from _iter_simple_statements(suite.body, nested_level, outer)
                 elif isinstance(suite, cst.SimpleStatementSuite):
                     # ``if x: import torch`` has no SimpleStatementLine of its own: the compound
                     # statement holds the binding.
-                    holder = _Stmt(stmt, nested_level)
+                    holder = _Stmt(stmt, nested_level, outer)
                     for small in suite.body:
                         yield holder, small
 
@@ -199,11 +205,11 @@ class Names:
                 continue
             holder = holders[name]
             self._bindings[name] = Binding(
-                name, qualified, holder.node, holder.module_level, is_import=False
+                name, qualified, holder.node, holder.top, holder.module_level, is_import=False
             )
 
     def _bind(self, local: str, qualified: str, holder: _Stmt, *, is_import: bool) -> None:
-        binding = Binding(local, qualified, holder.node, holder.module_level, is_import)
+        binding = Binding(local, qualified, holder.node, holder.top, holder.module_level, is_import)
         self._imports.append(binding)
         existing = self._bindings.get(local)
         if existing is not None and existing.is_import:

@@ -105,7 +105,10 @@ class PendingReport:
 
     rule: type[Rule]
     node: cst.CSTNode
+    # The innermost statement (for noqa on a statement's first line) and the top-level one
+    # (positions are computed per top-level statement).
     statement: cst.CSTNode | None
+    top: cst.CSTNode | None
     message: str
     edits: tuple[NodeEdit, ...]
     fix_title: str | None
@@ -163,21 +166,31 @@ class Rule:
         fix: Sequence[NodeEdit] = (),
         fix_title: str | None = None,
         fix_safety: FixSafety | None = None,
+        anchor: tuple[cst.CSTNode, ...] | None = None,
     ) -> None:
-        """Record a finding at ``node``; ``fix`` edits are applied together or not at all."""
-        stack = self.context.statement_stack
+        """Record a finding at ``node``; ``fix`` edits are applied together or not at all.
+
+        A rule that reports later than it visits (from ``leave_Module``) passes the ``anchor()``
+        it took while visiting the node.
+        """
+        stack = self.context.statement_stack if anchor is None else anchor
         safety = fix_safety if fix_safety is not None else self.FIX_SAFETY
         self.context.reports.append(
             PendingReport(
                 rule=type(self),
                 node=node,
                 statement=stack[-1] if stack else None,
+                top=stack[0] if stack else None,
                 message=message or self.MESSAGE,
                 edits=tuple(fix),
                 fix_title=fix_title or self.FIX_TITLE,
                 fix_safety=safety if fix else None,
             )
         )
+
+    def anchor(self) -> tuple[cst.CSTNode, ...]:
+        """Where the traversal is now (the enclosing statements), for a later ``report``."""
+        return tuple(self.context.statement_stack)
 
     def reference(
         self, qualified: str, module: str, before: cst.CSTNode | None = None

@@ -81,14 +81,14 @@ class AutotuneEnabled(Rule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._found: list[cst.CSTNode] = []
+        self._found: list[tuple[cst.CSTNode, tuple[cst.CSTNode, ...]]] = []
         self._deterministic = False
 
     def _option(self, key: str, value: cst.BaseExpression, node: cst.CSTNode) -> None:
         if key == "deterministic" and literal_bool(value) is True:
             self._deterministic = True
         elif key in AUTOTUNE_OPTIONS and literal_bool(value) is True:
-            self._found.append(node)
+            self._found.append((node, self.anchor()))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -103,14 +103,14 @@ class AutotuneEnabled(Rule):
             ):
                 key = literal_str(target.target.slice[0].slice.value)
                 if key in AUTOTUNE_ENV and literal_str(node.value) == "1":
-                    self._found.append(node)
+                    self._found.append((node, self.anchor()))
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.qualified_name(node.func)
         if name == "torch.compile":
             mode = argument(node, "mode")
             if mode is not None and literal_str(mode.value) in AUTOTUNE_MODES:
-                self._found.append(mode)
+                self._found.append((mode, self.anchor()))
             options = argument(node, "options")
             items = dict_literal_items(options.value) if options is not None else None
             for key, value in (items or {}).items():
@@ -138,5 +138,5 @@ class AutotuneEnabled(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self._deterministic:
             return
-        for node in self._found:
-            self.report(node)
+        for node, anchor in self._found:
+            self.report(node, anchor=anchor)

@@ -122,7 +122,7 @@ class MissingCublasWorkspaceConfig(Rule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._enabling: list[cst.Call] = []
+        self._enabling: list[tuple[cst.Call, tuple[cst.CSTNode, ...]]] = []
         self._configured = False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -130,13 +130,13 @@ class MissingCublasWorkspaceConfig(Rule):
         if name in ("torch.use_deterministic_algorithms", "torch.set_deterministic"):
             arg = argument(node, "mode", 0) or argument(node, "d", 0)
             if arg is not None and literal_bool(arg.value) is True:
-                self._enabling.append(node)
+                self._enabling.append((node, self.anchor()))
         elif name == "torch.set_deterministic_debug_mode":
             arg = argument(node, "debug_mode", 0)
             if arg is not None and (
                 literal_int(arg.value) in (1, 2) or literal_str(arg.value) in ("warn", "error")
             ):
-                self._enabling.append(node)
+                self._enabling.append((node, self.anchor()))
         elif name in _ENV_SETTERS and self._mentions_variable(node):
             self._configured = True
 
@@ -165,8 +165,8 @@ class MissingCublasWorkspaceConfig(Rule):
         if self._configured or self.context.target_torch >= CHECK_REMOVED_IN:
             return
         fix = self._fix()
-        for call in self._enabling:
-            self.report(call, fix=fix)
+        for call, anchor in self._enabling:
+            self.report(call, fix=fix, anchor=anchor)
 
     def _fix(self) -> list[NodeEdit]:
         first = next(

@@ -1,0 +1,136 @@
+"""Source positions of the few nodes a file reports, without positioning the whole tree.
+
+libcst's PositionProvider positions every node of a module, which costs more than parsing it.
+A finding needs the positions of a handful of nodes, so positions are computed per top-level
+statement: the line where each top-level statement starts comes from the length of the code
+before it (one code generation, no bookkeeping), and only the statements that hold a reported
+node are positioned in full, as one-statement modules.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+from libcst.metadata import (
+    CodePosition,
+    CodeRange,
+    MetadataWrapper,
+    PositionProvider,
+    WhitespaceInclusivePositionProvider,
+)
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+
+
+class _Index(cst.CSTVisitor):
+    """Maps every node under one top-level statement to that statement."""
+
+    def __init__(self, top: cst.CSTNode, into: dict[cst.CSTNode, cst.CSTNode | None]) -> None:
+        self.top = top
+        self.into = into
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        self.into[node] = self.top
+        return True
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+class _Local:
+    """Positions inside one top-level statement (or the module's header and footer)."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.syntactic: dict[cst.CSTNode, CodeRange] | None = None
+        self.inclusive: dict[cst.CSTNode, CodeRange] | None = None
+
+
+class Positions:
+    """1-based lines and 0-based columns (libcst's CodeRange) of nodes of one module."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.module = module
+        self._tops: dict[cst.CSTNode, cst.CSTNode | None] = {}
+        self._first_line: dict[cst.CSTNode, int] | None = None
+        self._body_lines = 0
+        self._local: dict[cst.CSTNode | None, _Local] = {}
+        self._indexed = False
+
+    def hint(self, node: cst.CSTNode, top: cst.CSTNode | None) -> None:
+        """Tell where ``node`` lives (its top-level statement, None for header/footer)."""
+        self._tops[node] = top
+
+    def _top_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        if node in self._tops:
+            return self._tops[node]
+        if not self._indexed:
+            # A node nobody gave a hint for: index the whole module once (one walk).
+            self._indexed = True
+            for statement in self.module.body:
+                statement.visit(_Index(statement, self._tops))
+        return self._tops.setdefault(node, None)
+
+    def _lines(self) -> dict[cst.CSTNode, int]:
+        if self._first_line is None:
+            first: dict[cst.CSTNode, int] = {}
+            line = 1 + len(self.module.header)
+            for statement in self.module.body:
+                first[statement] = line
+                line += len(_NEWLINE.findall(self.module.code_for_node(statement)))
+            self._body_lines = line - 1 - len(self.module.header)
+            self._first_line = first
+        return self._first_line
+
+    def _positions(self, top: cst.CSTNode | None) -> _Local:
+        local = self._local.get(top)
+        if local is None:
+            if top is None:
+                mini = self.module.with_changes(body=[])
+            else:
+                mini = self.module.with_changes(body=[top], header=[], footer=[])
+            local = _Local(mini)
+            self._local[top] = local
+        return local
+
+    def _shift(self, node: cst.CSTNode, top: cst.CSTNode | None, rng: CodeRange) -> CodeRange:
+        if top is not None:
+            offset = self._lines()[top] - 1
+        else:
+            self._lines()
+            footer_nodes = self._footer_nodes()
+            offset = self._body_lines if node in footer_nodes else 0
+        if offset == 0:
+            return rng
+        return CodeRange(
+            CodePosition(rng.start.line + offset, rng.start.column),
+            CodePosition(rng.end.line + offset, rng.end.column),
+        )
+
+    def _footer_nodes(self) -> set[cst.CSTNode]:
+        nodes: set[cst.CSTNode] = set()
+        for line in self.module.footer:
+            nodes.update((line, line.whitespace, line.newline))
+            if line.comment is not None:
+                nodes.add(line.comment)
+        return nodes
+
+    def syntactic(self, node: cst.CSTNode) -> CodeRange:
+        """The node's own range (no surrounding whitespace or comments)."""
+        top = self._top_of(node)
+        local = self._positions(top)
+        if local.syntactic is None:
+            local.syntactic = dict(local.wrapper.resolve(PositionProvider))
+        return self._shift(node, top, local.syntactic[node])
+
+    def inclusive(self, node: cst.CSTNode) -> CodeRange:
+        """The node's range with the whitespace, comments and newline it owns."""
+        top = self._top_of(node)
+        local = self._positions(top)
+        if local.inclusive is None:
+            local.inclusive = dict(local.wrapper.resolve(WhitespaceInclusivePositionProvider))
+        return self._shift(node, top, local.inclusive[node])

@@ -1,0 +1,108 @@
+"""names.py resolves expressions through imports and aliases, and agrees with libcst's
+QualifiedNameProvider wherever that gives one answer."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, QualifiedNameProvider
+
+from repro_lint.names import Names
+
+CASES = [
+    ("import torch as T\nT.backends.cudnn.benchmark", "torch.backends.cudnn.benchmark"),
+    ("import torch.backends.cudnn as cudnn\ncudnn.benchmark", "torch.backends.cudnn.benchmark"),
+    ("from torch.backends import cudnn as cb\ncb.benchmark", "torch.backends.cudnn.benchmark"),
+    (
+        "from torch import backends\nbackends.cudnn.deterministic",
+        "torch.backends.cudnn.deterministic",
+    ),
+    ("import torch.utils.data as tud\ntud.DataLoader", "torch.utils.data.DataLoader"),
+    ("from torch.utils.data import DataLoader as DL\nDL", "torch.utils.data.DataLoader"),
+    (
+        "import torch.backends.cudnn\ntorch.backends.cudnn.benchmark",
+        "torch.backends.cudnn.benchmark",
+    ),
+    ("import numpy as np\nnp.random.default_rng", "numpy.random.default_rng"),
+    ("import torch\nf = torch.manual_seed\nf", "torch.manual_seed"),
+    (
+        "import torch\ncudnn = torch.backends.cudnn\ncudnn.benchmark",
+        "torch.backends.cudnn.benchmark",
+    ),
+    ("def main():\n    import torch\n    torch.manual_seed\n", "torch.manual_seed"),
+    ("try:\n    import torch\nexcept ImportError:\n    torch = None\ntorch.nn", "torch.nn"),
+    ("setattr", "builtins.setattr"),
+]
+
+
+def _last_expression(source: str) -> tuple[cst.Module, cst.BaseExpression]:
+    module = cst.parse_module(source)
+    found: list[cst.BaseExpression] = []
+
+    class Finder(cst.CSTVisitor):
+        def visit_Expr(self, node: cst.Expr) -> None:
+            found.append(node.value)
+
+    module.visit(Finder())
+    return module, found[-1]
+
+
+@pytest.mark.parametrize(("source", "expected"), CASES)
+def test_resolves_through_imports_and_aliases(source: str, expected: str) -> None:
+    module, expression = _last_expression(source)
+    assert Names(module, "train").qualified_name(expression) == expected
+
+
+@pytest.mark.parametrize(("source", "expected"), CASES[:8])
+def test_agrees_with_libcst_qualified_name_provider(source: str, expected: str) -> None:
+    module, expression = _last_expression(source)
+    # unsafe_skip_copy keeps node identity, so both resolvers look at the same node.
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    value = wrapper.resolve(QualifiedNameProvider)[expression]
+    # Recent libcst computes this provider lazily: the value is a callable.
+    theirs = {q.name for q in (value() if callable(value) else value)}
+    assert theirs == {expected}
+    assert Names(module, "train").qualified_name(expression) == expected
+
+
+@pytest.mark.parametrize(
+    ("module_name", "is_package", "source", "expected"),
+    [
+        ("pkg.train", False, "from . import data\ndata.Loader", "pkg.data.Loader"),
+        ("pkg.train", False, "from .data import Loader\nLoader", "pkg.data.Loader"),
+        ("pkg.sub.train", False, "from ..data import Loader\nLoader", "pkg.data.Loader"),
+        ("pkg", True, "from .data import Loader\nLoader", "pkg.data.Loader"),
+        ("seeding", False, "def seed_all():\n    pass\nseed_all", "seeding.seed_all"),
+    ],
+)
+def test_relative_imports_and_local_definitions(
+    module_name: str, is_package: bool, source: str, expected: str
+) -> None:
+    module, expression = _last_expression(source)
+    assert Names(module, module_name, is_package).qualified_name(expression) == expected
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "x.benchmark",  # not imported
+        "import torch\ntorch.Generator().manual_seed",  # through a call
+        "import torch\nf = torch.manual_seed\nf = print\nf",  # ambiguous alias
+        "setattr = 3\nsetattr",  # shadowed builtin
+        "import pandas as pd\ndf = pd.DataFrame()\ndf.median",  # a value, not a name
+    ],
+)
+def test_does_not_guess(source: str) -> None:
+    module, expression = _last_expression(source)
+    assert Names(module, "train").qualified_name(expression) is None
+
+
+def test_expression_for_prefers_the_shortest_module_level_spelling() -> None:
+    module = cst.parse_module(
+        "import torch\nfrom torch.backends import cudnn\ndef f():\n    import os as o\n"
+    )
+    names = Names(module, "train")
+    assert names.expression_for("torch.backends.cudnn.benchmark")[0] == "cudnn.benchmark"
+    assert names.expression_for("torch.manual_seed")[0] == "torch.manual_seed"
+    text, binding = names.expression_for("os.environ")
+    assert (text, binding) == ("os.environ", None)  # the function-local import does not count
