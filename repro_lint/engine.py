@@ -236,11 +236,14 @@ class _Dispatcher(cst.CSTVisitor):
                 table = self._visit if attr.startswith("visit_") else self._leave
                 table.setdefault(node_type, []).append(getattr(rule, attr))
         self._stack = context.statement_stack
+        self._names = context.names
         self._comments = comments
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, _STATEMENTS):
             self._stack.append(node)
+            if isinstance(node, cst.FunctionDef):
+                self._names.enter_function(node)
         elif self._comments is not None and isinstance(node, cst.Comment):
             if "noqa" in node.value.lower():
                 self._comments.append((node, self._stack[0] if self._stack else None))
@@ -253,6 +256,8 @@ class _Dispatcher(cst.CSTVisitor):
             hook(original_node)
         if isinstance(original_node, _STATEMENTS):
             self._stack.pop()
+            if isinstance(original_node, cst.FunctionDef):
+                self._names.leave_function()
 
     # libcst calls these for every child attribute of every node; the defaults look up
     # ``visit_<Node>_<attr>`` methods by name, which we never define.

@@ -66,6 +66,10 @@ def _iter_simple_statements(
 
 
 def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
+    if isinstance(stmt, cst.Match):
+        for case in stmt.cases:
+            yield case.body
+        return
     yield stmt.body
     if isinstance(stmt, cst.If | cst.For | cst.While):
         orelse = stmt.orelse
@@ -79,9 +83,60 @@ def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
             yield stmt.orelse.body
         if stmt.finalbody is not None:
             yield stmt.finalbody.body
-    elif isinstance(stmt, cst.Match):
-        for case in stmt.cases:
-            yield case.body
+
+
+def _targets(node: cst.BaseExpression | cst.BaseAssignTargetExpression) -> Iterator[str]:
+    if isinstance(node, cst.Name):
+        yield node.value
+    elif isinstance(node, cst.Tuple | cst.List):
+        for element in node.elements:
+            yield from _targets(element.value)
+    elif isinstance(node, cst.StarredElement):
+        yield from _targets(node.value)
+
+
+def _local_names(function: cst.FunctionDef) -> frozenset[str]:
+    """Parameters and names assigned in ``function``'s own body (not nested functions),
+    minus those declared ``global``/``nonlocal``; imports are left to the import table."""
+    names: set[str] = set()
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        names.add(param.name.value)
+    for star in (params.star_arg, params.star_kwarg):
+        if isinstance(star, cst.Param):
+            names.add(star.name.value)
+    declared: set[str] = set()
+    if isinstance(function.body, cst.IndentedBlock):
+        for _, small in _iter_simple_statements(function.body.body, module_level=False):
+            if isinstance(small, cst.Assign):
+                for target in small.targets:
+                    names.update(_targets(target.target))
+            elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+                names.update(_targets(small.target))
+            elif isinstance(small, cst.Global | cst.Nonlocal):
+                declared.update(item.name.value for item in small.names)
+        for statement in _iter_compound(function.body.body):
+            if isinstance(statement, cst.For):
+                names.update(_targets(statement.target))
+            elif isinstance(statement, cst.With):
+                for item in statement.items:
+                    if item.asname is not None:
+                        names.update(_targets(item.asname.name))
+            elif isinstance(statement, cst.FunctionDef | cst.ClassDef):
+                names.add(statement.name.value)
+    return frozenset(names - declared)
+
+
+def _iter_compound(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseCompoundStatement]:
+    """Compound statements of a body, descending into blocks but not into nested scopes."""
+    for stmt in body:
+        if isinstance(stmt, cst.BaseCompoundStatement):
+            yield stmt
+            if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+                continue
+            for suite in _suites(stmt):
+                if isinstance(suite, cst.IndentedBlock):
+                    yield from _iter_compound(suite.body)
 
 
 def dotted_name(node: cst.BaseExpression | cst.ImportAlias | cst.Attribute | cst.Name) -> str:
@@ -130,6 +185,9 @@ class Names:
         self._assigned: set[str] = set()
         self._defined: dict[str, str] = {}
         self._imports: list[Binding] = []
+        # Names a function binds locally (parameters, assignments), innermost last; the
+        # engine's traversal enters and leaves functions.
+        self._shadows: list[frozenset[str]] = []
         self.star_imports: list[str] = []
         self._collect(module)
 
@@ -220,9 +278,18 @@ class Names:
 
     # -- queries -----------------------------------------------------------------------------
 
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        """Inside ``node``, its parameters and local assignments hide module-level names."""
+        self._shadows.append(_local_names(node))
+
+    def leave_function(self) -> None:
+        self._shadows.pop()
+
     def qualified_name(self, node: cst.CSTNode) -> str | None:
         """The qualified name ``node`` refers to, or None when it is not an imported name."""
         if isinstance(node, cst.Name):
+            if self._shadows and node.value in self._shadows[-1]:
+                return None
             binding = self._bindings.get(node.value)
             if binding is not None:
                 return binding.qualified

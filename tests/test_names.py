@@ -32,6 +32,8 @@ CASES = [
     ("def main():\n    import torch\n    torch.manual_seed\n", "torch.manual_seed"),
     ("try:\n    import torch\nexcept ImportError:\n    torch = None\ntorch.nn", "torch.nn"),
     ("setattr", "builtins.setattr"),
+    ("match x:\n    case 1:\n        import numpy as np\nnp.random.seed", "numpy.random.seed"),
+    ("if TYPE_CHECKING: import torch as T\nT.nn", "torch.nn"),
 ]
 
 
@@ -95,6 +97,42 @@ def test_relative_imports_and_local_definitions(
 def test_does_not_guess(source: str) -> None:
     module, expression = _last_expression(source)
     assert Names(module, "train").qualified_name(expression) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "shadowed"),
+    [
+        ("import torch\ndef f(torch):\n    torch.manual_seed\n", True),
+        ("from torch.backends import cudnn\ndef f(*, cudnn=None):\n    cudnn.benchmark\n", True),
+        ("from torch.backends import cudnn\ndef f(cudnn):\n    cudnn.benchmark\n", True),
+        ("import numpy as np\ndef f():\n    np = load()\n    np.random.seed\n", True),
+        ("import numpy as np\ndef f():\n    for np in xs:\n        np.random.seed\n", True),
+        ("import numpy as np\ndef f():\n    global np\n    np = 1\n    np.random.seed\n", False),
+        ("import numpy as np\ndef f(x):\n    np.random.seed\n", False),
+        ("def f(setattr):\n    setattr\n", True),
+    ],
+)
+def test_function_locals_hide_imports(source: str, shadowed: bool) -> None:
+    from repro_lint.config import Config
+    from repro_lint.engine import Settings, _Dispatcher
+    from repro_lint.rule import FileContext
+
+    module, expression = _last_expression(source)
+    names = Names(module, "train")
+    seen: list[str | None] = []
+
+    settings = Settings.from_config(Config())
+    context = FileContext(module, names, settings.config, settings.target.version, None, "m")
+
+    class Recorder(_Dispatcher):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            result = super().on_visit(node)
+            if node is expression:
+                seen.append(names.qualified_name(node))
+            return result
+
+    module.visit(Recorder([], context, None))
+    assert (seen == [None]) is shadowed
 
 
 def test_expression_for_prefers_the_shortest_module_level_spelling() -> None:
