@@ -9,6 +9,7 @@ import os
 import pickle
 import shutil
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,14 @@ class _Entry:
     size: int
     digest: str
     result: FileResult
+    # Written within the file system's timestamp granularity of the file's mtime: a same-size
+    # edit in the same tick would keep the mtime, so such entries are always checked by hash
+    # (git's "racily clean" rule).
+    racy: bool
+
+
+def _racy(mtime_ns: int) -> bool:
+    return mtime_ns >= time.time_ns() - 2_000_000_000
 
 
 def _digest(data: bytes) -> str:
@@ -78,14 +87,17 @@ class Cache:
             return None
         if info.st_size != entry.size:
             return None
-        if info.st_mtime_ns != entry.mtime_ns:
+        if info.st_mtime_ns != entry.mtime_ns or entry.racy:
             try:
                 if _digest(file.path.read_bytes()) != entry.digest:
                     return None
             except OSError:
                 return None
-            self._entries[self._key(file)] = dataclasses.replace(entry, mtime_ns=info.st_mtime_ns)
-            self._dirty = True
+            if info.st_mtime_ns != entry.mtime_ns:
+                self._entries[self._key(file)] = dataclasses.replace(
+                    entry, mtime_ns=info.st_mtime_ns, racy=_racy(info.st_mtime_ns)
+                )
+                self._dirty = True
         # Results are stored per absolute path but shown relative to the current directory.
         if entry.result.filename != file.display:
             return _renamed(entry.result, file.display)
@@ -107,7 +119,7 @@ class Cache:
             return
         stored = dataclasses.replace(result, source=None)
         self._entries[self._key(file)] = _Entry(
-            after.st_mtime_ns, after.st_size, _digest(data), stored
+            after.st_mtime_ns, after.st_size, _digest(data), stored, _racy(after.st_mtime_ns)
         )
         self._dirty = True
 
