@@ -5,12 +5,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 HAZARD = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+# The pre-commit installed beside this interpreter (the dev extra), else one on PATH.
+_BESIDE = Path(sys.executable).parent / "pre-commit"
+PRE_COMMIT = str(_BESIDE) if _BESIDE.exists() else shutil.which("pre-commit")
 
 
 def git(cwd: Path, *args: str) -> None:
@@ -18,7 +22,7 @@ def git(cwd: Path, *args: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(shutil.which("pre-commit") is None, reason="pre-commit is not installed")
+@pytest.mark.skipif(PRE_COMMIT is None, reason="pre-commit is not installed")
 def test_hooks_block_and_fix_a_hazardous_file(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -29,7 +33,7 @@ def test_hooks_block_and_fix_a_hazardous_file(tmp_path: Path) -> None:
 
     def try_repo(hook: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            ["pre-commit", "try-repo", str(ROOT), hook, "--files", "train.py"],
+            [str(PRE_COMMIT), "try-repo", str(ROOT), hook, "--files", "train.py"],
             cwd=repo,
             env=env,
             capture_output=True,
