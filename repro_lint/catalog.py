@@ -42,12 +42,15 @@ from repro_lint.torch_versions import TorchVersion
 class _Sentinel(enum.Enum):
     MISSING = "missing"
     UNKNOWN = "unknown"
+    MAYBE = "maybe"
 
 
 # The argument was not passed: the parameter's default applies.
 MISSING = _Sentinel.MISSING
 # The argument was passed, but what it is cannot be told.
 UNKNOWN = _Sentinel.UNKNOWN
+# The argument may or may not be passed (``f(*args)``, ``f(**kwargs)``).
+MAYBE = _Sentinel.MAYBE
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,7 @@ class TensorFacts:
 
 
 # A plain literal (str, int, float, bool, None, or a tuple of those), a Named, a TensorFacts,
-# MISSING or UNKNOWN.
+# MISSING, UNKNOWN or MAYBE.
 Value = object
 
 
@@ -151,6 +154,8 @@ class Given(Condition):
 
     def evaluate(self, call: CallView) -> bool | None:
         value = call.value(self.param)
+        if value is MAYBE:
+            return None
         return value is not MISSING and value is not None
 
     def params(self) -> frozenset[str]:
