@@ -98,6 +98,11 @@ INTEGER_DTYPES = frozenset(
 )  # fmt: skip
 
 
+def _subject(param: str) -> str:
+    # For a Tensor method the input is the tensor itself, not an argument named ``input``.
+    return "the input" if param == "input" else f"`{param}`"
+
+
 def _is_literal(value: Value) -> bool:
     return value is None or isinstance(value, str | int | float | bool | tuple)
 
@@ -232,7 +237,7 @@ class Floating(Condition):
         return frozenset({self.param} | ({self.dtype_param} if self.dtype_param else set()))
 
     def describe(self) -> str:
-        return f"`{self.param}` is floating point"
+        return f"{_subject(self.param)} is floating point"
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,7 +254,7 @@ class ProvablyInteger(Condition):
         return frozenset({self.param})
 
     def describe(self) -> str:
-        return f"`{self.param}` is an integer tensor"
+        return f"{_subject(self.param)} is an integer tensor"
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +271,7 @@ class ProvablyQuantized(Condition):
         return frozenset({self.param})
 
     def describe(self) -> str:
-        return f"`{self.param}` is a quantized tensor"
+        return f"{_subject(self.param)} is a quantized tensor"
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,7 +289,7 @@ class ProvablySpatial(Condition):
         return frozenset({self.param})
 
     def describe(self) -> str:
-        return f"`{self.param}` is spatial (at least {self.min_ndim}-D, e.g. N, C, H, W)"
+        return f"{_subject(self.param)} is spatial (at least {self.min_ndim}-D, e.g. N, C, H, W)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -305,11 +310,31 @@ class NDim(Condition):
         return frozenset({self.param})
 
     def describe(self) -> str:
-        return f"`{self.param}` is {self.ndim}-D"
+        return f"{_subject(self.param)} is {self.ndim}-D"
 
     @property
     def mention(self) -> bool:
         return False
+
+
+@dataclass(frozen=True, slots=True)
+class OneDimensional(Condition):
+    """The input is 1-D, when known (a known 2-D or wider input counts as not 1-D, though
+    its other dimensions could all be 1)."""
+
+    param: str = "input"
+
+    def evaluate(self, call: CallView) -> bool | None:
+        facts = call.value(self.param)
+        if isinstance(facts, TensorFacts) and facts.ndim is not None:
+            return facts.ndim <= 1
+        return None
+
+    def params(self) -> frozenset[str]:
+        return frozenset({self.param})
+
+    def describe(self) -> str:
+        return f"{_subject(self.param)} is 1-D"
 
 
 @dataclass(frozen=True, slots=True)
@@ -1408,6 +1433,22 @@ _LOSSES = (
 )
 
 _HISTC_FLOAT = Floating("input")
+_CUMSUM_CORRECTION = (
+    "PyTorch's 2.13 docstring still lists float cumsum on CUDA as raising (corrected upstream "
+    "by PR #190975). The installed 2.13 headers (ATen/native/cuda/ScanUtils.cuh, scan_dim) "
+    "show no alert; only an effectively 1-D input takes CUB's scan, which deterministic mode "
+    "replaces by a deterministic one (PR #140887, Nov 2024, so 2.6); other shapes use "
+    "deterministic kernels. Split in two entries so that each release is judged right."
+)
+
+
+def _cumsum(when: Condition) -> tuple[Api, ...]:
+    return (
+        fn("cumsum", "input, dim", when),
+        method("cumsum", "dim, dtype", when),
+        method("cumsum_", "dim, dtype", when),
+    )
+
 
 _REDUCTIONS = (
     Entry(
@@ -1501,27 +1542,32 @@ _REDUCTIONS = (
     Entry(
         id="cumsum-cuda",
         summary="`cumsum` of floating-point values on CUDA",
-        apis=(
-            fn("cumsum", "input, dim", Floating("input", dtype_param="dtype")),
-            method("cumsum", "dim, dtype", Floating("input", dtype_param="dtype")),
-            method("cumsum_", "dim, dtype", Floating("input", dtype_param="dtype")),
-        ),
+        apis=_cumsum(Floating("input", dtype_param="dtype")),
         condition="floating-point or complex values (integer scans are exact)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
         history=(
             Period(V(1, 13), Behaviour.RAISES),
-            Period(V(2, 6), Behaviour.FIXED_BY_MODE),
+            # From then on only the 1-D case is nondeterministic (the next entry).
+            Period(V(2, 6), Behaviour.DETERMINISTIC),
         ),
         caller="cumsum_cuda_kernel",
         example="torch.cumsum(x, dim=1)",
-        correction=(
-            "PyTorch's 2.13 docstring still lists cumsum as raising (corrected upstream by "
-            "PR #190975), but the installed 2.13 headers (ATen/native/cuda/ScanUtils.cuh, "
-            "scan_dim) use a deterministic CUB scan in deterministic mode and CumsumKernel.cu "
-            "no longer alerts: deterministic mode fixes it since PR #140887 (Nov 2024), so 2.6."
-        ),
-        sources=("ATen/native/cuda/ScanUtils.cuh (2.13)", "PR #75693", "PR #140887"),
+        correction=_CUMSUM_CORRECTION,
+        sources=("PR #75693", "PR #140887"),
+    ),
+    Entry(
+        id="cumsum-1d-cuda",
+        summary="`cumsum` of a 1-D floating-point tensor on CUDA",
+        apis=_cumsum(all_of(Floating("input", dtype_param="dtype"), OneDimensional("input"))),
+        condition="floating-point or complex values, 1-D (or one non-singleton dimension): "
+        "the only case that uses CUB's nondeterministic scan",
+        device=Device.CUDA,
+        phase=Phase.FORWARD,
+        history=(Period(V(2, 6), Behaviour.FIXED_BY_MODE),),
+        example="torch.cumsum(x.flatten(), dim=0)",
+        correction=_CUMSUM_CORRECTION,
+        sources=("ATen/native/cuda/ScanUtils.cuh scan_dim (2.13)", "PR #140887"),
     ),
     Entry(
         id="kthvalue-cuda",

@@ -145,13 +145,16 @@ def test_conditions_are_three_valued() -> None:
 
 
 def test_version_awareness() -> None:
-    cumsum, kthvalue = BY_ID["cumsum-cuda"], BY_ID["kthvalue-cuda"]
+    cumsum, cumsum_1d = BY_ID["cumsum-cuda"], BY_ID["cumsum-1d-cuda"]
     assert cumsum.behaviour(TorchVersion(1, 12)) is None
     assert cumsum.behaviour(TorchVersion(2, 5)) is Behaviour.RAISES
-    assert cumsum.behaviour(TorchVersion(2, 13)) is Behaviour.FIXED_BY_MODE
+    assert cumsum.behaviour(TorchVersion(2, 13)) is Behaviour.DETERMINISTIC
+    assert cumsum_1d.behaviour(TorchVersion(2, 5)) is None
+    assert cumsum_1d.behaviour(TorchVersion(2, 13)) is Behaviour.FIXED_BY_MODE
+    kthvalue = BY_ID["kthvalue-cuda"]
     assert kthvalue.behaviour(TorchVersion(2, 9)) is Behaviour.RAISES
     assert kthvalue.behaviour(TorchVersion(2, 10)) is Behaviour.DETERMINISTIC
-    assert kthvalue.until == TorchVersion(2, 10) and cumsum.until is None
+    assert kthvalue.until == TorchVersion(2, 10) and cumsum_1d.until is None
 
 
 def test_catalog_imports_without_torch_or_libcst() -> None:

@@ -405,16 +405,23 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         [("RPL401", 2, "torch.histc("), ("RPL401", 3, "torch.randint(")],
     ),
     (
-        "cumsum of floats: fixed by deterministic mode since 2.6",
+        "cumsum of 1-D floats: fixed by deterministic mode since 2.6; wider is deterministic",
         """
         import torch
         torch.cumsum(torch.randn(5), 0)
         torch.cumsum(torch.arange(5), 0)
         torch.randn(5).cumsum(0, dtype=torch.int64)
         torch.arange(5).cumsum(0, dtype=torch.float32)
+        torch.cumsum(torch.randn(4, 5), 1)
+        def f(t: torch.Tensor):
+            return t.cumsum(0)
         """,
         "2.13",
-        [("RPL402", 2, "torch.cumsum("), ("RPL402", 5, "torch.arange(")],
+        [
+            ("RPL402", 2, "torch.cumsum("),
+            ("RPL402", 5, "torch.arange("),
+            ("RPL402", 8, "t.cumsum("),
+        ],
     ),
     (
         "cumsum of floats raises on torch 2.5",
@@ -422,9 +429,14 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         import torch
         torch.cumsum(torch.randn(5), 0)
         torch.arange(5).cumsum(0, dtype=torch.float32)
+        torch.cumsum(torch.randn(4, 5), 1)
         """,
         "2.5",
-        [("RPL401", 2, "torch.cumsum("), ("RPL401", 3, "torch.arange(")],
+        [
+            ("RPL401", 2, "torch.cumsum("),
+            ("RPL401", 3, "torch.arange("),
+            ("RPL401", 4, "torch.cumsum("),
+        ],
     ),
     (
         "cumsum is not judged before the alert existed (1.13)",

@@ -227,9 +227,16 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
             note="integer scans are exact",
         ),
         Valid(
-            "import numpy as np\nimport torch\n\nidx = np.array([0, 1])\nout = np.zeros(3)\n"
-            "np.add.at(out, idx, 1)\nc = out.cumsum()\nout.put([0], [2])\n",
-            note="numpy look-alikes",
+            "import numpy as np\nimport pandas as pd\nimport torch\n\n"
+            "idx = np.array([0, 1])\nout = np.zeros(3)\n"
+            "np.add.at(out, idx, 1)\nc = out.cumsum()\nout.put([0], [2])\n"
+            "frame = pd.read_csv('losses.csv')\nrunning = frame['loss'].cumsum()\n",
+            note="numpy and pandas look-alikes",
+        ),
+        Valid(
+            PREAMBLE + "p = torch.ones(3, device='cuda').scatter_reduce_(0, idx, src, 'prod')\n"
+            "m = torch.zeros(3, device='cuda').scatter_reduce_(0, idx, src, 'amax')\n",
+            note="prod raises in deterministic mode (RPL401); amax is deterministic",
         ),
         Valid(
             PREAMBLE + "y = torch.zeros(3, device='cuda').scatter_(0, idx, 2.0)\n",
