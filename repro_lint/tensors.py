@@ -12,8 +12,9 @@ a likely tensor when it is:
   ``Tensor | None``, ``torch.FloatTensor``...), or a parameter of ``forward`` in an
   ``nn.Module`` subclass;
 - an attribute of an ``nn.Module``: ``self.weight`` inside an ``nn.Module`` subclass (unless
-  it was assigned something else, such as a numpy array), or ``model.weight`` where ``model``
-  was built from a ``torch.nn`` class;
+  it was assigned something that plainly is not a tensor: a literal, a list, a call into
+  another library such as numpy), or ``model.weight`` where ``model`` was built from a
+  ``torch.nn`` class or a local ``nn.Module`` subclass;
 - a chain of tensor methods, arithmetic or indexing starting at one of the above or at a torch
   call (``torch.arange(10).float().cumsum(0)``), except methods that leave torch
   (``.numpy()``, ``.tolist()``, ``.item()``, ``.size()``).
@@ -142,6 +143,13 @@ _MODULE_RETURNING = frozenset(
 )
 
 
+_NOT_TENSOR_NODES = (
+    cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
+    cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp,
+    cst.DictComp, cst.GeneratorExp, cst.Lambda,
+)  # fmt: skip
+
+
 @dataclass
 class _Class:
     is_module: bool
@@ -217,17 +225,26 @@ class Tensors:
 
     def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """Record ``target = value`` (a None value: bound to something unknown)."""
-        kind = self.kind(value) if value is not None else None
-        self._bind_kind(target, kind, value)
+        if value is None:
+            self._bind_kind(target, None)
+            return
+        kind = self.kind(value)
+        if (
+            kind is None
+            and self._is_module_attribute(target)
+            and not self._plainly_not_tensor(value)
+        ):
+            # ``self.weight = weight``: an nn.Module attribute stays a likely tensor (or
+            # submodule) unless it is given something that plainly is not one.
+            kind = _MEMBER
+        self._bind_kind(target, kind)
 
     def declare(self, target: cst.BaseExpression, annotation: cst.BaseExpression) -> None:
         """``x: torch.Tensor`` without a value."""
         if isinstance(target, cst.Name):
             self._scope()[target.value] = self._annotated(annotation)
 
-    def _bind_kind(
-        self, target: cst.BaseExpression, kind: Kind, value: cst.BaseExpression | None
-    ) -> None:
+    def _bind_kind(self, target: cst.BaseExpression, kind: Kind) -> None:
         if isinstance(target, cst.Name):
             self._scope()[target.value] = kind
         elif isinstance(target, cst.Tuple | cst.List):
@@ -235,10 +252,7 @@ class Tensors:
             part: Kind = _ANY_TENSOR if isinstance(kind, TensorFacts) else None
             for element in target.elements:
                 inner = element.value
-                if isinstance(element, cst.StarredElement):
-                    self._bind_kind(inner, None, None)
-                else:
-                    self._bind_kind(inner, part, None)
+                self._bind_kind(inner, None if isinstance(element, cst.StarredElement) else part)
         elif isinstance(target, cst.Attribute) and self._is_self(target.value):
             cls = self._functions[-1].cls if self._functions else None
             if cls is not None:
@@ -290,6 +304,23 @@ class Tensors:
             if name.value in function.bindings:
                 return function.bindings[name.value]
         return self._module_scope.get(name.value)
+
+    def _is_module_attribute(self, target: cst.BaseExpression) -> bool:
+        if not (isinstance(target, cst.Attribute) and self._is_self(target.value)):
+            return False
+        cls = self._functions[-1].cls
+        return cls is not None and cls.is_module
+
+    def _plainly_not_tensor(self, value: cst.BaseExpression) -> bool:
+        """A literal, a display, or a call of something imported from outside torch."""
+        if isinstance(value, _NOT_TENSOR_NODES):
+            return True
+        if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+            return True
+        if isinstance(value, cst.Call):
+            qualified = self.names.qualified_name(value.func)
+            return qualified is not None and not qualified.startswith("torch.")
+        return False
 
     def _is_self(self, expr: cst.BaseExpression) -> bool:
         if not self._functions or not isinstance(expr, cst.Name):

@@ -99,27 +99,32 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         import torch
         from torch import nn
         class Net(nn.Module):
-            def __init__(self):
+            def __init__(self, scale):
                 super().__init__()
                 self.table = np.zeros(3)
                 self.proj = nn.Linear(3, 3)
+                self.scale = scale
+                self.names = ["a", "b"]
             def forward(self, x, lengths: list):
                 x.median(1)
                 lengths.median(1)
                 self.table.put([0], [1])
                 self.proj.weight.put_(i, v)
                 self.buffer.put_(i, v)
+                self.scale.put_(i, v)
+                self.names.put_(i, v)
                 return self.proj(x).median(1)
         model = Net()
         model.proj.weight.put_(i, v)
         """,
         "2.13",
         [
-            ("RPL401", 10, "x.median("),
-            ("RPL401", 13, "self.proj.weight.put_("),
-            ("RPL401", 14, "self.buffer.put_("),
-            ("RPL401", 15, "self.proj(x).median("),
-            ("RPL401", 17, "model.proj.weight.put_("),
+            ("RPL401", 12, "x.median("),
+            ("RPL401", 15, "self.proj.weight.put_("),
+            ("RPL401", 16, "self.buffer.put_("),
+            ("RPL401", 17, "self.scale.put_("),
+            ("RPL401", 19, "self.proj(x).median("),
+            ("RPL401", 21, "model.proj.weight.put_("),
         ],
     ),
     (
