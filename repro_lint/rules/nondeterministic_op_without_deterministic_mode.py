@@ -205,6 +205,10 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
         'import torch\ntorch.set_deterministic_debug_mode("warn")\ny = torch.zeros(3).index_add_(0, i, v)\n',
         "import lightning as L\nimport torch\ntrainer = L.Trainer(deterministic=True)\n"
         "y = torch.zeros(3).index_add_(0, i, v)\n",
+        "from pytorch_lightning import Trainer\nimport torch\nTrainer(deterministic='warn')\n"
+        "y = torch.zeros(3).index_add_(0, i, v)\n",
+        "import torch\nfrom transformers import enable_full_determinism\n"
+        "enable_full_determinism(0)\ny = torch.zeros(3).index_add_(0, i, v)\n",
         Valid(
             PREAMBLE + "y = torch.zeros(4, device='cuda').put_(idx, x)\n",
             note="put_ without accumulate raises in deterministic mode: RPL401, not RPL402",
