@@ -479,15 +479,28 @@ def _check_stdin(
 
 @main.command()
 @click.argument("rule")
-def explain(rule: str) -> None:
+@click.option(
+    "--target-torch",
+    type=str,
+    default=None,
+    help="Judge version-dependent content for this torch release (X.Y); "
+    "default: the project's target, as for `check`.",
+)
+def explain(rule: str, target_torch: str | None) -> None:
     """Show the documentation of RULE (a code such as RPL201, or a name)."""
     from repro_lint.explain import render_markdown
     from repro_lint.rules import rule_for
+    from repro_lint.torch_versions import resolve_target
 
     found = rule_for(rule)
     if found is None:
         _fail(f"unknown rule `{rule}` (see `repro-lint rules`)")
-    click.echo(render_markdown(found), nl=False)
+    try:
+        config = _load((), None, None, {"target_torch": target_torch})
+    except ConfigError as exc:
+        _fail(str(exc))
+    target = resolve_target(config.target_torch, config.root)
+    click.echo(render_markdown(found, target.version), nl=False)
 
 
 @main.command("rules")

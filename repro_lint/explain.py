@@ -8,6 +8,7 @@ from collections.abc import Sequence
 
 from repro_lint.diagnostics import FixSafety
 from repro_lint.rule import Invalid, Rule, Valid
+from repro_lint.torch_versions import TorchVersion
 
 HEADINGS = (
     "What it does",
@@ -69,9 +70,12 @@ def _example_sections(rule: type[Rule]) -> dict[str, str]:
     return generated
 
 
-def render_markdown(rule: type[Rule]) -> str:
+def render_markdown(rule: type[Rule], target: TorchVersion | None = None) -> str:
+    """The rule's page; ``target`` judges version-dependent sections for one torch release."""
     found = sections(rule)
     for heading, text in _example_sections(rule).items():
+        found.setdefault(heading, text)
+    for heading, text in rule.doc_sections(target).items():
         found.setdefault(heading, text)
     fix = _FIX_LINE.get(rule.FIX_SAFETY, "none") if rule.FIX_SAFETY else "none"
     lines = [

@@ -67,6 +67,7 @@ def _iter_simple_statements(
 
 def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
     if isinstance(stmt, cst.Match):
+        # A ``match`` statement has no body of its own, only its cases'.
         for case in stmt.cases:
             yield case.body
         return

@@ -147,6 +147,13 @@ class Rule:
         self.context = context
 
     @classmethod
+    def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:
+        """Documentation sections generated from data (heading -> markdown), appended to the
+        docstring's; ``target`` is the torch version to judge version-dependent content for
+        (None: show every release)."""
+        return {}
+
+    @classmethod
     def url(cls) -> str:
         """Where the rule's documentation page lives (the generated ``rules/`` catalog)."""
         return f"{DOCS_URL}/{cls.CODE}-{cls.name}.md"

@@ -8,6 +8,10 @@ from repro_lint.rules.autotune_enabled import AutotuneEnabled
 from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
 from repro_lint.rules.deterministic_mode_disabled import DeterministicModeDisabled
 from repro_lint.rules.missing_cublas_workspace_config import MissingCublasWorkspaceConfig
+from repro_lint.rules.nondeterministic_op import NondeterministicOp
+from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
+    NondeterministicOpWithoutDeterministicMode,
+)
 from repro_lint.rules.syntax_error import SyntaxError
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -16,6 +20,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeterministicModeDisabled,
     MissingCublasWorkspaceConfig,
     AutotuneEnabled,
+    NondeterministicOp,
+    NondeterministicOpWithoutDeterministicMode,
 )
 
 BY_CODE: dict[str, type[Rule]] = {rule.CODE: rule for rule in ALL_RULES}

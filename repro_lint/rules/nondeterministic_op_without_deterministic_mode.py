@@ -1,0 +1,311 @@
+"""RPL402: an op that is deterministic only in deterministic mode, in a program that never
+turns deterministic mode on."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.catalog import NEEDS_DETERMINISTIC_MODE
+from repro_lint.diagnostics import FixSafety
+from repro_lint.names import Names
+from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Valid
+from repro_lint.rules.cudnn_benchmark_enabled import LIGHTNING_TRAINERS
+from repro_lint.rules.nondeterministic_op import (
+    CATALOG_TRIGGERS,
+    PREAMBLE,
+    CatalogRule,
+    Finding,
+    catalog_examples,
+    catalog_sections,
+    corrections,
+    describe,
+    entries_reported_as,
+)
+from repro_lint.torch_versions import TorchVersion
+
+ENABLE = "torch.use_deterministic_algorithms"
+# Library helpers that call ``torch.use_deterministic_algorithms(True)`` themselves.
+_ENABLING_HELPERS = frozenset(
+    {"transformers.enable_full_determinism", "transformers.trainer_utils.enable_full_determinism"}
+)
+
+
+def _enables(node: cst.Call, names: Names) -> bool:
+    """Whether this call may turn deterministic mode on; a value that is not a literal
+    ``False`` counts (``use_deterministic_algorithms(args.deterministic)`` may)."""
+    name = names.qualified_name(node.func)
+    if name in (ENABLE, "torch.set_deterministic"):
+        arg = argument(node, "mode", 0) or argument(node, "d", 0)
+        return arg is not None and literal_bool(arg.value) is not False
+    if name == "torch.set_deterministic_debug_mode":
+        arg = argument(node, "debug_mode", 0)
+        return arg is not None and not (
+            literal_int(arg.value) == 0 or literal_str(arg.value) == "default"
+        )
+    if name in LIGHTNING_TRAINERS:
+        # ``Trainer(deterministic=True | "warn")`` calls use_deterministic_algorithms.
+        arg = argument(node, "deterministic")
+        return (
+            arg is not None
+            and literal_bool(arg.value) is not False
+            and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+        )
+    return name in _ENABLING_HELPERS
+
+
+def enables_deterministic_mode(context: FileContext, file_enables: bool) -> bool:
+    """Whether the program this file belongs to turns deterministic mode on, given whether
+    the file itself calls something that does.
+
+    TODO(#3): ask the project analysis whether the entry points that reach this file turn it
+    on; until then the file itself must.
+    """
+    return file_enables
+
+
+def _is_main_guard(statement: cst.CSTNode) -> bool:
+    """``if __name__ == "__main__":`` (either operand order)."""
+    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+        return False
+    test = statement.test
+    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    operands = (test.left, test.comparisons[0].comparator)
+    names = [o for o in operands if isinstance(o, cst.Name) and o.value == "__name__"]
+    strings = [o for o in operands if literal_str(o) == "__main__"]
+    return len(names) == 1 and len(strings) == 1
+
+
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Import | cst.ImportFrom) for small in statement.body
+    )
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+class NondeterministicOpWithoutDeterministicMode(CatalogRule):
+    """
+    ## What it does
+    Flags an explicit call of a PyTorch op that is nondeterministic by default but has a
+    deterministic implementation that `torch.use_deterministic_algorithms(True)` selects, in
+    a program that never turns deterministic mode on: `index_add_`, `scatter_add_`,
+    `scatter_reduce` with `sum`/`mean`, `index_put_`, `index_copy_`, the backward of
+    `gather`, `index_select` and `repeat_interleave` on CUDA, `index_put_(accumulate=True)`
+    on CPU, and, depending on the torch release, bilinear/trilinear interpolation, replication
+    padding, `cumsum` and 3-D max pooling with indices.
+
+    A file that calls `torch.use_deterministic_algorithms(...)` with anything but `False`
+    (or `torch.set_deterministic_debug_mode`, Lightning's `Trainer(deterministic=...)`,
+    `transformers.enable_full_determinism`) is left alone.
+
+    ## Why is this bad?
+    By default these ops add up with atomic operations whose order changes from run to run
+    (on CUDA, and for `index_put_`/`put_` with `accumulate=True` also on a multi-threaded
+    CPU), so the same seeded program gives different numbers each run. Deterministic mode
+    switches them to a deterministic kernel at some cost in speed; without it no seed helps.
+
+    ## Fix safety
+    Safe: inserts `torch.use_deterministic_algorithms(True, warn_only=True)` at the entry
+    point (the top of the `if __name__ == "__main__":` block, else after the module's
+    imports). With `warn_only=True`, ops without a deterministic kernel warn instead of
+    raising, so the program still runs. Once those warnings are dealt with, switch to
+    `torch.use_deterministic_algorithms(True)` (`warn_only=False`): that variant is unsafe,
+    because it raises on any op without a deterministic kernel, and is not offered as a fix.
+
+    ## Options
+    `target-torch` decides which ops deterministic mode fixes (see the table).
+
+    ## Known limitations
+    The decision is per file: enabling deterministic mode in another module of the program
+    (a training entry point that imports this one) is not seen yet, so suppress with
+    `# noqa: RPL402` there. The device is not known statically, so ops that are
+    nondeterministic only on CUDA are reported in CPU-only code too.
+
+    ## References
+    - `torch.use_deterministic_algorithms` documentation
+    - PyTorch notes on randomness: "Avoiding nondeterministic algorithms"
+    """
+
+    CODE = "RPL402"
+    MESSAGE = "This op is nondeterministic unless deterministic mode is on"
+    FIX_TITLE = "Insert `torch.use_deterministic_algorithms(True, warn_only=True)`"
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = CATALOG_TRIGGERS
+    _NEW = {"target-torch": "2.13"}
+    INVALID = (
+        Invalid(
+            "import torch\n\n"
+            "counts = torch.zeros(10, device='cuda')\n"
+            "counts.index_add_(0, labels, torch.ones(len(labels), device='cuda'))\n",
+            fixed="import torch\n"
+            "torch.use_deterministic_algorithms(True, warn_only=True)\n\n"
+            "counts = torch.zeros(10, device='cuda')\n"
+            "counts.index_add_(0, labels, torch.ones(len(labels), device='cuda'))\n",
+        ),
+        Invalid(
+            '"""Train."""\nimport torch\nfrom torch import nn\n\n\n'
+            "def main():\n"
+            "    up = nn.Upsample(scale_factor=2, mode='bilinear')\n"
+            "    print(up)\n\n\n"
+            'if __name__ == "__main__":\n'
+            "    main()\n",
+            fixed='"""Train."""\nimport torch\nfrom torch import nn\n\n\n'
+            "def main():\n"
+            "    up = nn.Upsample(scale_factor=2, mode='bilinear')\n"
+            "    print(up)\n\n\n"
+            'if __name__ == "__main__":\n'
+            "    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+            "    main()\n",
+            config=_NEW,
+        ),
+        Invalid(
+            "from torch import nn\nimport torch.nn.functional as F\n\n"
+            "def pool(x: 'torch.Tensor'):\n"
+            "    return F.pad(x, (1, 1, 1, 1), mode='replicate')\n",
+            fixed="import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+            "torch.use_deterministic_algorithms(True, warn_only=True)\n\n"
+            "def pool(x: 'torch.Tensor'):\n"
+            "    return F.pad(x, (1, 1, 1, 1), mode='replicate')\n",
+            config=_NEW,
+            note="torch is imported for the fix",
+        ),
+        Invalid(
+            "import torch as T\n\nif __name__ == '__main__': T.zeros(3).scatter_add_(0, i, v)\n",
+            fixed="import torch as T\n\nT.use_deterministic_algorithms(True, warn_only=True)\n"
+            "if __name__ == '__main__': T.zeros(3).scatter_add_(0, i, v)\n",
+            note="a one-line main block: the call goes before it",
+        ),
+        Invalid(
+            "import torch\ntorch.use_deterministic_algorithms(False)\n"
+            "y = torch.zeros(3).index_copy_(0, i, v)\n",
+            note="switching the mode off does not count",
+        ),
+        *catalog_examples(NEEDS_DETERMINISTIC_MODE),
+    )
+    VALID = (
+        Valid(
+            "import torch\ntorch.use_deterministic_algorithms(True)\n"
+            "counts = torch.zeros(10, device='cuda').index_add_(0, labels, ones)\n"
+        ),
+        Valid(
+            "import torch\n\ndef main(args):\n"
+            "    torch.use_deterministic_algorithms(args.deterministic, warn_only=True)\n"
+            "    return torch.zeros(3).scatter_add_(0, i, v)\n",
+            note="a non-literal value may turn it on",
+        ),
+        'import torch\ntorch.set_deterministic_debug_mode("warn")\ny = torch.zeros(3).index_add_(0, i, v)\n',
+        "import lightning as L\nimport torch\ntrainer = L.Trainer(deterministic=True)\n"
+        "y = torch.zeros(3).index_add_(0, i, v)\n",
+        "from pytorch_lightning import Trainer\nimport torch\nTrainer(deterministic='warn')\n"
+        "y = torch.zeros(3).index_add_(0, i, v)\n",
+        "import torch\nfrom transformers import enable_full_determinism\n"
+        "enable_full_determinism(0)\ny = torch.zeros(3).index_add_(0, i, v)\n",
+        Valid(
+            PREAMBLE + "y = torch.zeros(4, device='cuda').put_(idx, x)\n",
+            note="put_ without accumulate raises in deterministic mode: RPL401, not RPL402",
+        ),
+        Valid(
+            PREAMBLE + "y = F.interpolate(x, scale_factor=2, mode='bilinear')\n",
+            config={"target-torch": "2.0"},
+            note="before 2.1 bilinear raises (RPL401)",
+        ),
+        Valid(
+            PREAMBLE + "c = x.cumsum(dim=1)\nv = torch.kthvalue(x, 2, dim=1)\n",
+            config={"target-torch": "2.5"},
+            note="cumsum raised before 2.6 (RPL401); kthvalue too",
+        ),
+        Valid(PREAMBLE + "v = torch.kthvalue(x, 2, dim=1)\n", config=_NEW, note="fixed in 2.10"),
+        Valid(
+            PREAMBLE + "c = torch.cumsum(torch.arange(10, device='cuda'), 0)\n"
+            "d = x.cumsum(1, dtype=torch.long)\n",
+            config=_NEW,
+            note="integer scans are exact",
+        ),
+        Valid(
+            "import numpy as np\nimport pandas as pd\nimport torch\n\n"
+            "idx = np.array([0, 1])\nout = np.zeros(3)\n"
+            "np.add.at(out, idx, 1)\nc = out.cumsum()\nout.put([0], [2])\n"
+            "frame = pd.read_csv('losses.csv')\nrunning = frame['loss'].cumsum()\n",
+            note="numpy and pandas look-alikes",
+        ),
+        Valid(
+            PREAMBLE + "p = torch.ones(3, device='cuda').scatter_reduce_(0, idx, src, 'prod')\n"
+            "m = torch.zeros(3, device='cuda').scatter_reduce_(0, idx, src, 'amax')\n",
+            note="prod raises in deterministic mode (RPL401); amax is deterministic",
+        ),
+        Valid(
+            PREAMBLE + "y = torch.zeros(3, device='cuda').scatter_(0, idx, 2.0)\n",
+            note="a scalar value is deterministic",
+        ),
+        Valid(
+            PREAMBLE + "z = x[idx]\nx[idx] = 1.0\nconv = nn.Conv2d(3, 3, 3)\n",
+            note="indexing and convolutions are covered by RPL202",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._pending: list[tuple[cst.Call, Finding]] = []
+        self._file_enables = False
+
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        if not self._file_enables:
+            self._file_enables = _enables(node, self.names)
+
+    def on_finding(self, node: cst.Call, finding: Finding) -> None:
+        if finding.behaviour in NEEDS_DETERMINISTIC_MODE:
+            self._pending.append((node, finding))
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        if not self._pending or enables_deterministic_mode(self.context, self._file_enables):
+            return
+        fix = self._fix(original_node)
+        tail = "is nondeterministic unless deterministic mode is on"
+        for node, finding in self._pending:
+            self.report(node, describe(finding, tail), fix=fix)
+
+    def _fix(self, module: cst.Module) -> list[NodeEdit]:
+        body = list(module.body)
+        main = next((s for s in body if _is_main_guard(s)), None)
+        if isinstance(main, cst.If) and isinstance(main.body, cst.IndentedBlock):
+            return self._insert(InsertBefore, main.body.body[0], before=main.body.body[0])
+        if main is not None:
+            # ``if __name__ == "__main__": main()`` has no line of its own to insert into.
+            return self._insert(InsertBefore, main, before=main)
+        start = 1 if body and _is_docstring(body[0]) else 0
+        end = start
+        while end < len(body) and _is_import_line(body[end]):
+            end += 1
+        if end > start:
+            following = body[end] if end < len(body) else None
+            return self._insert(InsertAfter, body[end - 1], before=following)
+        if start < len(body):
+            return self._insert(InsertBefore, body[start], before=body[start])
+        return []
+
+    def _insert(
+        self,
+        edit: type[InsertBefore] | type[InsertAfter],
+        statement: cst.CSTNode,
+        before: cst.CSTNode | None,
+    ) -> list[NodeEdit]:
+        spelling, imports = self.reference(ENABLE, "torch", before=before)
+        return [*imports, edit(statement, f"{spelling}(True, warn_only=True)")]
+
+    @classmethod
+    def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:
+        entries = entries_reported_as(NEEDS_DETERMINISTIC_MODE)
+        return {
+            **catalog_sections(NEEDS_DETERMINISTIC_MODE, target),
+            "Catalog corrections": corrections(entries),
+        }

@@ -1,0 +1,596 @@
+"""Which expressions are likely torch tensors, and the little that is known of their shape.
+
+A rule feeds ``Tensors`` the scopes and assignments it visits, in source order, and asks what an
+expression is. The inference is deliberately small and documented, because it decides whether
+``x.cumsum()`` is PyTorch's (reported) or numpy's / pandas' (never reported). An expression is
+a likely tensor when it is:
+
+- a name last assigned (in the same function, else in an enclosing one, else at module level)
+  from a torch call that returns tensors (``torch.zeros(...)``, ``F.softmax(...)``), from a
+  likely tensor, or from a call of a built ``nn.Module``;
+- a parameter annotated ``torch.Tensor`` (also ``Tensor``, ``Optional[Tensor]``,
+  ``Tensor | None``, ``torch.FloatTensor``...), or a parameter of ``forward`` in an
+  ``nn.Module`` subclass;
+- an attribute of an ``nn.Module``: ``self.weight`` inside an ``nn.Module`` subclass (unless
+  it was assigned something that plainly is not a tensor: a literal, a list, a call into
+  another library such as numpy), or ``model.weight`` where ``model`` was built from a
+  ``torch.nn`` class or a local ``nn.Module`` subclass;
+- a chain of tensor methods, arithmetic or indexing starting at one of the above or at a torch
+  call (``torch.arange(10).float().cumsum(0)``), except methods that leave torch
+  (``.numpy()``, ``.tolist()``, ``.item()``, ``.size()``).
+
+Everything else (names bound by loops, ``with``, unpacking of unknown values, other libraries'
+calls) is not a tensor. Shape and dtype are tracked only through literal factory arguments
+(``torch.randn(8, 3, 32, 32)``, ``dtype=torch.long``, ``torch.tensor([1, 2])``) and a few
+methods (``.float()``, ``.long()``, ``.view(...)``, ``.unsqueeze(...)``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from repro_lint.arguments import argument, literal_int
+from repro_lint.catalog import FLOATING_DTYPES, INTEGER_DTYPES, TensorFacts, canonical
+from repro_lint.names import Names
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleInstance:
+    """An expression that refers to an ``nn.Module`` built by a constructor call."""
+
+    qualified: str
+    call: cst.Call | None
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleMember:
+    """An attribute of an ``nn.Module``: a parameter, a buffer or a submodule."""
+
+
+Kind = TensorFacts | ModuleInstance | ModuleMember | None
+
+_MEMBER = ModuleMember()
+_ANY_TENSOR = TensorFacts()
+
+MODULE_BASES = frozenset(
+    {
+        "torch.nn.Module",
+        "torch.nn.modules.module.Module",
+        "lightning.LightningModule",
+        "lightning.pytorch.LightningModule",
+        "pytorch_lightning.LightningModule",
+    }
+)
+TENSOR_TYPES = {
+    "torch.Tensor": _ANY_TENSOR,
+    "torch.nn.Parameter": _ANY_TENSOR,
+    "torch.nn.parameter.Parameter": _ANY_TENSOR,
+    "torch.FloatTensor": TensorFacts(floating=True),
+    "torch.DoubleTensor": TensorFacts(floating=True),
+    "torch.HalfTensor": TensorFacts(floating=True),
+    "torch.LongTensor": TensorFacts(floating=False),
+    "torch.IntTensor": TensorFacts(floating=False),
+    "torch.BoolTensor": TensorFacts(floating=False),
+    "torch.ByteTensor": TensorFacts(floating=False),
+}
+# Modules whose lowercase functions return tensors.
+_TENSOR_NAMESPACES = frozenset(
+    {"torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.sparse"}
+)
+# Lowercase torch functions that do not return tensors (the ones scripts commonly call).
+_NOT_TENSOR_FUNCTIONS = frozenset(
+    f"torch.{name}"
+    for name in (
+        "device", "dtype", "finfo", "iinfo", "no_grad", "enable_grad", "inference_mode",
+        "set_grad_enabled", "is_grad_enabled", "compile", "load", "save", "manual_seed", "seed",
+        "initial_seed", "use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
+        "set_deterministic_debug_mode", "set_default_dtype", "get_default_dtype",
+        "set_default_device", "is_tensor", "is_floating_point", "is_complex", "numel",
+        "autocast", "set_num_threads", "get_num_threads", "set_num_interop_threads",
+        "set_printoptions", "set_float32_matmul_precision", "typename", "result_type",
+        "promote_types", "can_cast", "broadcast_shapes", "vmap", "cond", "export",
+    )
+)  # fmt: skip
+_SHAPE_FACTORIES = frozenset(f"torch.{n}" for n in ("randn", "rand", "zeros", "ones", "empty"))
+_LIKE_FACTORIES = frozenset(
+    f"torch.{n}_like" for n in ("zeros", "ones", "empty", "full", "rand", "randn", "randint")
+)
+_QUANTIZERS = frozenset(
+    f"torch.{n}"
+    for n in ("quantize_per_tensor", "quantize_per_channel", "quantize_per_tensor_dynamic")
+)
+# torch.nn.functional calls whose output has the input's shape.
+_SHAPE_KEEPING_FUNCTIONAL = frozenset(
+    f"torch.nn.functional.{n}"
+    for n in (
+        "relu", "gelu", "silu", "elu", "leaky_relu", "sigmoid", "tanh", "softmax", "log_softmax",
+        "dropout", "normalize", "layer_norm", "batch_norm", "group_norm", "interpolate", "pad",
+    )
+)  # fmt: skip
+# Tensor methods and attributes that leave torch (or are not tensors).
+_NOT_TENSOR_METHODS = frozenset(
+    (
+        "numpy", "tolist", "item", "size", "dim", "ndimension", "numel", "nelement",
+        "element_size", "stride", "data_ptr", "storage", "untyped_storage", "is_contiguous",
+        "is_floating_point", "is_complex", "get_device", "backward", "register_hook", "equal",
+        "__array__", "__len__", "type", "storage_offset",
+    )
+)  # fmt: skip
+_TENSOR_ATTRIBUTES = frozenset(
+    {"T", "mT", "H", "mH", "data", "grad", "real", "imag", "values", "indices"}
+)
+_FLOAT_METHODS = frozenset(
+    {"float", "double", "half", "bfloat16", "mean", "softmax", "log_softmax", "sigmoid", "exp"}
+)
+_INTEGER_METHODS = frozenset(
+    {"long", "int", "short", "byte", "char", "bool", "argmax", "argmin", "argsort", "nonzero"}
+)
+# Methods whose result has the receiver's number of dimensions.
+_NDIM_KEEPING_METHODS = frozenset(
+    (
+        "cuda", "cpu", "to", "detach", "detach_", "clone", "contiguous", "requires_grad_",
+        "pin_memory", "float", "double", "half", "bfloat16", "long", "int", "bool", "abs",
+        "neg", "exp", "log", "sqrt", "sigmoid", "tanh", "relu", "softmax", "log_softmax",
+        "permute", "transpose", "flip", "roll", "masked_fill", "clamp", "add", "sub", "mul",
+        "div", "pow", "type_as", "nan_to_num", "square",
+    )
+)  # fmt: skip
+# Module methods that return the module itself.
+_MODULE_RETURNING = frozenset(
+    {"cuda", "cpu", "to", "train", "eval", "float", "double", "half", "requires_grad_", "type"}
+)
+
+
+_NOT_TENSOR_NODES = (
+    cst.SimpleString, cst.ConcatenatedString, cst.FormattedString, cst.Integer, cst.Float,
+    cst.Imaginary, cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.SetComp,
+    cst.DictComp, cst.GeneratorExp, cst.Lambda,
+)  # fmt: skip
+
+
+@dataclass
+class _Class:
+    is_module: bool
+    # ``self.<attr>`` assignments seen so far in the class's methods.
+    attributes: dict[str, Kind] = field(default_factory=dict)
+
+
+@dataclass
+class _Function:
+    bindings: dict[str, Kind]
+    cls: _Class | None
+    self_name: str | None
+
+
+class Tensors:
+    """The likely tensors of one module, updated as the traversal goes."""
+
+    def __init__(self, names: Names) -> None:
+        self.names = names
+        self._module_scope: dict[str, Kind] = {}
+        self._functions: list[_Function] = []
+        # Each enclosing class, with how many functions enclosed it (to tell methods from
+        # functions nested in methods).
+        self._classes: list[tuple[_Class, int]] = []
+        self._module_classes: set[str] = set()
+
+    # -- traversal events ----------------------------------------------------------------------
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        is_module = any(self._is_module_class(base.value) for base in node.bases)
+        if is_module:
+            qualified = self.names.qualified_name(node.name)
+            self._module_classes.add(qualified or node.name.value)
+        self._classes.append((_Class(is_module), len(self._functions)))
+
+    def leave_class(self) -> None:
+        self._classes.pop()
+
+    def enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
+        """A new scope: a function (a method when directly in a class body) or a lambda."""
+        cls = self._method_class() if isinstance(node, cst.FunctionDef) else None
+        outer = self._functions[-1] if self._functions else None
+        params = [*node.params.posonly_params, *node.params.params]
+        self_name: str | None = None
+        if cls is not None and params and not _is_static(node):
+            self_name = params[0].name.value
+            params = params[1:]
+        elif outer is not None:
+            cls, self_name = outer.cls, outer.self_name
+        bindings: dict[str, Kind] = {}
+        is_forward = (
+            cls is not None
+            and cls.is_module
+            and isinstance(node, cst.FunctionDef)
+            and node.name.value == "forward"
+        )
+        for param in [*params, *node.params.kwonly_params]:
+            kind: Kind = None
+            if param.annotation is not None:
+                kind = self._annotated(param.annotation.annotation)
+            elif is_forward:
+                kind = _ANY_TENSOR
+            bindings[param.name.value] = kind
+        for star in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(star, cst.Param):
+                bindings[star.name.value] = None
+        if self_name is not None:
+            bindings[self_name] = None
+        self._functions.append(_Function(bindings, cls, self_name))
+
+    def leave_function(self) -> None:
+        self._functions.pop()
+
+    def bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        """Record ``target = value`` (a None value: bound to something unknown)."""
+        if value is None:
+            self._bind_kind(target, None)
+            return
+        kind = self.kind(value)
+        if (
+            kind is None
+            and self._is_module_attribute(target)
+            and not self._plainly_not_tensor(value)
+        ):
+            # ``self.weight = weight``: an nn.Module attribute stays a likely tensor (or
+            # submodule) unless it is given something that plainly is not one.
+            kind = _MEMBER
+        self._bind_kind(target, kind)
+
+    def declare(self, target: cst.BaseExpression, annotation: cst.BaseExpression) -> None:
+        """``x: torch.Tensor`` without a value."""
+        if isinstance(target, cst.Name):
+            self._scope()[target.value] = self._annotated(annotation)
+
+    def _bind_kind(self, target: cst.BaseExpression, kind: Kind) -> None:
+        if isinstance(target, cst.Name):
+            self._scope()[target.value] = kind
+        elif isinstance(target, cst.Tuple | cst.List):
+            # ``values, indices = torch.sort(x)``: each part of a tensor result is a tensor.
+            part: Kind = _ANY_TENSOR if isinstance(kind, TensorFacts) else None
+            for element in target.elements:
+                inner = element.value
+                self._bind_kind(inner, None if isinstance(element, cst.StarredElement) else part)
+        elif isinstance(target, cst.Attribute) and self._is_self(target.value):
+            cls = self._functions[-1].cls if self._functions else None
+            if cls is not None:
+                cls.attributes[target.attr.value] = kind
+
+    # -- queries -------------------------------------------------------------------------------
+
+    def facts(self, expr: cst.BaseExpression) -> TensorFacts | None:
+        """What is known of ``expr`` if it is likely a tensor, else None."""
+        kind = self.kind(expr)
+        if isinstance(kind, ModuleMember):
+            return _ANY_TENSOR
+        return kind if isinstance(kind, TensorFacts) else None
+
+    def module_instance(self, expr: cst.BaseExpression) -> ModuleInstance | None:
+        kind = self.kind(expr)
+        return kind if isinstance(kind, ModuleInstance) else None
+
+    def kind(self, expr: cst.BaseExpression) -> Kind:
+        if isinstance(expr, cst.Name):
+            return self._lookup(expr)
+        if isinstance(expr, cst.Attribute):
+            return self._attribute(expr)
+        if isinstance(expr, cst.Call):
+            return self._call(expr)
+        if isinstance(expr, cst.BinaryOperation):
+            return self._arithmetic(expr)
+        if isinstance(expr, cst.UnaryOperation):
+            return self.facts(expr.expression)
+        if isinstance(expr, cst.NamedExpr):
+            return self.kind(expr.value)
+        if isinstance(expr, cst.Subscript):
+            base = self.facts(expr.value)
+            return TensorFacts(floating=base.floating) if base is not None else None
+        if isinstance(expr, cst.IfExp):
+            body, orelse = self.facts(expr.body), self.facts(expr.orelse)
+            if body is None or orelse is None:
+                return None
+            return body if body == orelse else _ANY_TENSOR
+        return None
+
+    # -- helpers -------------------------------------------------------------------------------
+
+    def _scope(self) -> dict[str, Kind]:
+        return self._functions[-1].bindings if self._functions else self._module_scope
+
+    def _lookup(self, name: cst.Name) -> Kind:
+        for function in reversed(self._functions):
+            if name.value in function.bindings:
+                return function.bindings[name.value]
+        return self._module_scope.get(name.value)
+
+    def _is_module_attribute(self, target: cst.BaseExpression) -> bool:
+        if not (isinstance(target, cst.Attribute) and self._is_self(target.value)):
+            return False
+        cls = self._functions[-1].cls
+        return cls is not None and cls.is_module
+
+    def _plainly_not_tensor(self, value: cst.BaseExpression) -> bool:
+        """A literal, a display, or a call of something imported from outside torch."""
+        if isinstance(value, _NOT_TENSOR_NODES):
+            return True
+        if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+            return True
+        if isinstance(value, cst.Call):
+            qualified = self.names.qualified_name(value.func)
+            return qualified is not None and not qualified.startswith("torch.")
+        return False
+
+    def _is_self(self, expr: cst.BaseExpression) -> bool:
+        if not self._functions or not isinstance(expr, cst.Name):
+            return False
+        function = self._functions[-1]
+        return function.self_name is not None and expr.value == function.self_name
+
+    def _method_class(self) -> _Class | None:
+        """The class a function being entered is a method of, if it sits directly in a
+        class body."""
+        if not self._classes:
+            return None
+        cls, depth = self._classes[-1]
+        return cls if depth == len(self._functions) else None
+
+    def _is_module_class(self, base: cst.BaseExpression) -> bool:
+        qualified = self.names.qualified_name(base)
+        if qualified is None:
+            return isinstance(base, cst.Name) and base.value in self._module_classes
+        qualified = canonical(qualified)
+        if qualified in MODULE_BASES or qualified in self._module_classes:
+            return True
+        # Any torch.nn class (``nn.Sequential``, ``nn.Linear``) is a Module.
+        return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[1][:1].isupper()
+
+    def _annotated(self, annotation: cst.BaseExpression) -> Kind:
+        if isinstance(annotation, cst.SimpleString):
+            text = annotation.evaluated_value
+            if not isinstance(text, str):
+                return None
+            try:
+                annotation = cst.parse_expression(text)
+            except cst.ParserSyntaxError:
+                return None
+        if isinstance(annotation, cst.BinaryOperation):
+            # ``Tensor | None``
+            return self._annotated(annotation.left) or self._annotated(annotation.right)
+        if isinstance(annotation, cst.Subscript):
+            # ``Optional[Tensor]``
+            if self.names.qualified_name(annotation.value) in ("typing.Optional", "typing.Union"):
+                for element in annotation.slice:
+                    if isinstance(element.slice, cst.Index):
+                        found = self._annotated(element.slice.value)
+                        if found is not None:
+                            return found
+            return None
+        qualified = self.names.qualified_name(annotation)
+        return TENSOR_TYPES.get(qualified) if qualified else None
+
+    def _attribute(self, expr: cst.Attribute) -> Kind:
+        if self.names.qualified_name(expr) is not None:
+            # An imported name (``torch.pi``, ``np.random``): not a local tensor.
+            return None
+        name = expr.attr.value
+        if self._is_self(expr.value):
+            cls = self._functions[-1].cls
+            if cls is not None and cls.is_module:
+                return cls.attributes.get(name, _MEMBER)
+            return cls.attributes.get(name) if cls is not None else None
+        base = self.kind(expr.value)
+        if isinstance(base, ModuleInstance | ModuleMember):
+            return _MEMBER
+        if isinstance(base, TensorFacts):
+            return _ANY_TENSOR if name in _TENSOR_ATTRIBUTES else None
+        return None
+
+    def _call(self, call: cst.Call) -> Kind:
+        func = call.func
+        qualified = self.names.qualified_name(func)
+        if qualified is not None:
+            return self._torch_call(canonical(qualified), call)
+        if isinstance(func, cst.Attribute):
+            base = self.kind(func.value)
+            method = func.attr.value
+            if isinstance(base, ModuleInstance):
+                if method in _MODULE_RETURNING:
+                    return base
+                return _ANY_TENSOR if method == "forward" else None
+            if isinstance(base, ModuleMember):
+                if method in _MODULE_RETURNING:
+                    return _MEMBER
+                return self._tensor_method(_ANY_TENSOR, method, call)
+            if isinstance(base, TensorFacts):
+                return self._tensor_method(base, method, call)
+        callee = self.kind(func)
+        if isinstance(callee, ModuleInstance | ModuleMember):
+            # Calling a built module (``model(x)``, ``self.encoder(x)``) returns its output.
+            return _ANY_TENSOR
+        return None
+
+    def _torch_call(self, qualified: str, call: cst.Call) -> Kind:
+        if qualified in self._module_classes or (
+            qualified.startswith("torch.nn.")
+            and qualified.rsplit(".", 1)[1][:1].isupper()
+            and qualified not in TENSOR_TYPES
+        ):
+            return ModuleInstance(qualified, call)
+        if qualified in ("torch.nn.Parameter", "torch.nn.parameter.Parameter", "torch.Tensor"):
+            first = argument(call, "data", 0)
+            return (self.facts(first.value) if first else None) or _ANY_TENSOR
+        namespace, _, function = qualified.rpartition(".")
+        if namespace not in _TENSOR_NAMESPACES or not function[:1].islower():
+            return None
+        if qualified in _NOT_TENSOR_FUNCTIONS:
+            return None
+        return self._factory(qualified, call)
+
+    def _factory(self, qualified: str, call: cst.Call) -> TensorFacts:
+        dtype = self._dtype(call)
+        if qualified in _QUANTIZERS:
+            return TensorFacts(quantized=True)
+        if qualified in _SHAPE_FACTORIES:
+            return TensorFacts(_shape_ndim(call), True if dtype is None else dtype)
+        if qualified == "torch.full":
+            size = argument(call, "size", 0)
+            fill = argument(call, "fill_value", 1)
+            floating = dtype
+            if floating is None and fill is not None:
+                floating = _number_is_float(fill.value)
+            return TensorFacts(_sequence_length(size.value) if size else None, floating)
+        if qualified == "torch.randint":
+            size = argument(call, "size") or _last_positional(call)
+            return TensorFacts(
+                _sequence_length(size.value) if size else None, False if dtype is None else dtype
+            )
+        if qualified == "torch.randperm":
+            return TensorFacts(1, False if dtype is None else dtype)
+        if qualified in ("torch.linspace", "torch.logspace"):
+            return TensorFacts(1, True if dtype is None else dtype)
+        if qualified == "torch.eye":
+            return TensorFacts(2, True if dtype is None else dtype)
+        if qualified == "torch.arange":
+            floats = [_number_is_float(arg.value) for arg in call.args if arg.keyword is None]
+            inferred = (
+                True
+                if any(floats)
+                else (False if floats and all(f is False for f in floats) else None)
+            )
+            return TensorFacts(1, dtype if dtype is not None else inferred)
+        if qualified in ("torch.tensor", "torch.as_tensor"):
+            data = argument(call, "data", 0)
+            ndim, floating = _literal_data(data.value) if data else (None, None)
+            return TensorFacts(ndim, dtype if dtype is not None else floating)
+        if qualified in _LIKE_FACTORIES:
+            first = argument(call, "input", 0)
+            base = (self.facts(first.value) if first else None) or _ANY_TENSOR
+            floating = (
+                True if qualified in ("torch.rand_like", "torch.randn_like") else base.floating
+            )
+            return TensorFacts(base.ndim, dtype if dtype is not None else floating)
+        if qualified in _SHAPE_KEEPING_FUNCTIONAL:
+            first = argument(call, "input", 0)
+            base = (self.facts(first.value) if first else None) or _ANY_TENSOR
+            return TensorFacts(base.ndim, base.floating)
+        return _ANY_TENSOR
+
+    def _tensor_method(self, receiver: TensorFacts, method: str, call: cst.Call) -> Kind:
+        if method in _NOT_TENSOR_METHODS:
+            return None
+        ndim = receiver.ndim if method in _NDIM_KEEPING_METHODS else None
+        if method in ("view", "reshape", "expand"):
+            ndim = _shape_ndim(call)
+        elif method == "unsqueeze" and receiver.ndim is not None:
+            ndim = receiver.ndim + 1
+        floating = receiver.floating
+        if method in _FLOAT_METHODS:
+            floating = True
+        elif method in _INTEGER_METHODS:
+            floating = False
+        elif method in ("to", "type"):
+            dtype = self._dtype(call, positional=True)
+            floating = dtype if dtype is not None else receiver.floating
+        return replace(receiver, ndim=ndim, floating=floating)
+
+    def _arithmetic(self, expr: cst.BinaryOperation) -> Kind:
+        left, right = self.facts(expr.left), self.facts(expr.right)
+        if left is None and right is None:
+            return None
+        if isinstance(expr.operator, cst.MatrixMultiply):
+            return _ANY_TENSOR
+        known = [f for f in (left, right) if f is not None]
+        ndims = [f.ndim for f in known]
+        ndim = max(n for n in ndims if n is not None) if all(n is not None for n in ndims) else None
+        if isinstance(expr.operator, cst.Divide):
+            return TensorFacts(ndim, True)
+        floats = [f.floating for f in known]
+        for side in (expr.left, expr.right):
+            if self.facts(side) is None:
+                floats.append(_number_is_float(side))
+        floating = True if any(floats) else (False if all(f is False for f in floats) else None)
+        return TensorFacts(ndim, floating)
+
+    def _dtype(self, call: cst.Call, positional: bool = False) -> bool | None:
+        """Floating (True), integer (False) or unknown, from ``dtype=`` (or, for ``.to()``,
+        any argument naming a dtype)."""
+        candidates = [
+            arg for arg in call.args if arg.keyword is not None and arg.keyword.value == "dtype"
+        ]
+        if positional:
+            candidates += [arg for arg in call.args if arg.keyword is None]
+        for arg in candidates:
+            qualified = self.names.qualified_name(arg.value)
+            if qualified in FLOATING_DTYPES:
+                return True
+            if qualified in INTEGER_DTYPES:
+                return False
+        return None
+
+
+def _is_static(node: cst.FunctionDef | cst.Lambda) -> bool:
+    if isinstance(node, cst.Lambda):
+        return True
+    return any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+        for d in node.decorators
+    )
+
+
+def _shape_ndim(call: cst.Call) -> int | None:
+    """Dimensions given as ``f(2, 3, 4)``, ``f((2, 3, 4))`` or ``f(size=(2, 3))``."""
+    size = argument(call, "size")
+    if size is not None:
+        return _sequence_length(size.value)
+    positional = [arg for arg in call.args if arg.keyword is None]
+    if any(arg.star for arg in positional):
+        return None
+    if len(positional) == 1:
+        single = _sequence_length(positional[0].value)
+        if single is not None:
+            return single
+    return len(positional) or None
+
+
+def _sequence_length(node: cst.BaseExpression) -> int | None:
+    if isinstance(node, cst.Tuple | cst.List):
+        if any(isinstance(e, cst.StarredElement) for e in node.elements):
+            return None
+        return len(node.elements)
+    return None
+
+
+def _last_positional(call: cst.Call) -> cst.Arg | None:
+    positional = [arg for arg in call.args if arg.keyword is None and not arg.star]
+    return positional[-1] if positional else None
+
+
+def _number_is_float(node: cst.BaseExpression) -> bool | None:
+    if isinstance(node, cst.Float):
+        return True
+    if isinstance(node, cst.Integer) or literal_int(node) is not None:
+        return False
+    if isinstance(node, cst.UnaryOperation):
+        return _number_is_float(node.expression)
+    return None
+
+
+def _literal_data(node: cst.BaseExpression) -> tuple[int | None, bool | None]:
+    """Dimensions and floating-ness of a nested list literal (``[[1.0, 2.0]]`` -> 2, True)."""
+    if isinstance(node, cst.List | cst.Tuple):
+        if not node.elements:
+            return 1, None
+        inner = [_literal_data(element.value) for element in node.elements]
+        ndims = {ndim for ndim, _ in inner}
+        # Ragged or unknown elements: the depth is not known.
+        element = ndims.pop() if len(ndims) == 1 else None
+        ndim = element + 1 if element is not None else None
+        floats = [floating for _, floating in inner]
+        floating = True if any(floats) else (False if all(f is False for f in floats) else None)
+        return ndim, floating
+    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+        return 0, False
+    floating = _number_is_float(node)
+    return (0, floating) if floating is not None else (None, None)

@@ -1,0 +1,798 @@
+"""RPL401/RPL402: which calls are reported, where, for which torch release; the RPL402 fix;
+the catalog in ``explain``."""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from click.testing import CliRunner
+
+from repro_lint.catalog import (
+    BY_ID,
+    HAS_NO_DETERMINISTIC_KERNEL,
+    NEEDS_DETERMINISTIC_MODE,
+    Entry,
+    reported,
+)
+from repro_lint.cli import main
+from repro_lint.config import Config, parse_table
+from repro_lint.diagnostics import FixSafety
+from repro_lint.engine import Settings, fix_source, lint_text
+from repro_lint.names import Names
+from repro_lint.rules.nondeterministic_op import PREAMBLE, classify, short_name
+from repro_lint.torch_versions import TorchVersion, parse_version
+
+CODES = ("RPL401", "RPL402")
+Expected = tuple[str, int, str]
+
+
+def _settings(target: str) -> Settings:
+    values = parse_table({"target-torch": target}, None)
+    values["select"] = CODES
+    return Settings.from_config(Config(**values))
+
+
+def _findings(source: str, target: str) -> set[tuple[str, int, int]]:
+    result = lint_text(source, "example.py", _settings(target))
+    return {(d.code, d.location.row, d.location.column) for d in result.diagnostics}
+
+
+def _where(source: str, expected: list[Expected]) -> set[tuple[str, int, int]]:
+    """(code, row, column) for each (code, row, text at which the call starts)."""
+    lines = source.splitlines()
+    found = set()
+    for code, row, at in expected:
+        column = lines[row - 1].find(at)
+        assert column >= 0, (row, at)
+        found.add((code, row, column + 1))
+    return found
+
+
+CASES: list[tuple[str, str, str, list[Expected]]] = [
+    (
+        "assigned from a torch call",
+        """
+        import torch
+        t = torch.zeros(5, device="cuda")
+        t.index_add_(0, i, v)
+        """,
+        "2.13",
+        [("RPL402", 3, "t.index_add_(")],
+    ),
+    (
+        "a numpy array, later replaced by a tensor",
+        """
+        import numpy as np
+        import torch
+        a = np.arange(4)
+        a.put([0], [1])
+        a = torch.from_numpy(a)
+        a.put_(i, v)
+        """,
+        "2.13",
+        [("RPL401", 6, "a.put_(")],
+    ),
+    (
+        "annotated parameters",
+        """
+        from typing import Optional
+        import torch
+        from torch import Tensor
+        def f(a: Optional[Tensor], b: "torch.Tensor", c: Tensor | None, d: int, e):
+            a.median(0)
+            b.median(0)
+            c.median(0)
+            d.median(0)
+            e.median(0)
+        """,
+        "2.13",
+        [("RPL401", 5, "a.median("), ("RPL401", 6, "b.median("), ("RPL401", 7, "c.median(")],
+    ),
+    (
+        "nn.Module: forward parameters, attributes, submodule outputs, instances",
+        """
+        import numpy as np
+        import torch
+        from torch import nn
+        class Net(nn.Module):
+            def __init__(self, scale):
+                super().__init__()
+                self.table = np.zeros(3)
+                self.proj = nn.Linear(3, 3)
+                self.scale = scale
+                self.names = ["a", "b"]
+            def forward(self, x, lengths: list):
+                x.median(1)
+                lengths.median(1)
+                self.table.put([0], [1])
+                self.proj.weight.put_(i, v)
+                self.buffer.put_(i, v)
+                self.scale.put_(i, v)
+                self.names.put_(i, v)
+                return self.proj(x).median(1)
+        model = Net()
+        model.proj.weight.put_(i, v)
+        """,
+        "2.13",
+        [
+            ("RPL401", 12, "x.median("),
+            ("RPL401", 15, "self.proj.weight.put_("),
+            ("RPL401", 16, "self.buffer.put_("),
+            ("RPL401", 17, "self.scale.put_("),
+            ("RPL401", 19, "self.proj(x).median("),
+            ("RPL401", 21, "model.proj.weight.put_("),
+        ],
+    ),
+    (
+        "a subclass of a local nn.Module subclass",
+        """
+        from torch import nn
+        class Base(nn.Module):
+            pass
+        class Head(Base):
+            def forward(self, scores):
+                return scores.median(dim=1)
+        """,
+        "2.13",
+        [("RPL401", 6, "scores.median(")],
+    ),
+    (
+        "unpacking, loops, comprehensions, chains, leaving torch",
+        """
+        import torch
+        values, order = torch.sort(torch.randn(5))
+        values.median(0)
+        for values in rows:
+            values.median(0)
+        s = [values.median(0) for values in torch.randn(3, 3)]
+        torch.arange(10).float().cumsum(0).median(0)
+        torch.arange(10).numpy().cumsum()
+        n = torch.randn(3).tolist().median()
+        """,
+        "2.13",
+        [
+            ("RPL401", 3, "values.median("),
+            ("RPL402", 7, "torch.arange"),
+            ("RPL401", 7, "torch.arange"),
+        ],
+    ),
+    (
+        "lambda parameters shadow outer names",
+        """
+        import torch
+        t = torch.zeros(3)
+        f = lambda t: t.median(0)
+        g = lambda: t.median(0)
+        """,
+        "2.13",
+        [("RPL401", 4, "t.median(")],
+    ),
+    (
+        "pandas look-alikes",
+        """
+        import pandas as pd
+        import torch
+        df = pd.DataFrame({"a": [1, 2]})
+        df.median()
+        df["a"].cumsum()
+        s = df.a
+        s.mode()
+        df.median(axis=1)
+        """,
+        "2.0",
+        [],
+    ),
+    (
+        "bincount only with weights",
+        """
+        import torch
+        torch.bincount(x)
+        torch.bincount(x, w)
+        torch.bincount(x, weights=None)
+        torch.bincount(x, minlength=3)
+        idx.bincount(w)
+        torch.arange(3).bincount(weights=w)
+        """,
+        "2.13",
+        [("RPL401", 3, "torch.bincount("), ("RPL401", 7, "torch.arange")],
+    ),
+    (
+        "median only with dim; *args and **kwargs may pass it",
+        """
+        import torch
+        torch.median(x)
+        torch.median(x, 0)
+        torch.nanmedian(x, dim=0)
+        torch.median(x, **options)
+        torch.median(*args)
+        """,
+        "2.13",
+        [
+            ("RPL401", 3, "torch.median("),
+            ("RPL401", 4, "torch.nanmedian("),
+            ("RPL401", 5, "torch.median("),
+            ("RPL401", 6, "torch.median("),
+        ],
+    ),
+    (
+        "interpolation modes",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        F.interpolate(x, scale_factor=2)
+        F.interpolate(x, None, 2, "bicubic")
+        F.interpolate(x, scale_factor=2, mode="bilinear", antialias=True)
+        F.interpolate(x, scale_factor=2, mode="bilinear")
+        nn.Upsample(scale_factor=2, mode="linear")
+        nn.Upsample(scale_factor=2, mode=mode)
+        nn.UpsamplingBilinear2d(scale_factor=2)
+        F.interpolate(x, scale_factor=2, mode="nearest-exact")
+        """,
+        "2.13",
+        [
+            ("RPL401", 4, "F.interpolate("),
+            ("RPL401", 5, "F.interpolate("),
+            ("RPL402", 6, "F.interpolate("),
+            ("RPL401", 7, "nn.Upsample("),
+            ("RPL401", 8, "nn.Upsample("),
+            ("RPL402", 9, "nn.UpsamplingBilinear2d("),
+        ],
+    ),
+    (
+        "padding modes",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        F.pad(x, (1, 1))
+        F.pad(x, (1, 1), "reflect")
+        F.pad(x, (1, 1, 1, 1), mode="replicate")
+        F.pad(x, pad, mode="reflect")
+        F.pad(x, (1, 1), mode="circular")
+        nn.ReflectionPad2d(1)
+        nn.ReplicationPad3d(1)
+        """,
+        "2.13",
+        [
+            ("RPL401", 4, "F.pad("),
+            ("RPL402", 5, "F.pad("),
+            ("RPL401", 6, "F.pad("),
+            ("RPL401", 8, "nn.ReflectionPad2d("),
+            ("RPL402", 9, "nn.ReplicationPad3d("),
+        ],
+    ),
+    (
+        "padding on torch 2.2: 3-D replication padding still raises",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        F.pad(x, (1, 1, 1, 1), mode="replicate")
+        nn.ReplicationPad3d(1)
+        """,
+        "2.2",
+        [("RPL402", 3, "F.pad("), ("RPL401", 4, "nn.ReplicationPad3d(")],
+    ),
+    (
+        "EmbeddingBag only with mode='max'",
+        """
+        from torch import nn
+        import torch.nn.functional as F
+        nn.EmbeddingBag(10, 3)
+        nn.EmbeddingBag(10, 3, None, 2.0, False, "max")
+        nn.EmbeddingBag(10, 3, mode="max")
+        nn.EmbeddingBag.from_pretrained(w, mode="max")
+        F.embedding_bag(i, w, mode="sum")
+        """,
+        "2.13",
+        [
+            ("RPL401", 4, "nn.EmbeddingBag("),
+            ("RPL401", 5, "nn.EmbeddingBag("),
+            ("RPL401", 6, "nn.EmbeddingBag.from_pretrained("),
+        ],
+    ),
+    (
+        "nll_loss and cross entropy only for provably spatial input",
+        """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        img = torch.randn(4, 3, 8, 8)
+        flat = torch.randn(4, 10)
+        F.cross_entropy(img, t)
+        F.cross_entropy(flat, t)
+        F.nll_loss(img, t, reduction="none")
+        F.nll_loss(img.view(4, 3, 64), t)
+        F.nll_loss(img.flatten(2), t)
+        loss_fn = nn.CrossEntropyLoss()
+        loss_fn(img, t)
+        loss_fn(flat, t)
+        none_fn = nn.NLLLoss(reduction="none")
+        none_fn(img, t)
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.criterion = nn.CrossEntropyLoss()
+            def forward(self, x):
+                return self.criterion(torch.randn(2, 3, 4, 4), x)
+        nn.NLLLoss2d()
+        """,
+        "2.13",
+        [
+            ("RPL401", 6, "F.cross_entropy("),
+            ("RPL401", 9, "F.nll_loss("),
+            ("RPL401", 12, "loss_fn("),
+            ("RPL401", 21, "self.criterion("),
+            ("RPL401", 22, "nn.NLLLoss2d("),
+        ],
+    ),
+    (
+        "scatter by src and reduce; index_put_ and put_ by accumulate",
+        """
+        import torch
+        t = torch.zeros(3, device="cuda")
+        t.scatter_(0, i, 1.0)
+        t.scatter_(0, i, value=2)
+        t.scatter_(0, i, src)
+        t.scatter_(0, i, src, reduce="add")
+        t.scatter_(0, i, src, reduce="multiply")
+        t.scatter_reduce_(0, i, src, "amax")
+        t.scatter_reduce_(0, i, src, reduce="mean")
+        t.scatter_reduce_(0, i, src, "prod")
+        t.index_put_((i,), v)
+        t.index_put_((i,), v, True)
+        t.put_(i, v)
+        t.put_(i, v, accumulate=True)
+        """,
+        "2.13",
+        [
+            ("RPL402", 5, "t.scatter_("),
+            ("RPL402", 6, "t.scatter_("),
+            ("RPL401", 7, "t.scatter_("),
+            ("RPL402", 9, "t.scatter_reduce_("),
+            ("RPL401", 10, "t.scatter_reduce_("),
+            ("RPL402", 11, "t.index_put_("),
+            ("RPL402", 12, "t.index_put_("),
+            ("RPL401", 13, "t.put_("),
+            ("RPL401", 14, "t.put_("),
+        ],
+    ),
+    (
+        "adaptive pooling to size 1 is a mean",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        nn.AdaptiveAvgPool2d(1)
+        nn.AdaptiveAvgPool2d((1, 1))
+        nn.AdaptiveAvgPool2d(output_size=(7, 7))
+        nn.AdaptiveAvgPool2d((1, None))
+        F.adaptive_avg_pool2d(x, 1)
+        F.adaptive_avg_pool2d(x, size)
+        nn.AdaptiveAvgPool3d(1)
+        nn.AdaptiveMaxPool2d(1)
+        """,
+        "2.13",
+        [
+            ("RPL401", 5, "nn.AdaptiveAvgPool2d("),
+            ("RPL401", 6, "nn.AdaptiveAvgPool2d("),
+            ("RPL401", 8, "F.adaptive_avg_pool2d("),
+            ("RPL401", 10, "nn.AdaptiveMaxPool2d("),
+        ],
+    ),
+    (
+        "histc of floats (and, before 2.8, of integers)",
+        """
+        import torch
+        torch.histc(torch.randn(10), bins=4)
+        torch.histc(torch.tensor([1, 2, 3]), bins=4)
+        torch.histc(torch.arange(10), bins=4)
+        torch.histc(torch.arange(10.0), bins=4)
+        torch.histc(data, bins=4)
+        torch.randint(0, 5, (10,)).histc()
+        """,
+        "2.13",
+        [
+            ("RPL401", 2, "torch.histc("),
+            ("RPL401", 5, "torch.histc("),
+            ("RPL401", 6, "torch.histc("),
+        ],
+    ),
+    (
+        "histc on torch 2.7",
+        """
+        import torch
+        torch.histc(torch.tensor([1, 2, 3]), bins=4)
+        torch.randint(0, 5, (10,)).histc()
+        """,
+        "2.7",
+        [("RPL401", 2, "torch.histc("), ("RPL401", 3, "torch.randint(")],
+    ),
+    (
+        "cumsum of 1-D floats: fixed by deterministic mode since 2.6; wider is deterministic",
+        """
+        import torch
+        torch.cumsum(torch.randn(5), 0)
+        torch.cumsum(torch.arange(5), 0)
+        torch.randn(5).cumsum(0, dtype=torch.int64)
+        torch.arange(5).cumsum(0, dtype=torch.float32)
+        torch.cumsum(torch.randn(4, 5), 1)
+        def f(t: torch.Tensor):
+            return t.cumsum(0)
+        """,
+        "2.13",
+        [
+            ("RPL402", 2, "torch.cumsum("),
+            ("RPL402", 5, "torch.arange("),
+            ("RPL402", 8, "t.cumsum("),
+        ],
+    ),
+    (
+        "cumsum of floats raises on torch 2.5",
+        """
+        import torch
+        torch.cumsum(torch.randn(5), 0)
+        torch.arange(5).cumsum(0, dtype=torch.float32)
+        torch.cumsum(torch.randn(4, 5), 1)
+        """,
+        "2.5",
+        [
+            ("RPL401", 2, "torch.cumsum("),
+            ("RPL401", 3, "torch.arange("),
+            ("RPL401", 4, "torch.cumsum("),
+        ],
+    ),
+    (
+        "cumsum is not judged before the alert existed (1.13)",
+        """
+        import torch
+        torch.cumsum(torch.randn(5), 0)
+        """,
+        "1.12",
+        [],
+    ),
+    (
+        "3-D max pooling: only with indices does deterministic mode help (2.13)",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        nn.MaxPool3d(2)
+        nn.MaxPool3d(2, return_indices=True)
+        F.max_pool3d(x, 2, return_indices=True)
+        F.max_pool3d_with_indices(x, 2)
+        nn.MaxPool2d(2)
+        """,
+        "2.13",
+        [
+            ("RPL401", 3, "nn.MaxPool3d("),
+            ("RPL402", 4, "nn.MaxPool3d("),
+            ("RPL402", 5, "F.max_pool3d("),
+            ("RPL402", 6, "F.max_pool3d_with_indices("),
+        ],
+    ),
+    (
+        "import aliases and module paths",
+        """
+        import torch as T
+        import torch.nn.functional as fn
+        from torch.nn.functional import interpolate as resize
+        from torch import nn as tnn
+        import torch.nn.modules.upsampling as ups
+        resize(x, scale_factor=2, mode="bicubic")
+        fn.interpolate(x, scale_factor=2, mode="bicubic")
+        tnn.Upsample(scale_factor=2, mode="bicubic")
+        ups.Upsample(scale_factor=2, mode="bicubic")
+        T.nn.Upsample(scale_factor=2, mode="bicubic")
+        T.Tensor.median(T.zeros(3), 0)
+        """,
+        "2.13",
+        [
+            ("RPL401", 6, "resize("),
+            ("RPL401", 7, "fn.interpolate("),
+            ("RPL401", 8, "tnn.Upsample("),
+            ("RPL401", 9, "ups.Upsample("),
+            ("RPL401", 10, "T.nn.Upsample("),
+            ("RPL401", 11, "T.Tensor.median("),
+        ],
+    ),
+    (
+        "same names in other libraries",
+        """
+        import numpy as np
+        import scipy.ndimage as nd
+        import tensorflow as tf
+        import torch
+        np.median(a, axis=0)
+        tf.image.resize(x, (2, 2), method="bicubic")
+        np.histogram(a)
+        nd.median(a)
+        np.cumsum(a)
+        """,
+        "2.0",
+        [],
+    ),
+    (
+        "ubiquitous ops are not reported per call",
+        """
+        import torch
+        import torch.nn.functional as F
+        from torch import nn
+        x = torch.randn(2, 3, 8, 8)
+        nn.Conv2d(3, 8, 3)(x)
+        F.conv2d(x, w)
+        torch.matmul(x, x)
+        torch.bmm(x[0], x[0])
+        F.scaled_dot_product_attention(x, x, x)
+        nn.MultiheadAttention(8, 2)
+        y = x[idx]
+        x[idx] = 0.0
+        torch.topk(x, 3)
+        torch.mode(x, 1)
+        """,
+        "2.13",
+        [],
+    ),
+    (
+        "a file that turns deterministic mode on anywhere gets no RPL402",
+        """
+        import torch
+        def setup():
+            torch.use_deterministic_algorithms(True, warn_only=True)
+        t = torch.zeros(3)
+        t.index_add_(0, i, v)
+        t.put_(i, v)
+        """,
+        "2.13",
+        [("RPL401", 6, "t.put_(")],
+    ),
+    (
+        "switching the mode off does not count; an alias turning it on does",
+        """
+        import torch
+        torch.use_deterministic_algorithms(False)
+        torch.zeros(3).index_add_(0, i, v)
+        """,
+        "2.13",
+        [("RPL402", 3, "torch.zeros(")],
+    ),
+    (
+        "deterministic mode through an alias",
+        """
+        import torch as T
+        T.use_deterministic_algorithms(mode=True)
+        T.zeros(3).index_add_(0, i, v)
+        """,
+        "2.13",
+        [],
+    ),
+    (
+        "a suppressed line",
+        """
+        import torch
+        torch.zeros(3).index_add_(0, i, v)  # noqa: RPL402
+        torch.zeros(3).put_(i, v)  # noqa: nondeterministic-op
+        """,
+        "2.13",
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "expected"),
+    [pytest.param(source, target, expected, id=name) for name, source, target, expected in CASES],
+)
+def test_findings_and_positions(source: str, target: str, expected: list[Expected]) -> None:
+    source = textwrap.dedent(source).lstrip("\n")
+    assert _findings(source, target) == _where(source, expected)
+
+
+def test_version_changes_the_code() -> None:
+    source = "from torch import nn\nup = nn.Upsample(scale_factor=2, mode='bilinear')\n"
+    assert _findings(source, "2.0") == {("RPL401", 2, 6)}
+    assert _findings(source, "2.1") == {("RPL402", 2, 6)}
+    source = "import torch\nv = torch.kthvalue(torch.randn(5), 2)\n"
+    assert _findings(source, "2.9") == {("RPL401", 2, 5)}
+    assert _findings(source, "2.10") == set()
+
+
+def test_odd_syntax_does_not_crash() -> None:
+    source = textwrap.dedent(
+        """
+        import torch
+        from torch import nn
+        f = lambda t: t.median(0)
+        class A:
+            x: torch.Tensor
+            class B(nn.Module):
+                @staticmethod
+                def g(t: torch.Tensor):
+                    return t.median(0)
+                async def forward(self, *args, **kwargs):
+                    global G
+                    async with ctx() as (a, b):
+                        return [y async for y in a]
+        def outer(t: torch.Tensor):
+            def inner():
+                nonlocal t
+                return t.median(0)
+            return inner
+        (w := torch.zeros(3)).median(0)
+        match v:
+            case [a, *rest]:
+                a.median(0)
+        torch.zeros(3).scatter_(*args, reduce="multiply", **kw)
+        """
+    ).lstrip("\n")
+    found = _findings(source, "2.13")
+    assert {code for code, _, _ in found} <= set(CODES)
+    rows = {row for _, row, _ in found}
+    # Annotated parameters (also through a closure), the walrus target, and the star call;
+    # not the lambda's or the match capture's unknown names.
+    assert rows == {9, 17, 19, 23}
+
+
+# -- the RPL402 fix ---------------------------------------------------------------------------
+
+
+def _fixed(source: str, target: str = "2.13") -> str:
+    return fix_source(source, _settings(target), frozenset({FixSafety.SAFE}), "example.py").text
+
+
+def test_one_insertion_fixes_every_finding() -> None:
+    source = (
+        "import torch\n\n"
+        "a = torch.zeros(3).index_add_(0, i, v)\n"
+        "b = torch.zeros(3).scatter_add_(0, i, v)\n"
+    )
+    result = lint_text(source, "example.py", _settings("2.13"))
+    fixes = {d.fix for d in result.diagnostics}
+    assert len(result.diagnostics) == 2 and len(fixes) == 1
+    (fix,) = fixes
+    assert fix is not None and fix.applicability is FixSafety.SAFE
+    fixed = _fixed(source)
+    assert fixed.count("use_deterministic_algorithms(True, warn_only=True)") == 1
+    assert _findings(fixed, "2.13") == set()
+
+
+def test_fix_after_future_import_adds_torch() -> None:
+    source = (
+        '"""Doc."""\n'
+        "from __future__ import annotations\n"
+        "from torch.nn import functional as F\n"
+        "y = F.pad(x, (1, 1, 1, 1), mode='replicate')\n"
+    )
+    assert _fixed(source) == (
+        '"""Doc."""\n'
+        "from __future__ import annotations\n"
+        "import torch\n"
+        "from torch.nn import functional as F\n"
+        "torch.use_deterministic_algorithms(True, warn_only=True)\n"
+        "y = F.pad(x, (1, 1, 1, 1), mode='replicate')\n"
+    )
+
+
+def test_fix_goes_to_the_top_of_the_main_block() -> None:
+    source = (
+        "import torch\n"
+        "def main():\n"
+        "    return torch.zeros(3).index_add_(0, i, v)\n"
+        "if '__main__' == __name__:\n"
+        "    # start\n"
+        "    main()\n"
+    )
+    assert _fixed(source) == (
+        "import torch\n"
+        "def main():\n"
+        "    return torch.zeros(3).index_add_(0, i, v)\n"
+        "if '__main__' == __name__:\n"
+        "    # start\n"
+        "    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+        "    main()\n"
+    )
+
+
+def test_fix_is_not_applied_to_a_suppressed_finding_only() -> None:
+    source = "import torch\ntorch.zeros(3).index_add_(0, i, v)  # noqa: RPL402\n"
+    assert _fixed(source) == source
+
+
+# -- entry-level classification ---------------------------------------------------------------
+
+
+def _last_statement_calls(module: cst.Module) -> set[cst.Call]:
+    calls: set[cst.Call] = set()
+
+    class _Calls(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.add(node)
+
+    module.body[-1].visit(_Calls())
+    return calls
+
+
+def _classified(entry: Entry, target: TorchVersion) -> set[str]:
+    assert entry.example is not None
+    module = cst.parse_module(PREAMBLE + entry.example + "\n")
+    found = classify(module, Names(module, "__main__"), target)
+    return {found[call].entry.id for call in _last_statement_calls(module) if call in found}
+
+
+EXAMPLE_PERIODS = [
+    pytest.param(entry, period.since, id=f"{entry.id}@{period.since}")
+    for entry in reported()
+    for period in entry.history
+    if period.behaviour in HAS_NO_DETERMINISTIC_KERNEL | NEEDS_DETERMINISTIC_MODE
+]
+
+
+@pytest.mark.parametrize(("entry", "since"), EXAMPLE_PERIODS)
+def test_each_catalog_example_is_classified_as_its_entry(entry: Entry, since: TorchVersion) -> None:
+    expected = entry.shadowed_by or entry.id
+    assert expected in _classified(entry, since)
+
+
+# -- documentation ----------------------------------------------------------------------------
+
+
+def _sections(page: str) -> dict[str, str]:
+    parts = re.split(r"^## (.+)$", page, flags=re.MULTILINE)
+    return dict(zip(parts[1::2], parts[2::2], strict=True))
+
+
+def _explain(*args: str) -> dict[str, str]:
+    result = CliRunner().invoke(main, ["explain", *args])
+    assert result.exit_code == 0, result.output
+    return _sections(result.output)
+
+
+@pytest.mark.parametrize(
+    ("code", "behaviours"),
+    [("RPL401", HAS_NO_DETERMINISTIC_KERNEL), ("RPL402", NEEDS_DETERMINISTIC_MODE)],
+)
+@pytest.mark.parametrize("target", ["2.0", "2.5", "2.13"])
+def test_explain_lists_the_catalog_for_the_target(
+    code: str, behaviours: frozenset[object], target: str
+) -> None:
+    sections = _explain(code, "--target-torch", target)
+    version = parse_version(target)
+    assert version is not None
+    for entry in reported():
+        if entry.shadowed_by is not None:
+            continue
+        row = f"`{short_name(entry.main_api.name)}`"
+        now = entry.behaviour(version) in behaviours
+        ever = any(period.behaviour in behaviours for period in entry.history)
+        assert (row in sections["Ops"]) == (now or _listed_elsewhere(entry, version, behaviours))
+        if ever and not now:
+            assert row in sections["Ops reported for other torch releases"]
+
+
+def _listed_elsewhere(entry: Entry, version: TorchVersion, behaviours: frozenset[object]) -> bool:
+    """Another entry listed for this release may name the same API (put_, nn.MaxPool3d)."""
+    return any(
+        entry.main_api.name in {api.name for api in other.apis}
+        and other.behaviour(version) in behaviours
+        for other in reported()
+        if other.shadowed_by is None
+    )
+
+
+def test_explain_uses_the_projects_target(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "p"\ndependencies = ["torch>=2.4"]\n', encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)
+    assert "Status on torch 2.4" in _explain("RPL402")["Ops"]
+
+
+def test_generated_pages_show_every_release() -> None:
+    from repro_lint.explain import render_markdown
+    from repro_lint.rules.nondeterministic_op import NondeterministicOp
+
+    sections = _sections(render_markdown(NondeterministicOp))
+    assert (
+        "| Status |" in sections["Ops"] and "Ops reported for other torch releases" not in sections
+    )
+    assert BY_ID["kthvalue-cuda"].condition in sections["Ops"]
