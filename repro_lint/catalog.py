@@ -67,6 +67,7 @@ class TensorFacts:
     ndim: int | None = None
     floating: bool | None = None
     quantized: bool | None = None
+    sparse: bool | None = None
 
 
 # A plain literal (str, int, float, bool, None, or a tuple of those), a Named, a TensorFacts,
@@ -275,6 +276,23 @@ class ProvablyQuantized(Condition):
 
 
 @dataclass(frozen=True, slots=True)
+class ProvablySparse(Condition):
+    """The tensor is known to be sparse (False when unsure; only a run can tell)."""
+
+    param: str = "input"
+
+    def evaluate(self, call: CallView) -> bool | None:
+        facts = call.value(self.param)
+        return isinstance(facts, TensorFacts) and facts.sparse is True
+
+    def params(self) -> frozenset[str]:
+        return frozenset({self.param})
+
+    def describe(self) -> str:
+        return f"{_subject(self.param)} is a sparse tensor"
+
+
+@dataclass(frozen=True, slots=True)
 class ProvablySpatial(Condition):
     """The input is known to have at least ``min_ndim`` dimensions (False when unsure)."""
 
@@ -453,6 +471,27 @@ class Api:
         return bool(self.when.params() & set(self.forward))
 
 
+@dataclass(frozen=True, slots=True)
+class Aten:
+    """An aten operator (overload packet, ``torch.ops.aten.<packet>``) that a call of the
+    entry's op dispatches to in the forward pass, and when that dispatch is the hazard.
+
+    The runtime tracer matches executed operators against these, after autograd and after
+    composite ops are decomposed. ``when`` reads the operator schema's argument names (the
+    tensor ``self`` is ``input``), so it can differ from the Python API's condition: aten's
+    ``reduction`` and ``mode`` are enum integers, where Python passes strings. For a
+    backward-phase entry the forward operator is listed (its call site is the one the user
+    wrote); the tracer requires an input that requires grad.
+    """
+
+    packet: str
+    when: Condition = ALWAYS
+
+
+def aten(*packets: str, when: Condition = ALWAYS) -> tuple[Aten, ...]:
+    return tuple(Aten(packet, when) for packet in packets)
+
+
 def _split(params: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in params.split(",") if p.strip())
 
@@ -544,6 +583,9 @@ class Entry:
     # (so this one is never reported on its own).
     shadowed_by: str | None = None
     sources: tuple[str, ...] = field(default=())
+    # The aten operators its calls dispatch to (empty: a run cannot tell it from another
+    # entry's operator, or it is hazardous only under tracing or an optional kernel library).
+    aten: tuple[Aten, ...] = field(default=())
 
     @property
     def main_api(self) -> Api:
@@ -656,6 +698,10 @@ def _conv(kind: str, dims: int) -> Entry:
         condition="cuDNN may pick a nondeterministic algorithm (forward or backward)",
         device=Device.CUDA,
         phase=Phase.BOTH,
+        aten=aten(
+            "convolution",
+            when=all_of(OneOf("transposed", (transposed,), False), NDim("input", dims + 2)),
+        ),
         history=_fixed_by_mode(V(1, 7)),
         alternative="`torch.backends.cudnn.deterministic = True` and `benchmark = False`",
         scope=Scope.PROGRAM,
@@ -673,6 +719,7 @@ _PROGRAM_WIDE = (
         condition="first operand a sparse COO CUDA tensor",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("bmm", when=ProvablySparse("input")),
         history=_fixed_by_mode(V(1, 7)),
         scope=Scope.PROGRAM,
         sources=("use_deterministic_algorithms docstring (2.13)",),
@@ -684,6 +731,7 @@ _PROGRAM_WIDE = (
         condition="the index is a tensor or a list of tensors; result differentiated",
         device=Device.CPU,
         phase=Phase.BACKWARD,
+        aten=aten("index"),
         history=_fixed_by_mode(V(1, 8)),
         alternative="deterministic mode",
         scope=Scope.PROGRAM,
@@ -696,6 +744,7 @@ _PROGRAM_WIDE = (
         condition="a tensor index with repeats: which value wins is unspecified",
         device=Device.ANY,
         phase=Phase.FORWARD,
+        aten=aten("index_put_", "index_put", when=OneOf("accumulate", (False,), False)),
         history=_fixed_by_mode(V(1, 9)),
         alternative="unique indices, or deterministic mode",
         scope=Scope.PROGRAM,
@@ -718,6 +767,7 @@ _PROGRAM_WIDE = (
             condition=f"SDPA dispatches to the {label} backend",
             device=Device.CUDA,
             phase=Phase.BACKWARD,
+            aten=aten(f"_scaled_dot_product_{backend}_attention"),
             history=_fixed_by_mode(V(2, 0)),
             alternative="`torch.nn.attention.sdpa_kernel(SDPBackend.MATH)`, or deterministic mode "
             "without `warn_only` (with `warn_only=True` the fast backward is kept)",
@@ -741,6 +791,7 @@ _PROGRAM_WIDE = (
         "ties may come back in a different order",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("topk"),
         history=_fixed_by_mode(V(2, 13)),
         scope=Scope.BUILD,
         sources=("torch/_native/ops/topk (2.13)",),
@@ -764,6 +815,14 @@ def _scatter(reduce: str | None) -> tuple[Api, ...]:
     )
 
 
+def _scatter_reduce(reduce: str) -> Condition:
+    """aten ``scatter_(dim, index, src, reduce=...)``: the legacy reduce of a tensor ``src``."""
+    return all_of(IsTensor("src"), OneOf("reduce", (reduce,), None))
+
+
+_SCATTER_SRC = all_of(IsTensor("src"), OneOf("reduce", (None,), None))
+
+
 def _accumulate(value: bool) -> OneOf:
     return OneOf("accumulate", (value,), False)
 
@@ -776,6 +835,7 @@ _INDEXING = (
         condition="`accumulate=False` (the default); with repeated indices one value wins",
         device=Device.ANY,
         phase=Phase.FORWARD,
+        aten=aten("index_put_", "index_put", when=_accumulate(False)),
         history=_fixed_by_mode(V(1, 9)),
         alternative="unique indices",
         example="torch.zeros(4, device='cuda').index_put_((idx,), src)",
@@ -788,6 +848,7 @@ _INDEXING = (
         condition="`accumulate=True` on a CPU tensor (parallel atomic adds); CUDA always sorts",
         device=Device.CPU,
         phase=Phase.FORWARD,
+        aten=aten("index_put_", "index_put", when=_accumulate(True)),
         history=_fixed_by_mode(V(1, 8)),
         example="torch.zeros(4).index_put_((idx.cpu(),), src.cpu(), accumulate=True)",
         sources=("use_deterministic_algorithms docstring (2.13)", "CPU stress test, 2 threads"),
@@ -799,6 +860,7 @@ _INDEXING = (
         condition="`accumulate=True` on a CPU tensor",
         device=Device.CPU,
         phase=Phase.FORWARD,
+        aten=aten("put_", "put", when=_accumulate(True)),
         history=_fixed_by_mode(V(1, 9)),
         example="torch.zeros(4).put_(idx.cpu(), src.cpu(), accumulate=True)",
         shadowed_by="put-accumulate-true-cuda",
@@ -811,6 +873,7 @@ _INDEXING = (
         condition="`accumulate=False` (the default), on every device",
         device=Device.ANY,
         phase=Phase.FORWARD,
+        aten=aten("put_", "put", when=_accumulate(False)),
         history=_raises(V(1, 9)),
         caller="put_",
         alternative="`x.view(-1).index_put_((idx,), v)` (deterministic in deterministic mode)",
@@ -824,6 +887,7 @@ _INDEXING = (
         condition="`accumulate=True` on a CUDA tensor (atomic adds)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("put_", "put", when=_accumulate(True)),
         history=_raises(V(1, 9)),
         caller="put_",
         alternative="`x.view(-1).index_put_((idx,), v, accumulate=True)`",
@@ -837,6 +901,7 @@ _INDEXING = (
         condition="a CUDA tensor (atomic adds)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("scatter_add_", "scatter_add"),
         history=_fixed_by_mode(V(1, 11), raised_from=V(1, 7)),
         caller="scatter_add_cuda_kernel",
         example="torch.zeros(3, device='cuda').scatter_add_(0, idx, src)",
@@ -857,6 +922,7 @@ _INDEXING = (
         condition="a CUDA tensor that requires grad (the backward scatters with atomic adds)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("gather"),
         history=_fixed_by_mode(V(1, 11), raised_from=V(1, 7)),
         caller="scatter_add_cuda_kernel",
         example="torch.gather(x.flatten(), 0, idx)",
@@ -869,6 +935,7 @@ _INDEXING = (
         condition="a CUDA tensor (atomic adds)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("index_add_", "index_add"),
         history=_fixed_by_mode(V(1, 11), raised_from=V(1, 7)),
         caller="index_add_cuda_",
         example="torch.zeros(3, device='cuda').index_add_(0, idx, src)",
@@ -881,6 +948,7 @@ _INDEXING = (
         condition="a CUDA tensor that requires grad (the backward is an index_add)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("index_select"),
         history=_fixed_by_mode(V(1, 12)),
         example="torch.index_select(x, 0, idx)",
         sources=("use_deterministic_algorithms docstring (2.13)", "docs 1.12"),
@@ -895,6 +963,8 @@ _INDEXING = (
         condition="a CUDA tensor that requires grad",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        # No operator of its own: tensor repeats dispatch to index_select (whose backward is
+        # the hazard: index-select-backward-cuda), an int repeat to a broadcast.
         history=_fixed_by_mode(V(2, 0)),
         example="torch.repeat_interleave(x, 2, dim=0)",
         sources=("use_deterministic_algorithms docstring (2.13)", _NOT_DETERMINED),
@@ -906,6 +976,7 @@ _INDEXING = (
         condition="repeated indices, on CPU or CUDA: which value wins is unspecified",
         device=Device.ANY,
         phase=Phase.FORWARD,
+        aten=aten("index_copy_", "index_copy"),
         history=_fixed_by_mode(V(2, 0)),
         alternative="unique indices",
         example="torch.zeros(3, device='cuda').index_copy_(0, idx, src)",
@@ -921,6 +992,7 @@ _INDEXING = (
         condition="`src` is a tensor (not a number), no `reduce`, repeated indices",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("scatter_", "scatter", when=_SCATTER_SRC),
         history=_fixed_by_mode(V(2, 0)),
         example="torch.zeros(3, device='cuda').scatter_(0, idx, src)",
         sources=("use_deterministic_algorithms docstring (2.13)", _NOT_DETERMINED),
@@ -938,6 +1010,10 @@ _INDEXING = (
         condition="`reduce` is 'sum' or 'mean' (or legacy `scatter_(..., reduce='add')`)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=(
+            *aten("scatter_reduce_", "scatter_reduce", when=OneOf("reduce", ("sum", "mean"), None)),
+            *aten("scatter_", "scatter", when=_scatter_reduce("add")),
+        ),
         history=_fixed_by_mode(V(2, 0)),
         example="torch.zeros(3, device='cuda').scatter_reduce_(0, idx, src, 'sum')",
         sources=("use_deterministic_algorithms docstring (2.13)", _NOT_DETERMINED),
@@ -949,6 +1025,7 @@ _INDEXING = (
         condition="`reduce='prod'` with a tensor `src`",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("scatter_reduce_", "scatter_reduce", when=OneOf("reduce", ("prod",), None)),
         history=_raises(V(2, 0)),
         caller="scatter_reduce_cuda_prod_",
         alternative="sum logarithms with `reduce='sum'` for positive values",
@@ -962,6 +1039,7 @@ _INDEXING = (
         condition="legacy `reduce='multiply'` with a tensor `src` ('add' is deterministic)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("scatter_", "scatter", when=_scatter_reduce("multiply")),
         history=_raises(V(2, 0)),
         caller="scatter_reduce_cuda_kernel",
         alternative="sum logarithms with `scatter_reduce(..., reduce='sum')` for positive values",
@@ -975,6 +1053,7 @@ _INDEXING = (
         condition="a CUDA tensor, any `reduce` (the alert is unconditional)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("index_reduce_", "index_reduce"),
         history=_raises(V(1, 12)),
         caller="index_reduce_cuda",
         alternative="`scatter_reduce` with 'sum'/'mean' where it fits",
@@ -992,6 +1071,7 @@ def _replication_pad(dims: int, since: TorchVersion, source: str) -> Entry:
         condition=f"`mode='replicate'` padding {dims} dimension(s), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten(f"replication_pad{dims}d"),
         history=_fixed_by_mode(since, raised_from=V(1, 7)),
         caller=f"replication_pad{dims}d_backward_cuda",
         example=f"nn.ReplicationPad{dims}d(1)",
@@ -1017,6 +1097,7 @@ def _reflection_pad(dims: int, caller: str, since: TorchVersion) -> Entry:
         condition=f"`mode='reflect'` padding {dims} dimension(s), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten(f"reflection_pad{dims}d"),
         history=_raises(since),
         caller=caller,
         alternative="build the padding from slices: `torch.cat([x[..., 1:p + 1].flip(-1), x, "
@@ -1058,6 +1139,7 @@ _POOLING = (
         condition="`return_indices=True`, differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("max_pool3d_with_indices"),
         history=_fixed_by_mode(V(2, 13), raised_from=V(1, 7)),
         caller="max_pool3d_with_indices_backward_cuda",
         example="F.max_pool3d_with_indices(x.unsqueeze(2), 1)",
@@ -1077,6 +1159,7 @@ _POOLING = (
         condition="`return_indices=False` (the default), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("max_pool3d_with_indices"),
         history=_raises(V(1, 7)),
         caller="max_pool3d_with_indices_backward_cuda",
         alternative="on torch 2.13+, `return_indices=True` (and drop the indices): deterministic "
@@ -1095,6 +1178,7 @@ _POOLING = (
         condition="differentiated (atomic adds)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("avg_pool3d"),
         history=_raises(V(1, 7)),
         caller="avg_pool3d_backward_cuda",
         alternative="for non-overlapping windows, reshape and `.mean()` over the window dimensions",
@@ -1111,6 +1195,7 @@ _POOLING = (
         condition="output size other than 1 (size 1 is computed as a mean), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("_adaptive_avg_pool2d", when=NotOne("output_size")),
         history=_raises(V(1, 7)),
         caller="adaptive_avg_pool2d_backward_cuda",
         alternative=_ADAPTIVE_ALTERNATIVE_2D,
@@ -1130,6 +1215,7 @@ _POOLING = (
         condition="output size other than 1 (size 1 is computed as a mean), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("_adaptive_avg_pool3d", when=NotOne("output_size")),
         history=_raises(V(1, 7)),
         caller="adaptive_avg_pool3d_backward_cuda",
         alternative="for output size 1 use `x.mean(dim=(-3, -2, -1), keepdim=True)`",
@@ -1153,6 +1239,7 @@ _POOLING = (
         condition="differentiated (the alert is unconditional, even for output size 1)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("adaptive_max_pool2d"),
         history=_raises(V(1, 7)),
         caller="adaptive_max_pool2d_backward_cuda",
         alternative="for output size 1 use `x.amax(dim=(-2, -1), keepdim=True)`; for divisible "
@@ -1180,6 +1267,7 @@ _POOLING = (
         "adds, without an alert)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("adaptive_max_pool3d", when=NotOne("output_size")),
         history=(Period(V(1, 7), Behaviour.SILENT),),
         alternative="for output size 1 use `x.amax(dim=(-3, -2, -1), keepdim=True)`",
         example="nn.AdaptiveMaxPool3d(4)",
@@ -1209,6 +1297,7 @@ _POOLING = (
             condition="differentiated (it also draws random samples: seed it)",
             device=Device.CUDA,
             phase=Phase.BACKWARD,
+            aten=aten(f"fractional_max_pool{dims}d"),
             history=_raises(V(1, 7)),
             caller=f"fractional_max_pool{dims}d_backward_cuda",
             example=f"nn.FractionalMaxPool{dims}d(2, output_ratio=0.5)",
@@ -1230,6 +1319,8 @@ _POOLING = (
             condition="always alerts; the result is ambiguous only when indices repeat",
             device=Device.ANY,
             phase=Phase.FORWARD,
+            # MaxUnpool1d runs as the 2-D op on an unsqueezed input.
+            aten=aten(f"max_unpool{max(dims, 2)}d"),
             history=_raises(V(1, 13)),
             caller=f"max_unpooling{max(dims, 2)}d_forward_out",
             alternative="with MaxPool indices (unique per plane): `x.new_zeros(N, C, H * W)"
@@ -1255,6 +1346,7 @@ _INTERPOLATION = (
         condition="`mode='linear'` (3-D input), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("upsample_linear1d"),
         history=_raises(V(1, 7)),
         caller="upsample_linear1d_backward_out_cuda",
         alternative=_NEAREST,
@@ -1272,6 +1364,7 @@ _INTERPOLATION = (
         condition="`mode='bilinear'` without antialias (4-D input), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("upsample_bilinear2d"),
         history=_fixed_by_mode(V(2, 1), raised_from=V(1, 7)),
         caller="upsample_bilinear2d_backward_out_cuda",
         example="F.interpolate(x, scale_factor=2, mode='bilinear')",
@@ -1289,6 +1382,7 @@ _INTERPOLATION = (
         condition="`mode='bicubic'` without antialias (4-D input), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("upsample_bicubic2d"),
         history=_raises(V(1, 7)),
         caller="upsample_bicubic2d_backward_out_cuda",
         alternative=_NEAREST,
@@ -1302,6 +1396,7 @@ _INTERPOLATION = (
         condition="`mode='trilinear'` (5-D input), differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("upsample_trilinear3d"),
         history=_fixed_by_mode(V(2, 8), raised_from=V(1, 7)),
         caller="upsample_trilinear3d_backward_out_cuda",
         example="F.interpolate(x.unsqueeze(2), scale_factor=2, mode='trilinear')",
@@ -1319,6 +1414,7 @@ _INTERPOLATION = (
         condition="`mode='bilinear', antialias=True`, differentiated (no deterministic routing)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("_upsample_bilinear2d_aa"),
         history=_raises(V(1, 11)),
         caller="upsample_bilinear2d_aa_backward_out_cuda",
         alternative="`antialias=False` (deterministic in deterministic mode)",
@@ -1332,6 +1428,7 @@ _INTERPOLATION = (
         condition="`mode='bicubic', antialias=True`, differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("_upsample_bicubic2d_aa"),
         history=_raises(V(1, 11)),
         caller="upsample_bicubic2d_aa_backward_out_cuda",
         alternative="`mode='bilinear'` without antialias (deterministic in deterministic mode)",
@@ -1354,6 +1451,7 @@ _INTERPOLATION = (
             condition=f"{dims + 2}-D input, differentiated",
             device=Device.CUDA,
             phase=Phase.BACKWARD,
+            aten=aten(f"grid_sampler_{dims}d"),
             history=_raises(V(1, 7)),
             caller=f"grid_sampler_{dims}d_backward_cuda",
             example=f"F.grid_sample(x{'.unsqueeze(2)' if dims == 3 else ''}, grid)",
@@ -1379,6 +1477,8 @@ _LOSSES = (
         "targets, reduction 'mean' or 'sum'",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        # aten's reduction is an enum: 1 is mean, 2 is sum.
+        aten=aten("nll_loss2d_forward", when=OneOf("reduction", (1, 2), 1)),
         history=_raises(V(1, 7)),
         caller="nll_loss2d_forward_out_cuda_template",
         alternative="flatten to 2-D: `F.nll_loss(x.movedim(1, -1).reshape(-1, C), t.reshape(-1))`, "
@@ -1396,6 +1496,7 @@ _LOSSES = (
         condition="differentiated, native (non-cuDNN) implementation",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        aten=aten("_ctc_loss"),
         history=_raises(V(1, 7)),
         caller="ctc_loss_backward_gpu",
         example="nn.CTCLoss()",
@@ -1424,6 +1525,8 @@ _LOSSES = (
         condition="`mode='max'`, differentiated",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
+        # aten's mode is an enum: 0 sum, 1 mean, 2 max.
+        aten=aten("_embedding_bag", when=OneOf("mode", (2,), 0)),
         history=_raises(V(1, 7)),
         caller="embedding_bag_backward_cuda_max",
         alternative="`mode='sum'` or `mode='mean'`",
@@ -1461,6 +1564,7 @@ _REDUCTIONS = (
         condition="floating-point input",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("histc", when=_HISTC_FLOAT),
         history=_raises(V(1, 7)),
         caller="_histc_cuda with floating point input",
         alternative="quantise first: `torch.bincount(torch.bucketize(x, edges))` (no weights)",
@@ -1481,6 +1585,7 @@ _REDUCTIONS = (
         condition="integer input (integer atomics are order-independent)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("histc", when=ProvablyInteger("input")),
         history=(Period(V(1, 7), Behaviour.RAISES), Period(V(2, 8), Behaviour.DETERMINISTIC)),
         caller="_histc_cuda",
         example="torch.histc(torch.tensor([1, 2, 2], device='cuda'), bins=3)",
@@ -1500,6 +1605,7 @@ _REDUCTIONS = (
         condition="`weights` given (without weights it is deterministic)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("bincount", when=Given("weights")),
         history=_raises(V(1, 7)),
         caller="_bincount_cuda",
         alternative="`torch.zeros(n, device=...).index_add_(0, x, w)` (deterministic in "
@@ -1517,6 +1623,7 @@ _REDUCTIONS = (
         condition="a `dim` argument (returns indices); `median(x)` alone is deterministic",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("median", when=Given("dim")),
         history=_raises(V(1, 8)),
         caller="median CUDA with indices output",
         alternative="`s, i = torch.sort(x, dim=d, stable=True)` and select index `(n - 1) // 2`",
@@ -1533,6 +1640,7 @@ _REDUCTIONS = (
         condition="a `dim` argument (returns indices)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("nanmedian", when=Given("dim")),
         history=_raises(V(1, 8)),
         caller="median CUDA with indices output",
         alternative="a stable sort after masking NaN, as for `median`",
@@ -1546,6 +1654,7 @@ _REDUCTIONS = (
         condition="floating-point or complex values (integer scans are exact)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("cumsum", "cumsum_", when=Floating("input", dtype_param="dtype")),
         history=(
             Period(V(1, 13), Behaviour.RAISES),
             # From then on only the 1-D case is nondeterministic (the next entry).
@@ -1564,6 +1673,11 @@ _REDUCTIONS = (
         "the only case that uses CUB's nondeterministic scan",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten(
+            "cumsum",
+            "cumsum_",
+            when=all_of(Floating("input", dtype_param="dtype"), OneDimensional("input")),
+        ),
         history=(Period(V(2, 6), Behaviour.FIXED_BY_MODE),),
         example="torch.cumsum(x.flatten(), dim=0)",
         correction=_CUMSUM_CORRECTION,
@@ -1576,6 +1690,7 @@ _REDUCTIONS = (
         condition="repeated k-th values: which index is returned",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("kthvalue"),
         history=(Period(V(1, 8), Behaviour.RAISES), Period(V(2, 10), Behaviour.DETERMINISTIC)),
         caller="kthvalue CUDA",
         alternative="upgrade to torch 2.10+, where the kernel always returns the smallest index",
@@ -1594,6 +1709,7 @@ _REDUCTIONS = (
         condition="torch.compile/export: the fake-tensor (meta) kernel alerts; eager does not",
         device=Device.CUDA,
         phase=Phase.FORWARD,
+        aten=aten("mode"),
         history=_raises(V(2, 0)),
         caller="median CUDA with indices output",
         scope=Scope.TRACED,
@@ -1606,6 +1722,7 @@ _REDUCTIONS = (
         condition="a quantized tensor (growing it leaves uninitialised memory)",
         device=Device.CPU,
         phase=Phase.FORWARD,
+        aten=aten("resize_", when=ProvablyQuantized("input")),
         history=_raises(V(2, 1)),
         caller="quantized_resize_cpu_",
         alternative="build a new tensor with `torch.quantize_per_tensor` of initialised values",
