@@ -58,3 +58,17 @@ def test_a_failing_run_is_not_reproducible(tmp_path: Path) -> None:
     comparison = run_twice(script, [])
     assert not comparison.reproducible
     assert comparison.first.returncode == 3
+
+
+def test_zero_dimensional_tensors_are_compared(tmp_path: Path) -> None:
+    """A model with BatchNorm saves a 0-d step count next to its weights."""
+    from repro_lint.verify.rerun import run_twice
+
+    script = tmp_path / "train.py"
+    script.write_text(
+        "import sys\nimport torch\n"
+        "torch.save({'steps': torch.tensor(3), 'w': torch.randn(2)}, sys.argv[1])\n",
+        encoding="utf-8",
+    )
+    comparison = run_twice(script, [str(tmp_path / "w.pt")])
+    assert [d.split(":")[0] for d in comparison.differences] == [f"{tmp_path / 'w.pt'}['w']"]

@@ -88,8 +88,10 @@ def _compare_saved(target: str, first: Path, second: Path) -> str | None:
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
             if x.dtype != y.dtype or x.shape != y.shape:
                 return f"{target}{key}: dtype or shape differs"
-            # Bitwise: NaNs with the same bits are equal, -0.0 and 0.0 are not.
-            if x.contiguous().view(torch.uint8).ne(y.contiguous().view(torch.uint8)).any():
+            # Bitwise: NaNs with the same bits are equal, -0.0 and 0.0 are not. A 0-d tensor
+            # (BatchNorm's step count) must be flattened before its bytes can be viewed.
+            left_bytes = x.contiguous().reshape(-1).view(torch.uint8)
+            if left_bytes.ne(y.contiguous().reshape(-1).view(torch.uint8)).any():
                 diff = (
                     (x.double() - y.double()).abs().max().item()
                     if x.is_floating_point()
