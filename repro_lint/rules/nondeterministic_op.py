@@ -258,6 +258,16 @@ class _Classifier(CatalogTraversal, cst.CSTVisitor):
         self.calls = calls
         self.found: dict[cst.Call, Finding] = {}
 
+    # The engine's traversal tells the name resolver about function scopes (parameters hide
+    # imports); do the same, so that this finds exactly what the rules report.
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.calls.names.enter_function(node)
+        super().visit_FunctionDef(node)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        super().leave_FunctionDef(original_node)
+        self.calls.names.leave_function()
+
     def on_finding(self, node: cst.Call, finding: Finding) -> None:
         self.found[node] = finding
 
