@@ -4,6 +4,7 @@ entry by what the runs show."""
 from __future__ import annotations
 
 import enum
+import functools
 import importlib.util
 import platform
 import re
@@ -176,6 +177,7 @@ def default_threads() -> int:
     return max(2, torch.get_num_threads())
 
 
+@functools.cache
 def installed_torch() -> TorchVersion | None:
     return parse_version(torch.__version__.split("+")[0])
 
