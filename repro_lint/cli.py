@@ -533,6 +533,316 @@ def list_rules(output_format: str) -> None:
         click.echo(f"{r.CODE}  {r.name:<{width}}  fix: {fix:<12} {r.MESSAGE}{default}")
 
 
+VERIFY_FORMATS = ("text", "json", "sarif")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, type=str)
+@click.option(
+    "--device",
+    type=str,
+    default=None,
+    help="Where to run probes: cuda, cuda:N or cpu (default: cuda when available).",
+)
+@click.option(
+    "--runs",
+    type=click.IntRange(min=2),
+    default=5,
+    show_default=True,
+    help="Runs of each probe per mode (default and deterministic).",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    default=None,
+    help="CPU threads for probes on the CPU (default: at least 2).",
+)
+@click.option(
+    "--catalog", is_flag=True, help="Probe every catalog entry: a report for this device."
+)
+@click.option(
+    "--run",
+    "script",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="Run SCRIPT under the tracer; arguments after `--` are passed to it.",
+)
+@click.option("--twice", is_flag=True, help="With --run: run it twice afresh and compare.")
+@click.option(
+    "--max-seconds",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="With --run: stop the script after this long.",
+)
+@click.option(
+    "--max-steps",
+    type=click.IntRange(min=1),
+    default=None,
+    help="With --run: stop the script after this many optimizer steps.",
+)
+@click.option("--output-format", type=click.Choice(VERIFY_FORMATS), default="text")
+@click.option("--output-file", "-o", type=str, default=None, help="Write the report here.")
+@click.option("--target-torch", type=str, default=None, help="Judge findings for this torch (X.Y).")
+@click.option("--config", "config_file", type=str, default=None, help="Settings file.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress display.")
+def verify(
+    paths: tuple[str, ...],
+    device: str | None,
+    runs: int,
+    threads: int | None,
+    catalog: bool,
+    script: str | None,
+    twice: bool,
+    max_seconds: float | None,
+    max_steps: int | None,
+    output_format: str,
+    output_file: str | None,
+    target_torch: str | None,
+    config_file: str | None,
+    quiet: bool,
+) -> None:
+    """Confirm or refute RPL401/RPL402 findings by running the ops on a real device.
+
+    \b
+    repro-lint verify PATHS             probe the ops the findings in PATHS name
+    repro-lint verify --catalog         probe every catalog entry on this device
+    repro-lint verify --run SCRIPT [-- ARGS]
+                                        trace a run of SCRIPT; --twice: compare two runs
+    """
+    if script is None and (twice or max_seconds is not None or max_steps is not None):
+        _fail("--twice, --max-seconds and --max-steps need --run SCRIPT")
+    if catalog and (script is not None or paths):
+        _fail("--catalog takes no paths and no --run")
+    if twice and max_steps is not None:
+        _fail("--twice compares complete runs: drop --max-steps")
+    if twice and output_format != "text":
+        _fail("--twice prints text only")
+    from repro_lint.verify import VerifierUnavailable, require_torch
+
+    try:
+        require_torch()
+    except VerifierUnavailable as exc:
+        _fail(str(exc))
+    from repro_lint.verify.runner import DeviceUnavailable, default_threads, resolve_device
+
+    try:
+        where = resolve_device(device)
+    except DeviceUnavailable as exc:
+        _fail(str(exc))
+    from repro_lint.verify.runner import Options
+
+    options = Options(where, runs, threads or default_threads())
+    show_progress = (
+        not quiet and output_format == "text" and sys.stderr.isatty() and not os.environ.get("CI")
+    )
+    if twice:
+        assert script is not None
+        sys.exit(_verify_twice(Path(script), paths, max_seconds))
+    if catalog:
+        sys.exit(_verify_catalog(options, output_format, output_file, show_progress))
+    overrides = {"target_torch": target_torch}
+    if script is not None:
+        code = _verify_run(
+            Path(script),
+            paths,
+            options,
+            overrides,
+            config_file,
+            output_format,
+            output_file,
+            max_steps,
+            max_seconds,
+            show_progress,
+        )
+        sys.exit(code)
+    code = _verify_paths(
+        paths or (".",), options, overrides, config_file, output_format, output_file, show_progress
+    )
+    sys.exit(code)
+
+
+@contextlib.contextmanager
+def _progress(total: int, label: str, enabled: bool) -> Iterator[Any]:
+    """A callback that advances a progress bar on stderr (a no-op when disabled)."""
+    if not enabled or total == 0:
+        yield lambda result: None
+        return
+    with click.progressbar(
+        length=total,
+        label=label,
+        file=sys.stderr,
+        item_show_func=lambda item: item,
+    ) as bar:
+        yield lambda result: bar.update(1, result.entry.id)
+
+
+def _lint_for_verify(
+    paths: Sequence[str], overrides: Mapping[str, Any], config_file: str | None
+) -> tuple[Any, list[Any], list[Any]]:
+    """Lint ``paths``; the settings, the mapped RPL401/RPL402 findings and the unmapped ones."""
+    from repro_lint.engine import Settings, lint_files
+    from repro_lint.files import discover
+    from repro_lint.verify.findings import op_findings
+
+    try:
+        config = _load(paths, None, config_file, overrides)
+        settings = Settings.from_config(config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    found = discover([Path(p) for p in paths], settings.config)
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    results = lint_files(found.files, settings)
+    by_name = {f.display: f.path for f in found.files}
+    mapped, unmapped = op_findings(results, by_name, settings.target.version)
+    for diagnostic in unmapped:
+        click.echo(
+            f"warning: {diagnostic.filename}:{diagnostic.location.row}: {diagnostic.code} "
+            "could not be matched to a catalog entry; not verified",
+            err=True,
+        )
+    return settings, mapped, results
+
+
+def _verify_paths(
+    paths: Sequence[str],
+    options: Any,
+    overrides: Mapping[str, Any],
+    config_file: str | None,
+    output_format: str,
+    output_file: str | None,
+    show_progress: bool,
+) -> int:
+    import dataclasses
+
+    from repro_lint import report as reports
+    from repro_lint.diagnostics import FileResult
+    from repro_lint.verify.runner import applicable_entry, environment, run_probes
+    from repro_lint.verify.tables import write_findings
+
+    settings, mapped, results = _lint_for_verify(paths, overrides, config_file)
+    # Each finding is probed as the entry that applies on this device; each entry once.
+    chosen = [applicable_entry(f.candidates, options.device) for f in mapped]
+    entries = list({entry.id: entry for entry in chosen}.values())
+    with _progress(len(entries), "probing", show_progress) as advance:
+        verdicts = {r.entry.id: r for r in run_probes(entries, options, advance)}
+    verified = [(f, verdicts[entry.id]) for f, entry in zip(mapped, chosen, strict=True)]
+    env = environment(options.device, options.threads)
+    with _output(output_file) as out:
+        if output_format == "text":
+            if not mapped:
+                out.write("No RPL401/RPL402 findings to verify.\n")
+            else:
+                write_findings(out, verified, env, options.runs)
+        else:
+            build = {"torch": env["torch"], "cuda": env["cuda"], "gpu": env["gpu"]}
+            by_key = {f.diagnostic.sort_key: {**r.to_json(), **build} for f, r in verified}
+            annotated = []
+            for result in results:
+                kept = tuple(
+                    dataclasses.replace(
+                        d, properties=(*d.properties, ("verification", by_key[d.sort_key]))
+                    )
+                    for d in result.diagnostics
+                    if d.sort_key in by_key
+                )
+                annotated.append(FileResult(result.filename, kept, result.source))
+            report = reports.Report(annotated, settings.rules)
+            reports.RENDERERS[output_format](report, out)
+    return 1 if any(result.confirmed for _, result in verified) else 0
+
+
+def _verify_catalog(
+    options: Any, output_format: str, output_file: str | None, show_progress: bool
+) -> int:
+    from repro_lint.catalog import ENTRIES
+    from repro_lint.verify.runner import environment, run_probes
+    from repro_lint.verify.tables import write_catalog
+
+    with _progress(len(ENTRIES), "probing the catalog", show_progress) as advance:
+        results = run_probes(ENTRIES, options, advance)
+    env = environment(options.device, options.threads)
+    with _output(output_file) as out:
+        if output_format == "text":
+            write_catalog(out, results, env, options.runs)
+        else:
+            counts = Counter(result.verdict.value for result in results)
+            document = {
+                "environment": env,
+                "runs": options.runs,
+                "summary": dict(sorted(counts.items())),
+                "disagreements": [r.entry.id for r in results if r.agreement == "disagrees"],
+                "results": [result.to_json() for result in results],
+            }
+            out.write(json.dumps(document, indent=2) + "\n")
+    return 0
+
+
+def _verify_run(
+    script: Path,
+    args: Sequence[str],
+    options: Any,
+    overrides: Mapping[str, Any],
+    config_file: str | None,
+    output_format: str,
+    output_file: str | None,
+    max_steps: int | None,
+    max_seconds: float | None,
+    show_progress: bool,
+) -> int:
+    from repro_lint.config import find_project_root
+    from repro_lint.verify.crossref import cross_reference
+    from repro_lint.verify.runner import environment
+    from repro_lint.verify.tables import environment_line, write_run
+    from repro_lint.verify.trace import run_script
+
+    script = script.resolve()
+    root = find_project_root(script.parent)
+    # The user's files: the script's project, or its directory when it is in none.
+    if root not in script.parents:
+        root = script.parent
+    _, mapped, _ = _lint_for_verify([str(root)], overrides, config_file)
+    if show_progress:
+        click.echo(f"tracing {script.name} ...", err=True)
+    # The script's own output must not mix with a machine-readable report.
+    redirect = (
+        contextlib.redirect_stdout(sys.stderr)
+        if output_format != "text" and output_file is None
+        else contextlib.nullcontext()
+    )
+    with redirect:
+        trace = run_script(script, args, [root], max_steps=max_steps, max_seconds=max_seconds)
+    crossref = cross_reference(trace, mapped)
+    env = environment(options.device, options.threads)
+    with _output(output_file) as out:
+        if output_format == "text":
+            out.write(f"\nEnvironment: {environment_line(env)}.\n")
+            write_run(out, crossref, Path.cwd())
+        else:
+            out.write(json.dumps({"environment": env, **crossref.to_json()}, indent=2) + "\n")
+    failed = trace.error is not None or trace.exit_status not in (None, 0)
+    if failed:
+        status = trace.error or f"exit status {trace.exit_status}"
+        click.echo(f"error: the script did not complete: {status}", err=True)
+        return 2
+    return 1 if crossref.hazard_here else 0
+
+
+def _verify_twice(script: Path, args: Sequence[str], max_seconds: float | None) -> int:
+    import subprocess
+
+    from repro_lint.verify.rerun import run_twice
+    from repro_lint.verify.tables import write_twice
+
+    command = " ".join([script.as_posix(), *args])
+    try:
+        comparison = run_twice(script, args, timeout=max_seconds)
+    except subprocess.TimeoutExpired:
+        _fail(f"a run of `{command}` took longer than --max-seconds {max_seconds}")
+    write_twice(sys.stdout, comparison, command)
+    return 0 if comparison.reproducible else 1
+
+
 @main.command()
 def clean() -> None:
     """Remove repro-lint's cache directories below the current directory."""

@@ -66,14 +66,18 @@ def _racing_threads(device: Any) -> tuple[Any, ...]:
     import torch
 
     generator = torch.Generator().manual_seed(0)
-    index = torch.randint(0, 64, (1_000_000,), generator=generator)
-    values = torch.randn(1_000_000, generator=generator)
+    index = torch.randint(0, 64, (200_000,), generator=generator).to(device)
+    values = torch.randn(200_000, generator=generator).to(device)
     total = torch.zeros(64, device=device)
+    start = threading.Barrier(2)
 
-    def add(part: int) -> None:
-        total.index_add_(0, index[part::2].to(device), values[part::2].to(device))
+    def add() -> None:
+        start.wait()
+        # Many short kernels, so the two threads overlap for the whole loop.
+        for _ in range(100):
+            total.index_add_(0, index, values)
 
-    threads = [threading.Thread(target=add, args=(part,)) for part in range(2)]
+    threads = [threading.Thread(target=add) for _ in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
