@@ -563,6 +563,7 @@ VERIFY_FORMATS = ("text", "json", "sarif")
 @click.option(
     "--run",
     "script",
+    metavar="SCRIPT",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
     help="Run SCRIPT under the tracer; arguments after `--` are passed to it.",
