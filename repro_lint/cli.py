@@ -618,6 +618,8 @@ def verify(
         _fail("--twice compares complete runs: drop --max-steps")
     if twice and output_format != "text":
         _fail("--twice prints text only")
+    if output_format == "sarif" and (catalog or script is not None):
+        _fail("SARIF reports findings: use --output-format json with --catalog or --run")
     from repro_lint.verify import VerifierUnavailable, require_torch
 
     try:

@@ -294,6 +294,7 @@ def test_twice_says_reproducible_once_the_remaining_seeds_are_set(
         ("verify", "--max-steps", "3"),
         ("verify", "--catalog", "src"),
         ("verify", "--run", "examples/train.py", "--twice", "--max-steps", "2"),
+        ("verify", "--catalog", "--output-format", "sarif"),
     ],
 )
 def test_usage_errors_exit_2(args: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
