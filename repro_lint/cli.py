@@ -167,6 +167,12 @@ def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
     help="Exit 1 when a fix was applied, even if nothing remains.",
 )
 @click.option("--statistics", is_flag=True, help="Count findings per rule.")
+@click.option(
+    "--add-noqa",
+    is_flag=True,
+    help="Add `# noqa: CODE` to every line with a finding (keeping codes already there).",
+)
+@click.option("--ignore-noqa", is_flag=True, help="Report findings that `# noqa` hides.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option(
     "--jobs",
@@ -203,6 +209,8 @@ def check(
     exit_zero: bool,
     exit_non_zero_on_fix: bool,
     statistics: bool,
+    add_noqa: bool,
+    ignore_noqa: bool,
     no_cache: bool,
     jobs: int | None,
     config_file: str | None,
@@ -210,6 +218,8 @@ def check(
     verbose: bool,
 ) -> None:
     """Lint PATHS (files or directories; `-` reads stdin)."""
+    import dataclasses
+
     from repro_lint.engine import Settings
 
     started = time.perf_counter()
@@ -227,11 +237,18 @@ def check(
         settings = Settings.from_config(config)
     except ConfigError as exc:
         _fail(str(exc))
+    if ignore_noqa:
+        settings = dataclasses.replace(settings, ignore_noqa=True)
+    stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+    if add_noqa:
+        if fix or diff or stdin or ignore_noqa:
+            _fail("--add-noqa cannot be combined with --fix, --diff, --ignore-noqa or stdin")
+        _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
     if verbose:
         click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
         click.echo(f"target torch: {settings.target.version} ({settings.target.origin})", err=True)
     applicable = frozenset({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe_fixes else {FixSafety.SAFE})
-    if paths == ("-",) or (not paths and stdin_filename is not None):
+    if stdin:
         _check_stdin(
             settings,
             stdin_filename,
@@ -337,6 +354,67 @@ def _check_paths(
             exit_non_zero_on_fix=exit_non_zero_on_fix,
         )
     )
+
+
+# Never given a noqa by --add-noqa: RPL000 cannot be suppressed, and RPL901's answer to an
+# unused suppression is to remove it, not to add another.
+_NOT_SUPPRESSIBLE = frozenset({"RPL000", "RPL901"})
+
+
+def _add_noqa(
+    settings: Any,
+    paths: Sequence[str],
+    force_exclude: bool,
+    no_cache: bool,
+    jobs: int | None,
+    quiet: bool,
+) -> NoReturn:
+    from repro_lint.cache import Cache
+    from repro_lint.engine import SourceError, decode, lint_files
+    from repro_lint.files import discover
+    from repro_lint.fixes import apply_edits
+    from repro_lint.suppressions import noqa_edits
+
+    found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
+    results = lint_files(found.files, settings, jobs=jobs, cache=cache)
+    if cache is not None:
+        cache.save()
+    by_name = {f.display: f.path for f in found.files}
+    added = 0
+    for result in results:
+        wanted: dict[int, set[str]] = {}
+        for d in result.diagnostics:
+            if d.code not in _NOT_SUPPRESSIBLE and d.noqa_row is not None:
+                wanted.setdefault(d.noqa_row, set()).add(d.code)
+        if not wanted:
+            continue
+        path = by_name[result.filename]
+        try:
+            data = path.read_bytes()
+            decoded = decode(data)
+        except (OSError, SourceError) as exc:
+            click.echo(f"error: {result.filename}: cannot read: {exc}", err=True)
+            continue
+        edits, skipped = noqa_edits(decoded.text, wanted)
+        for row in skipped:
+            click.echo(
+                f"warning: {result.filename}:{row}: no place for a `# noqa` comment "
+                "(the line ends inside a string or continues with a backslash)",
+                err=True,
+            )
+        if not edits:
+            continue
+        problem = _write_atomic(path, data, decoded.encode(apply_edits(decoded.text, edits)))
+        if problem is not None:
+            click.echo(f"error: {result.filename}: {problem}", err=True)
+            continue
+        added += len(edits)
+    if not quiet:
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+    sys.exit(0)
 
 
 def _fix_files(

@@ -38,6 +38,7 @@ from repro_lint.rule import (
     Rule,
 )
 from repro_lint.rules.syntax_error import SyntaxError as SyntaxErrorRule
+from repro_lint.rules.unused_noqa import UnusedNoqa
 from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
 from repro_lint.torch_versions import TargetTorch, resolve_target
 
@@ -60,6 +61,8 @@ class Settings:
     _per_file: tuple[tuple[pathspec.GitIgnoreSpec, tuple[type[Rule], ...]], ...] = field(
         default=(), repr=False
     )
+    # ``--ignore-noqa``: report (and fix) as if no file had a noqa comment.
+    ignore_noqa: bool = False
 
     @classmethod
     def from_config(cls, config: Config) -> Settings:
@@ -93,7 +96,8 @@ class Settings:
 
     def cache_key(self) -> str:
         codes = ",".join(rule.CODE for rule in self.rules)
-        return f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}"
+        noqa = "|ignore-noqa" if self.ignore_noqa else ""
+        return f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}{noqa}"
 
 
 # -- decoding ---------------------------------------------------------------------------------
@@ -431,15 +435,19 @@ def lint_text(
     names = Names(module, name, is_package)
     context = FileContext(module, names, settings.config, settings.target.version, path, name)
     comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None = (
-        [] if "noqa" in text.lower() else None
+        [] if "noqa" in text.lower() and not settings.ignore_noqa else None
     )
     try:
         module.visit(_Dispatcher([rule(context) for rule in active], context, comments))
     except RecursionError:
         return error_result(filename, SourceError("file is nested too deeply to analyse"))
-    if not context.reports:
+    # RPL901 judges the noqa comments even where nothing was reported.
+    unused_noqa = rules if UnusedNoqa in active and comments else None
+    if not context.reports and unused_noqa is None:
         return FileResult(filename, ())
-    diagnostics = _diagnostics(text, filename, module, names, context.reports, comments)
+    diagnostics = _diagnostics(
+        text, filename, module, names, context.reports, comments, unused_noqa
+    )
     return FileResult(filename, tuple(diagnostics), source=text if diagnostics else None)
 
 
@@ -454,7 +462,10 @@ def _diagnostics(
     names: Names,
     reports: list[PendingReport],
     comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None,
+    unused_noqa: Sequence[type[Rule]] | None = None,
 ) -> list[Diagnostic]:
+    """Positioned, suppressed and de-duplicated findings; with ``unused_noqa`` (the rules that
+    ran), also RPL901's findings for noqa entries that suppressed none of them."""
     positions = Positions(module)
     for report in reports:
         if report.top is not None:
@@ -467,6 +478,7 @@ def _diagnostics(
     builder = _EditBuilder(text, module, names, positions)
     out: list[Diagnostic] = []
     seen: set[tuple[str, int, int, str]] = set()
+    used: dict[Directive, set[str]] = {}
     for report in reports:
         rule = report.rule
         rng = positions.syntactic(report.node)
@@ -474,7 +486,9 @@ def _diagnostics(
         rows = {start.row}
         if report.statement is not None:
             rows.add(positions.syntactic(report.statement).start.line)
-        if suppressions.suppressing(rule.CODE, rule.name, sorted(rows)) is not None:
+        directive = suppressions.suppressing(rule.CODE, rule.name, sorted(rows))
+        if directive is not None:
+            used.setdefault(directive, set()).update(directive.matched(rule.CODE, rule.name))
             continue
         key = (rule.CODE, start.row, start.column, report.message)
         if key in seen:
@@ -498,6 +512,9 @@ def _diagnostics(
                 url=rule.url(),
             )
         )
+    if unused_noqa is not None:
+        active = {r.CODE for r in unused_noqa} | {r.name for r in unused_noqa}
+        out.extend(UnusedNoqa.diagnostics(text, filename, suppressions, used, active, known))
     out.sort(key=lambda d: d.sort_key)
     return out
 

@@ -9,6 +9,7 @@ from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
 from repro_lint.rules.deterministic_mode_disabled import DeterministicModeDisabled
 from repro_lint.rules.missing_cublas_workspace_config import MissingCublasWorkspaceConfig
 from repro_lint.rules.syntax_error import SyntaxError
+from repro_lint.rules.unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
     SyntaxError,
@@ -16,6 +17,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeterministicModeDisabled,
     MissingCublasWorkspaceConfig,
     AutotuneEnabled,
+    UnusedNoqa,
 )
 
 BY_CODE: dict[str, type[Rule]] = {rule.CODE: rule for rule in ALL_RULES}
