@@ -172,7 +172,9 @@ def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> S
         column = len(NEWLINE.split(before)[-1]) + 1
         return SourceError("source contains a null byte", row, column)
     try:
-        ast.parse(text, filename)
+        # No file name: Python would read the error's line from a file of that name on disk,
+        # which is not the text linted here (an editor buffer, a notebook, stdin).
+        ast.parse(text)
     except SyntaxError as exc:
         return SourceError(f"SyntaxError: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -550,7 +552,15 @@ def _touches(edits: Iterable[Edit], rows: frozenset[int]) -> bool:
 
 
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
-    """Read, decode and lint one file."""
+    """Read, decode and lint one file (a notebook's code cells, for ``.ipynb``)."""
+    if file.path.suffix == ".ipynb":
+        from repro_lint import notebooks
+
+        try:
+            data = file.path.read_bytes()
+        except OSError as exc:
+            return error_result(file.display, SourceError(f"cannot read file: {exc.strerror}"))
+        return notebooks.lint(data, file.display, settings, file.path)
     try:
         source = read_source(file.path)
     except SourceError as error:
@@ -617,6 +627,8 @@ def lint_files(
 
 def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:
     """A cached result with the file's text attached (code frames and fixes need it)."""
+    if result.cells:
+        return result  # a notebook: its frames come from the cells, which were cached
     try:
         source = read_source(file.path)
     except SourceError:

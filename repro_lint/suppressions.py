@@ -9,7 +9,7 @@ import tokenize
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
-from repro_lint.diagnostics import Edit, Location
+from repro_lint.diagnostics import Diagnostic, Edit, Location
 
 # A line directive is "noqa" after a hash, optionally followed by a colon and codes or names
 # separated by commas or spaces; the codes part stops at the first word that is neither (an
@@ -112,6 +112,20 @@ class Suppressions:
 
 
 EMPTY = Suppressions({}, ())
+# Never given a noqa by --add-noqa: RPL000 cannot be suppressed, and RPL901's answer to an
+# unused suppression is to remove it, not to add another.
+NOT_SUPPRESSIBLE = frozenset({"RPL000", "RPL901"})
+
+
+def noqa_wanted(diagnostics: Iterable[Diagnostic]) -> dict[int, set[str]]:
+    """The codes a ``# noqa`` must name on each row to suppress these findings."""
+    wanted: dict[int, set[str]] = {}
+    for d in diagnostics:
+        if d.code not in NOT_SUPPRESSIBLE and d.noqa_row is not None:
+            wanted.setdefault(d.noqa_row, set()).add(d.code)
+    return wanted
+
+
 _OWN_CODE = re.compile(r"RPL\d+")
 
 
