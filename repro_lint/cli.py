@@ -668,6 +668,18 @@ def list_rules(output_format: str) -> None:
 
 
 @main.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (needs the `lsp` extra)."""
+    try:
+        from repro_lint.lsp import serve
+    except ImportError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        _fail("the language server needs the `lsp` extra: pip install 'repro-lint[lsp]'")
+    serve()
+
+
+@main.command()
 def clean() -> None:
     """Remove repro-lint's cache directories below the current directory."""
     from repro_lint.cache import clean as remove_caches
