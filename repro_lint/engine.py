@@ -559,7 +559,8 @@ def lint_file(file: SourceFile, settings: Settings) -> FileResult:
         try:
             data = file.path.read_bytes()
         except OSError as exc:
-            return error_result(file.display, SourceError(f"cannot read file: {exc.strerror}"))
+            reason = exc.strerror or str(exc)
+            return error_result(file.display, SourceError(f"cannot read file: {reason}"))
         return notebooks.lint(data, file.display, settings, file.path)
     try:
         source = read_source(file.path)

@@ -21,6 +21,7 @@ from repro_lint.config import Config, ConfigError, load_config
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, FixSafety, Location
 from repro_lint.engine import Settings, fix_source, lint_text
 from repro_lint.explain import render_markdown
+from repro_lint.notebooks import NOTEBOOK_SUFFIX
 from repro_lint.rules import rule_for
 from repro_lint.suppressions import NOT_SUPPRESSIBLE, noqa_edits
 
@@ -79,7 +80,12 @@ class ReproLintServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         path = _path(uri)
         text = document.source
-        result = lint_text(text, path.name if path else uri, self.settings_for(path), path)
+        name = path.name if path else uri
+        if name.endswith(NOTEBOOK_SUFFIX):
+            # A notebook's JSON, opened as text: its cells are linted by the command line.
+            result = FileResult(name, ())
+        else:
+            result = lint_text(text, name, self.settings_for(path), path)
         linted = _Linted(document.version, text, result)
         self.linted[uri] = linted
         return linted

@@ -257,7 +257,15 @@ class Notebook:
             end = Location(self._cell(number).rows + 1, 1)
         fix = d.fix
         if fix is not None:
-            edits = tuple(self._edit_in_cell(edit, number) for edit in fix.edits)
+            placed = [(self.locate(e.location), self.locate(e.end_location), e) for e in fix.edits]
+            # An edit has no cell of its own in the output: a fix that also edits other cells
+            # (an import added to the first cell) is listed without its edits; --fix applies it.
+            in_cell = all(start[0] == end[0] == number for start, end, _ in placed)
+            edits = (
+                tuple(Edit(e.content, start[1], end[1]) for start, end, e in placed)
+                if in_cell
+                else ()
+            )
             fix = Fix(fix.applicability, fix.message, edits)
         noqa_row = self.locate(Location(d.noqa_row, 1))[1].row if d.noqa_row else None
         return replace(
@@ -268,13 +276,6 @@ class Notebook:
             noqa_row=noqa_row,
             properties=(*d.properties, ("cell", number)),
         )
-
-    def _edit_in_cell(self, edit: Edit, number: int) -> Edit:
-        start_cell, start = self.locate(edit.location)
-        _, end = self.locate(edit.end_location)
-        if start_cell != number:
-            start = end = Location(1, 1) if start_cell > number else start
-        return Edit(edit.content, start, end)
 
     # -- writing back -------------------------------------------------------------------------
 

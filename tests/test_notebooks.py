@@ -209,3 +209,25 @@ def test_a_file_that_is_not_a_notebook_is_rpl000(
     result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json")
     assert [d["code"] for d in json.loads(result.stdout)] == ["RPL000"]
     assert result.exit_code == 1
+
+
+def test_json_fix_edits_count_rows_in_the_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = notebook("import torch", "x = 1\n" + HAZARD, "torch.use_deterministic_algorithms(True)")
+    write(tmp_path / "nb.ipynb", nb)
+    items = json.loads(
+        run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json").stdout
+    )
+    bench = next(i for i in items if i["code"] == "RPL201")
+    assert bench["fix"]["edits"] == [
+        {
+            "content": "False",
+            "location": {"row": 2, "column": 34},
+            "end_location": {"row": 2, "column": 38},
+        }
+    ]
+    # This fix inserts into the first code cell, not the finding's: listed without edits.
+    cublas = next(i for i in items if i["code"] == "RPL204")
+    assert cublas["cell"] == 4
+    assert cublas["fix"]["applicability"] == "safe" and cublas["fix"]["edits"] == []
