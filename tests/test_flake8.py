@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import shlex
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 pytest.importorskip("flake8")
 
+ROOT = Path(__file__).resolve().parent.parent
 SOURCE = (
     "import os\n"
     "import torch\n"
@@ -84,3 +88,16 @@ def test_settings_come_from_pyproject(tmp_path: Path) -> None:
         code for code, _, _ in findings(flake8(tmp_path, "--select", "RPL", "train.py").stdout)
     }
     assert codes == {"RPL201"}
+
+
+def test_readme_command_runs_as_written(
+    tmp_path: Path, code_blocks: Callable[[Path], dict[str, str]]
+) -> None:
+    shutil.copytree(ROOT / "examples", tmp_path / "src")
+    [command] = code_blocks(ROOT / "README.md")["flake8 --select RPL src/"].splitlines()
+    argv = shlex.split(command)
+    result = flake8(tmp_path, *argv[1:])
+    assert result.returncode == 1, result.stderr
+    found = findings(result.stdout)
+    assert found and {code[:3] for code, _, _ in found} == {"RPL"}
+    assert found == repro_lint(tmp_path / "src", ".")

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import shlex
+import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -14,6 +18,7 @@ from repro_lint.engine import Settings, fix_source, lint_text
 from repro_lint.fixes import apply_edits
 from repro_lint.suppressions import noqa_edits
 
+ROOT = Path(__file__).resolve().parent.parent
 HAZARDS = (
     "import torch\n"
     "torch.backends.cudnn.benchmark = True  # speed\n"
@@ -181,3 +186,24 @@ def test_ignore_noqa_turns_unused_noqa_off() -> None:
     assert [d.code for d in lint_text(source, "t.py", settings).diagnostics] == ["RPL901"]
     ignoring = Settings(settings.config, settings.rules, settings.target, ignore_noqa=True)
     assert lint_text(source, "t.py", ignoring).diagnostics == ()
+
+
+def test_readme_adoption_commands_run_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code_blocks: Callable[[Path], dict[str, str]]
+) -> None:
+    """The README's adoption recipe on a copy of the example project, line by line."""
+    shutil.copytree(ROOT / "examples", tmp_path / "src")
+    block = code_blocks(ROOT / "README.md")[
+        "repro-lint src/ --add-noqa                      # suppress every current finding, line by line"
+    ]
+    add, stale, remove, everything = (
+        shlex.split(line, comments=True) for line in block.splitlines()
+    )
+    assert run(tmp_path, monkeypatch, *add[1:]).exit_code == 0
+    assert run(tmp_path, monkeypatch, "src/").exit_code == 0, "every finding is suppressed"
+    # The example project already carries one stale noqa: RPL901 finds it (and only RPL901).
+    stale_json = run(tmp_path, monkeypatch, *stale[1:], "--output-format", "json")
+    assert {d["code"] for d in json.loads(stale_json.stdout)} == {"RPL901"}
+    assert run(tmp_path, monkeypatch, *remove[1:]).exit_code == 0
+    assert run(tmp_path, monkeypatch, *stale[1:]).exit_code == 0
+    assert run(tmp_path, monkeypatch, *everything[1:]).exit_code == 1

@@ -4,6 +4,7 @@ fixes written back into the cells, --add-noqa, stdin."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +232,15 @@ def test_json_fix_edits_count_rows_in_the_cell(
     cublas = next(i for i in items if i["code"] == "RPL204")
     assert cublas["cell"] == 4
     assert cublas["fix"]["applicability"] == "safe" and cublas["fix"]["edits"] == []
+
+
+def test_readme_setting_lints_the_notebooks_of_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code_blocks: Callable[[Path], dict[str, str]]
+) -> None:
+    setting = code_blocks(Path(__file__).resolve().parent.parent / "README.md")["[tool.repro-lint]"]
+    assert "extend-include" in setting
+    (tmp_path / "pyproject.toml").write_text(setting, encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    write(tmp_path / "notebooks" / "explore.ipynb", notebook("import torch", HAZARD))
+    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
+    assert findings(result) == [("RPL201", 3, 1, 1)]
