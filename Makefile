@@ -14,7 +14,7 @@ $(BIN)/repro-lint: pyproject.toml
 # torch is pinned: an unpinned torch pulls a multi-GB CUDA build; 2.13.0 installs a CPU build.
 $(VENV)/.dev-installed: pyproject.toml $(BIN)/repro-lint
 	$(BIN)/python -m pip install --quiet "torch==2.13.0"
-	$(BIN)/python -m pip install --quiet -e ".[dev,verify]"
+	$(BIN)/python -m pip install --quiet -e ".[dev,verify,lsp]"
 	touch $@
 
 demo: $(BIN)/repro-lint

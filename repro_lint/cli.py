@@ -167,6 +167,12 @@ def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
     help="Exit 1 when a fix was applied, even if nothing remains.",
 )
 @click.option("--statistics", is_flag=True, help="Count findings per rule.")
+@click.option(
+    "--add-noqa",
+    is_flag=True,
+    help="Add `# noqa: CODE` to every line with a finding (keeping codes already there).",
+)
+@click.option("--ignore-noqa", is_flag=True, help="Report findings that `# noqa` hides.")
 @click.option("--no-cache", is_flag=True, help="Neither read nor write the cache.")
 @click.option(
     "--jobs",
@@ -203,6 +209,8 @@ def check(
     exit_zero: bool,
     exit_non_zero_on_fix: bool,
     statistics: bool,
+    add_noqa: bool,
+    ignore_noqa: bool,
     no_cache: bool,
     jobs: int | None,
     config_file: str | None,
@@ -210,6 +218,8 @@ def check(
     verbose: bool,
 ) -> None:
     """Lint PATHS (files or directories; `-` reads stdin)."""
+    import dataclasses
+
     from repro_lint.engine import Settings
 
     started = time.perf_counter()
@@ -227,11 +237,18 @@ def check(
         settings = Settings.from_config(config)
     except ConfigError as exc:
         _fail(str(exc))
+    if ignore_noqa:
+        settings = dataclasses.replace(settings, ignore_noqa=True)
+    stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+    if add_noqa:
+        if fix or diff or stdin or ignore_noqa:
+            _fail("--add-noqa cannot be combined with --fix, --diff, --ignore-noqa or stdin")
+        _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
     if verbose:
         click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
         click.echo(f"target torch: {settings.target.version} ({settings.target.origin})", err=True)
     applicable = frozenset({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe_fixes else {FixSafety.SAFE})
-    if paths == ("-",) or (not paths and stdin_filename is not None):
+    if stdin:
         _check_stdin(
             settings,
             stdin_filename,
@@ -339,6 +356,66 @@ def _check_paths(
     )
 
 
+def _add_noqa(
+    settings: Any,
+    paths: Sequence[str],
+    force_exclude: bool,
+    no_cache: bool,
+    jobs: int | None,
+    quiet: bool,
+) -> NoReturn:
+    from repro_lint import notebooks
+    from repro_lint.cache import Cache
+    from repro_lint.engine import SourceError, decode, lint_files
+    from repro_lint.files import discover
+    from repro_lint.fixes import apply_edits
+    from repro_lint.suppressions import noqa_edits, noqa_wanted
+
+    found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
+    results = lint_files(found.files, settings, jobs=jobs, cache=cache)
+    if cache is not None:
+        cache.save()
+    by_name = {f.display: f.path for f in found.files}
+    added = 0
+    for result in results:
+        wanted = noqa_wanted(result.diagnostics)
+        if not wanted:
+            continue
+        path = by_name[result.filename]
+        try:
+            data = path.read_bytes()
+            if notebooks.is_notebook(path):
+                new, count, places = notebooks.add_noqa(data, result.filename, settings, path)
+                skipped = [f"cell {cell}:{row}" for cell, row in places]
+            else:
+                decoded = decode(data)
+                edits, rows = noqa_edits(decoded.text, wanted)
+                new = decoded.encode(apply_edits(decoded.text, edits)) if edits else None
+                count, skipped = len(edits), [str(row) for row in rows]
+        except (OSError, SourceError) as exc:
+            click.echo(f"error: {result.filename}: {exc}", err=True)
+            continue
+        for where in skipped:
+            click.echo(
+                f"warning: {result.filename}:{where}: no place for a `# noqa` comment "
+                "(the line ends inside a string or continues with a backslash)",
+                err=True,
+            )
+        if new is None:
+            continue
+        problem = _write_atomic(path, data, new)
+        if problem is not None:
+            click.echo(f"error: {result.filename}: {problem}", err=True)
+            continue
+        added += count
+    if not quiet:
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+    sys.exit(0)
+
+
 def _fix_files(
     results: list[FileResult],
     paths: Mapping[str, Path],
@@ -347,6 +424,7 @@ def _fix_files(
     *,
     write: bool,
 ) -> tuple[list[FileResult], dict[str, Counter[str]], list[str]]:
+    from repro_lint import notebooks
     from repro_lint.engine import DecodedSource, SourceError, decode, lint_text
     from repro_lint.fixes import fix_texts, unified_diff
 
@@ -356,7 +434,10 @@ def _fix_files(
         if any(d.fix is not None and d.fix.applicability in applicable for d in r.diagnostics)
     ]
     originals: dict[str, tuple[bytes, DecodedSource]] = {}
+    notebook_names = [r.filename for r in wanted if notebooks.is_notebook(paths[r.filename])]
     for result in wanted:
+        if result.filename in notebook_names:
+            continue
         try:
             data = paths[result.filename].read_bytes()
             originals[result.filename] = (data, decode(data))
@@ -367,7 +448,7 @@ def _fix_files(
         return {name: lint_text(text, name, settings, paths[name]) for name, text in texts.items()}
 
     texts = {name: decoded.text for name, (_, decoded) in originals.items()}
-    outcomes = fix_texts(texts, relint(texts), relint, applicable)
+    outcomes = fix_texts(texts, relint(texts), relint, applicable) if texts else {}
     by_name = {r.filename: r for r in results}
     fixed_by_file: dict[str, Counter[str]] = {}
     diffs: list[str] = []
@@ -395,6 +476,28 @@ def _fix_files(
             continue
         by_name[name] = outcome.result
         fixed_by_file[name] = outcome.fixed
+    for name in notebook_names:
+        try:
+            data = paths[name].read_bytes()
+            fixed = notebooks.fix(data, name, settings, paths[name], applicable)
+        except (OSError, SourceError) as exc:
+            click.echo(f"error: {name}: cannot fix: {exc}", err=True)
+            continue
+        if fixed.data is None:
+            by_name[name] = fixed.result
+            continue
+        if not write:
+            diffs.append(fixed.diff)
+            fixed_by_file[name] = fixed.fixed
+            continue
+        problem = _write_atomic(paths[name], data, fixed.data)
+        if problem is not None:
+            click.echo(f"error: {name}: {problem}", err=True)
+            continue
+        by_name[name] = fixed.result
+        fixed_by_file[name] = fixed.fixed
+    # Each diff starts with its file's name: sorting them orders the output by file.
+    diffs.sort()
     return [by_name[r.filename] for r in results], fixed_by_file, diffs
 
 
@@ -411,10 +514,9 @@ def _check_stdin(
     exit_non_zero_on_fix: bool,
     quiet: bool,
 ) -> None:
+    from repro_lint import notebooks
     from repro_lint import report as reports
-    from repro_lint.engine import DecodedSource, SourceError, decode, error_result, lint_text
     from repro_lint.files import discover, display_name
-    from repro_lint.fixes import fix_texts, unified_diff
 
     data = sys.stdin.buffer.read()
     path = Path(os.path.abspath(stdin_filename)) if stdin_filename else None
@@ -424,30 +526,8 @@ def _check_stdin(
             if fix:
                 sys.stdout.buffer.write(data)
             sys.exit(0)
-    decoded: DecodedSource | None = None
-    try:
-        decoded = decode(data)
-    except SourceError as error:
-        result = error_result(name, error)
-    else:
-        result = lint_text(decoded.text, name, settings, path)
-    fixed: Counter[str] = Counter()
-    if (fix or diff) and decoded is not None:
-        source = decoded
-
-        def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
-            return {n: lint_text(t, n, settings, path) for n, t in texts.items()}
-
-        outcome = fix_texts({name: source.text}, {name: result}, relint, applicable)[name]
-        if diff:
-            if outcome.changed:
-                click.echo(unified_diff(name, outcome.original, outcome.text), nl=False)
-            sys.exit(reports.exit_code(0, diff_changes=outcome.changed))
-        sys.stdout.buffer.write(source.encode(outcome.text))
-        sys.stdout.flush()
-        result, fixed = outcome.result, outcome.fixed
-    elif fix:
-        sys.stdout.buffer.write(data)
+    read = _notebook_stdin if notebooks.is_notebook(stdin_filename) else _python_stdin
+    result, fixed = read(data, name, path, settings, fix, diff, applicable)
     report = reports.Report([result], settings.rules, applicable, fixed)
     # With --fix, stdout carries the fixed source: the findings go to stderr.
     stream_name = output_file
@@ -475,6 +555,73 @@ def _check_stdin(
             exit_non_zero_on_fix=exit_non_zero_on_fix,
         )
     )
+
+
+def _python_stdin(
+    data: bytes,
+    name: str,
+    path: Path | None,
+    settings: Any,
+    fix: bool,
+    diff: bool,
+    applicable: frozenset[FixSafety],
+) -> tuple[FileResult, Counter[str]]:
+    """Lint (and with --fix print the fixed) Python source read from stdin."""
+    from repro_lint import report as reports
+    from repro_lint.engine import SourceError, decode, error_result, lint_text
+    from repro_lint.fixes import fix_texts, unified_diff
+
+    try:
+        decoded = decode(data)
+    except SourceError as error:
+        if fix:
+            sys.stdout.buffer.write(data)
+        return error_result(name, error), Counter()
+    result = lint_text(decoded.text, name, settings, path)
+    if not (fix or diff):
+        return result, Counter()
+
+    def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
+        return {n: lint_text(t, n, settings, path) for n, t in texts.items()}
+
+    outcome = fix_texts({name: decoded.text}, {name: result}, relint, applicable)[name]
+    if diff:
+        if outcome.changed:
+            click.echo(unified_diff(name, outcome.original, outcome.text), nl=False)
+        sys.exit(reports.exit_code(0, diff_changes=outcome.changed))
+    sys.stdout.buffer.write(decoded.encode(outcome.text))
+    sys.stdout.flush()
+    return outcome.result, outcome.fixed
+
+
+def _notebook_stdin(
+    data: bytes,
+    name: str,
+    path: Path | None,
+    settings: Any,
+    fix: bool,
+    diff: bool,
+    applicable: frozenset[FixSafety],
+) -> tuple[FileResult, Counter[str]]:
+    """Lint (and with --fix print the fixed) notebook read from stdin."""
+    from repro_lint import notebooks
+    from repro_lint import report as reports
+    from repro_lint.engine import SourceError, error_result
+
+    if not (fix or diff):
+        return notebooks.lint(data, name, settings, path), Counter()
+    try:
+        outcome = notebooks.fix(data, name, settings, path, applicable)
+    except SourceError as error:
+        if fix:
+            sys.stdout.buffer.write(data)
+        return error_result(name, error), Counter()
+    if diff:
+        click.echo(outcome.diff, nl=False)
+        sys.exit(reports.exit_code(0, diff_changes=outcome.data is not None))
+    sys.stdout.buffer.write(outcome.data if outcome.data is not None else data)
+    sys.stdout.flush()
+    return outcome.result, outcome.fixed
 
 
 @main.command()
@@ -844,6 +991,18 @@ def _verify_twice(script: Path, args: Sequence[str], max_seconds: float | None) 
         _fail(f"a run of `{command}` took longer than --max-seconds {max_seconds}")
     write_twice(sys.stdout, comparison, command)
     return 0 if comparison.reproducible else 1
+
+
+@main.command()
+def server() -> None:
+    """Run the language server on stdin/stdout (needs the `lsp` extra)."""
+    try:
+        from repro_lint.lsp import serve
+    except ImportError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("pygls", "lsprotocol", "cattrs"):
+            raise
+        _fail("the language server needs the `lsp` extra: pip install 'repro-lint[lsp]'")
+    serve()
 
 
 @main.command()

@@ -14,7 +14,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - exercised only on 3.10
     import tomli as tomllib
 
-OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "junit")
+OUTPUT_FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit")
 ROOT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 
 
@@ -39,6 +39,10 @@ class Config:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] | None = None
     extend_exclude: tuple[str, ...] = ()
+    # File patterns that directory walks pick up (``extend-include = ["*.ipynb"]`` adds
+    # notebooks); files named explicitly are always linted.
+    include: tuple[str, ...] | None = None
+    extend_include: tuple[str, ...] = ()
     respect_gitignore: bool = True
     target_torch: str | None = None
     seed: int = 0
@@ -125,6 +129,8 @@ OPTIONS: dict[str, tuple[str, Callable[[str, Any, Path | None], Any]]] = {
     "per-file-ignores": ("per_file_ignores", _per_file_ignores),
     "exclude": ("exclude", _string_list),
     "extend-exclude": ("extend_exclude", _string_list),
+    "include": ("include", _string_list),
+    "extend-include": ("extend_include", _string_list),
     "respect-gitignore": ("respect_gitignore", _bool),
     "target-torch": ("target_torch", _torch_version),
     "seed": ("seed", _seed),

@@ -76,8 +76,16 @@ class Diagnostic:
     properties: tuple[tuple[str, Any], ...] = field(default=())
 
     @property
-    def sort_key(self) -> tuple[str, int, int, str]:
-        return (self.filename, self.location.row, self.location.column, self.code)
+    def cell(self) -> int | None:
+        """The notebook cell (1-based) the position is in; None outside notebooks."""
+        for key, value in self.properties:
+            if key == "cell":
+                return int(value)
+        return None
+
+    @property
+    def sort_key(self) -> tuple[str, int, int, int, str]:
+        return (self.filename, self.cell or 0, self.location.row, self.location.column, self.code)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -107,3 +115,6 @@ class FileResult:
     source: str | None = None
     # Per-file facts for the project phase (plain JSON-able data; empty for unparsable files).
     summary: dict[str, Any] = field(default_factory=dict)
+    # A notebook's cell sources (cell N is ``cells[N - 1]``; empty for cells that are not
+    # code): findings in a notebook have cell rows, and their code frames come from here.
+    cells: tuple[str, ...] = ()

@@ -38,6 +38,7 @@ from repro_lint.rule import (
     Rule,
 )
 from repro_lint.rules.syntax_error import SyntaxError as SyntaxErrorRule
+from repro_lint.rules.unused_noqa import UnusedNoqa
 from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
 from repro_lint.torch_versions import TargetTorch, resolve_target
 
@@ -60,6 +61,8 @@ class Settings:
     _per_file: tuple[tuple[pathspec.GitIgnoreSpec, tuple[type[Rule], ...]], ...] = field(
         default=(), repr=False
     )
+    # ``--ignore-noqa``: report (and fix) as if no file had a noqa comment.
+    ignore_noqa: bool = False
 
     @classmethod
     def from_config(cls, config: Config) -> Settings:
@@ -93,7 +96,8 @@ class Settings:
 
     def cache_key(self) -> str:
         codes = ",".join(rule.CODE for rule in self.rules)
-        return f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}"
+        noqa = "|ignore-noqa" if self.ignore_noqa else ""
+        return f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}{noqa}"
 
 
 # -- decoding ---------------------------------------------------------------------------------
@@ -168,7 +172,9 @@ def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> S
         column = len(NEWLINE.split(before)[-1]) + 1
         return SourceError("source contains a null byte", row, column)
     try:
-        ast.parse(text, filename)
+        # No file name: Python would read the error's line from a file of that name on disk,
+        # which is not the text linted here (an editor buffer, a notebook, stdin).
+        ast.parse(text)
     except SyntaxError as exc:
         return SourceError(f"SyntaxError: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
     except (ValueError, RecursionError, MemoryError) as exc:
@@ -431,15 +437,19 @@ def lint_text(
     names = Names(module, name, is_package)
     context = FileContext(module, names, settings.config, settings.target.version, path, name)
     comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None = (
-        [] if "noqa" in text.lower() else None
+        [] if "noqa" in text.lower() and not settings.ignore_noqa else None
     )
     try:
         module.visit(_Dispatcher([rule(context) for rule in active], context, comments))
     except RecursionError:
         return error_result(filename, SourceError("file is nested too deeply to analyse"))
-    if not context.reports:
+    # RPL901 judges the noqa comments even where nothing was reported.
+    unused_noqa = rules if UnusedNoqa in active and comments else None
+    if not context.reports and unused_noqa is None:
         return FileResult(filename, ())
-    diagnostics = _diagnostics(text, filename, module, names, context.reports, comments)
+    diagnostics = _diagnostics(
+        text, filename, module, names, context.reports, comments, unused_noqa
+    )
     return FileResult(filename, tuple(diagnostics), source=text if diagnostics else None)
 
 
@@ -454,7 +464,10 @@ def _diagnostics(
     names: Names,
     reports: list[PendingReport],
     comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None,
+    unused_noqa: Sequence[type[Rule]] | None = None,
 ) -> list[Diagnostic]:
+    """Positioned, suppressed and de-duplicated findings; with ``unused_noqa`` (the rules that
+    ran), also RPL901's findings for noqa entries that suppressed none of them."""
     positions = Positions(module)
     for report in reports:
         if report.top is not None:
@@ -467,6 +480,7 @@ def _diagnostics(
     builder = _EditBuilder(text, module, names, positions)
     out: list[Diagnostic] = []
     seen: set[tuple[str, int, int, str]] = set()
+    used: dict[Directive, set[str]] = {}
     for report in reports:
         rule = report.rule
         rng = positions.syntactic(report.node)
@@ -474,7 +488,9 @@ def _diagnostics(
         rows = {start.row}
         if report.statement is not None:
             rows.add(positions.syntactic(report.statement).start.line)
-        if suppressions.suppressing(rule.CODE, rule.name, sorted(rows)) is not None:
+        directive = suppressions.suppressing(rule.CODE, rule.name, sorted(rows))
+        if directive is not None:
+            used.setdefault(directive, set()).update(directive.matched(rule.CODE, rule.name))
             continue
         key = (rule.CODE, start.row, start.column, report.message)
         if key in seen:
@@ -498,6 +514,9 @@ def _diagnostics(
                 url=rule.url(),
             )
         )
+    if unused_noqa is not None:
+        active = {r.CODE for r in unused_noqa} | {r.name for r in unused_noqa}
+        out.extend(UnusedNoqa.diagnostics(text, filename, suppressions, used, active, known))
     out.sort(key=lambda d: d.sort_key)
     return out
 
@@ -533,7 +552,16 @@ def _touches(edits: Iterable[Edit], rows: frozenset[int]) -> bool:
 
 
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
-    """Read, decode and lint one file."""
+    """Read, decode and lint one file (a notebook's code cells, for ``.ipynb``)."""
+    if file.path.suffix == ".ipynb":
+        from repro_lint import notebooks
+
+        try:
+            data = file.path.read_bytes()
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            return error_result(file.display, SourceError(f"cannot read file: {reason}"))
+        return notebooks.lint(data, file.display, settings, file.path)
     try:
         source = read_source(file.path)
     except SourceError as error:
@@ -600,6 +628,8 @@ def lint_files(
 
 def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:
     """A cached result with the file's text attached (code frames and fixes need it)."""
+    if result.cells:
+        return result  # a notebook: its frames come from the cells, which were cached
     try:
         source = read_source(file.path)
     except SourceError:

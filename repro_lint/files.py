@@ -18,7 +18,9 @@ DEFAULT_EXCLUDES = (
     ".repro_lint_cache", ".svn", ".tox", ".venv", ".vscode", "__pycache__", "__pypackages__",
     "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
 )  # fmt: skip
-SUFFIXES = (".py", ".pyi")
+# What a directory walk picks up unless ``include`` says otherwise (ruff's convention:
+# notebooks come in with ``extend-include = ["*.ipynb"]``).
+DEFAULT_INCLUDE = ("*.py", "*.pyi")
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -55,6 +57,8 @@ class _Matcher:
         excludes = config.exclude if config.exclude is not None else DEFAULT_EXCLUDES
         self.root = config.root.resolve()
         self.exclude = _spec([*excludes, *config.extend_exclude])
+        includes = config.include if config.include is not None else DEFAULT_INCLUDE
+        self.include = _spec([*includes, *config.extend_include])
         self.respect_gitignore = config.respect_gitignore
         self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
 
@@ -68,6 +72,13 @@ class _Matcher:
                 spec = None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
+
+    def included(self, path: Path) -> bool:
+        try:
+            relative = path.relative_to(self.root).as_posix()
+        except ValueError:
+            relative = path.name
+        return self.include.match_file(relative) or self.include.match_file(path.name)
 
     def excluded(self, path: Path, is_dir: bool) -> bool:
         suffix = "/" if is_dir else ""
@@ -155,7 +166,7 @@ def _walk(
             if not matcher.excluded(path, is_dir=True):
                 _walk(path, matcher, found, result, cwd, visited)
             continue
-        if path.suffix in SUFFIXES and not matcher.excluded(path, is_dir=False):
+        if matcher.included(path) and not matcher.excluded(path, is_dir=False):
             found.setdefault(path, SourceFile(display_name(path, cwd), path))
 
 

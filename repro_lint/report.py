@@ -1,7 +1,9 @@
-"""Renderers (full, concise, json, json-lines, sarif, github, junit) and the exit-code policy."""
+"""Renderers (full, concise, json, json-lines, sarif, github, gitlab, junit) and the exit-code
+policy."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import xml.etree.ElementTree as ET
@@ -40,6 +42,15 @@ class Report:
         for result in self.results:
             if result.filename == filename:
                 return result.source
+        return None
+
+    def frame_source(self, d: Diagnostic) -> str | None:
+        """The text ``d``'s rows count in: the file, or for a notebook its cell."""
+        if d.cell is None:
+            return self.source(d.filename)
+        for result in self.results:
+            if result.filename == d.filename and 0 < d.cell <= len(result.cells):
+                return result.cells[d.cell - 1]
         return None
 
     def fixable(self, diagnostic: Diagnostic) -> bool:
@@ -93,9 +104,15 @@ def _summary(report: Report, out: TextIO) -> None:
         )
 
 
+def where(d: Diagnostic) -> str:
+    """``file:row:column``, or ``file:cell N:row:column`` in a notebook (ruff's spelling)."""
+    cell = f"cell {d.cell}:" if d.cell is not None else ""
+    return f"{d.filename}:{cell}{d.location.row}:{d.location.column}"
+
+
 def _head(report: Report, d: Diagnostic) -> str:
     marker = " [*]" if report.fixable(d) else ""
-    return f"{d.filename}:{d.location.row}:{d.location.column}: {d.code}{marker} {d.message}"
+    return f"{where(d)}: {d.code}{marker} {d.message}"
 
 
 def render_concise(report: Report, out: TextIO) -> None:
@@ -132,7 +149,7 @@ def _frame(source: str, d: Diagnostic) -> list[str]:
 def render_full(report: Report, out: TextIO) -> None:
     for d in report.diagnostics:
         out.write(_head(report, d) + "\n")
-        source = report.source(d.filename)
+        source = report.frame_source(d)
         if source is not None:
             for line in _frame(source, d):
                 out.write(line + "\n")
@@ -169,19 +186,59 @@ def _github_escape(text: str, property_value: bool = False) -> str:
 
 def render_github(report: Report, out: TextIO) -> None:
     for d in report.diagnostics:
-        props = ",".join(
-            f"{key}={_github_escape(str(value), True)}"
-            for key, value in (
-                ("title", f"repro-lint ({d.code})"),
-                ("file", d.filename),
+        fields: list[tuple[str, object]] = [
+            ("title", f"repro-lint ({d.code})"),
+            ("file", d.filename),
+        ]
+        # A notebook's rows count in a cell, not in the file: the annotation goes on the file.
+        if d.cell is None:
+            fields += [
                 ("line", d.location.row),
                 ("col", d.location.column),
                 ("endLine", d.end_location.row),
                 ("endColumn", d.end_location.column),
-            )
-        )
-        message = f"{d.filename}:{d.location.row}:{d.location.column}: {d.code} {d.message}"
+            ]
+        props = ",".join(f"{key}={_github_escape(str(value), True)}" for key, value in fields)
+        message = f"{where(d)}: {d.code} {d.message}"
         out.write(f"::error {props}::{_github_escape(message)}\n")
+
+
+_GITLAB_SEVERITY = {"RPL000": "critical"}
+
+
+def render_gitlab(report: Report, out: TextIO) -> None:
+    """GitLab's code-quality report: description, check_name, fingerprint, severity and
+    location (path, lines.begin/end). The fingerprint hashes the rule, the file, the message
+    and the text of the line, not its number, so a finding keeps its identity when code above
+    it moves (GitLab compares fingerprints between the branch and its target)."""
+    issues = []
+    seen: Counter[str] = Counter()
+    for d in report.diagnostics:
+        source = report.frame_source(d) or ""
+        lines = _NEWLINE.split(source)
+        text = lines[d.location.row - 1].strip() if 0 < d.location.row <= len(lines) else ""
+        key = "\0".join((d.code, d.filename, str(d.cell or ""), d.message, text))
+        seen[key] += 1
+        digest = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()[:32]
+        description = f"{d.code} {d.message}"
+        begin, end = d.location.row, max(d.end_location.row, d.location.row)
+        if d.cell is not None:
+            description = f"cell {d.cell}, line {d.location.row}: {description}"
+            begin = end = 1
+        issues.append(
+            {
+                "description": description,
+                "check_name": d.code,
+                "fingerprint": digest,
+                "severity": _GITLAB_SEVERITY.get(d.code, "major"),
+                "location": {
+                    "path": Path(d.filename).as_posix(),
+                    "lines": {"begin": begin, "end": end},
+                },
+            }
+        )
+    json.dump(issues, out, indent=2, ensure_ascii=False)
+    out.write("\n")
 
 
 def _artifact_uri(filename: str) -> dict[str, str]:
@@ -227,22 +284,22 @@ def render_sarif(report: Report, out: TextIO) -> None:
     ]
     results = []
     for d in report.diagnostics:
+        physical: dict[str, Any] = {"artifactLocation": _artifact_uri(d.filename)}
+        message = d.message
+        if d.cell is None:
+            physical["region"] = _region(d.location, d.end_location)
+        else:
+            # SARIF has no notebook cells: the finding is on the file; the text says where.
+            message = f"cell {d.cell}, line {d.location.row}: {d.message}"
         result: dict[str, Any] = {
             "ruleId": d.code,
             "level": "error",
-            "message": {"text": d.message},
-            "locations": [
-                {
-                    "physicalLocation": {
-                        "artifactLocation": _artifact_uri(d.filename),
-                        "region": _region(d.location, d.end_location),
-                    }
-                }
-            ],
+            "message": {"text": message},
+            "locations": [{"physicalLocation": physical}],
         }
         if d.code in index:
             result["ruleIndex"] = index[d.code]
-        if d.fix is not None and d.fix.edits:
+        if d.fix is not None and d.fix.edits and d.cell is None:
             result["fixes"] = [
                 {
                     "description": {"text": d.fix.message},
@@ -325,7 +382,8 @@ def render_junit(report: Report, out: TextIO) -> None:
                 line=str(d.location.row),
             )
             failure = ET.SubElement(case, "failure", message=d.message, type=d.code)
-            failure.text = f"line {d.location.row}, col {d.location.column}, {d.message}"
+            cell = f"cell {d.cell}, " if d.cell is not None else ""
+            failure.text = f"{cell}line {d.location.row}, col {d.location.column}, {d.message}"
     ET.indent(suites)
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
     out.write(ET.tostring(suites, encoding="unicode"))
@@ -339,6 +397,7 @@ RENDERERS: dict[str, Callable[[Report, TextIO], None]] = {
     "json-lines": render_json_lines,
     "sarif": render_sarif,
     "github": render_github,
+    "gitlab": render_gitlab,
     "junit": render_junit,
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 import subprocess
 import tarfile
@@ -88,3 +89,18 @@ def sarif_schema(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         cached.write_bytes(data)
     schema: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
     return schema
+
+
+_FENCE = re.compile(r"^```[\w-]*\n(.*?)^```$", re.S | re.M)
+
+
+@pytest.fixture(scope="session")
+def code_blocks() -> Callable[[Path], dict[str, str]]:
+    """The fenced code blocks of a Markdown file, keyed by their first line: the recipes in
+    the docs start with a comment naming the file they belong in (``# .gitlab-ci.yml``)."""
+
+    def read(path: Path) -> dict[str, str]:
+        text = path.read_text(encoding="utf-8")
+        return {block.split("\n", 1)[0]: block for block in _FENCE.findall(text)}
+
+    return read

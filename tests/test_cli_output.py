@@ -17,7 +17,7 @@ from repro_lint.cli import main
 
 FIXTURES = Path(__file__).parent / "fixtures" / "project"
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "junit")
+FORMATS = ("full", "concise", "json", "json-lines", "sarif", "github", "gitlab", "junit")
 
 
 def run(args: list[str], cwd: Path, monkeypatch: pytest.MonkeyPatch, stdin: str = "") -> Result:

@@ -13,6 +13,7 @@ from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
     NondeterministicOpWithoutDeterministicMode,
 )
 from repro_lint.rules.syntax_error import SyntaxError
+from repro_lint.rules.unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
     SyntaxError,
@@ -22,6 +23,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     AutotuneEnabled,
     NondeterministicOp,
     NondeterministicOpWithoutDeterministicMode,
+    UnusedNoqa,
 )
 
 BY_CODE: dict[str, type[Rule]] = {rule.CODE: rule for rule in ALL_RULES}

@@ -1,0 +1,443 @@
+"""Jupyter notebooks: code cells joined into one module with a cell-aware position map, IPython
+syntax masked, and fixed text written back into the cells (outputs and metadata untouched).
+
+The code cells are joined in order, each after a marker comment line, so the engine sees one
+module (imports in cell 1 resolve names in cell 5) and every row of it maps back to a cell and
+a row in that cell. Line magics (``%time``), shell escapes (``!pip``), help (``obj?``) and the
+first line of Python cell magics (``%%time``) become ``pass`` placeholders of the same number
+of lines, so positions stay exact; cells run by another interpreter (``%%bash``) are left out.
+A cell that still does not parse is reported as RPL000 on its own and left out, so one typo
+does not hide the findings of the other cells.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
+from repro_lint.engine import Settings, SourceError, error_result, lint_text
+from repro_lint.fixes import apply_edits, fix_texts, unified_diff
+from repro_lint.suppressions import noqa_edits, noqa_wanted
+
+NOTEBOOK_SUFFIX = ".ipynb"
+# Cell magics whose body is Python run by this kernel (the magic line itself is masked).
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug"})
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+_CELL_MAGIC = re.compile(r"\s*%%(\w*)")
+# ``files = !ls`` and ``out = %timeit -o f()``: an IPython escape as the value of an assignment.
+_ASSIGNED_ESCAPE = re.compile(r"\s*[\w.,\s\[\]()*]+=\s*[%!]")
+_HELP = re.compile(r"\s*(?:\?{1,2}[\w.]+|[\w.\[\]()]+\?{1,2})\s*$")
+
+
+def is_notebook(path: Path | str | None) -> bool:
+    return path is not None and str(path).endswith(NOTEBOOK_SUFFIX)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their endings (``\\r\\n``, ``\\r`` or ``\\n``, as the engine counts rows)."""
+    return _LINE.findall(text)
+
+
+def _escape(line: str) -> bool:
+    """Whether a line that starts a statement is IPython syntax rather than Python."""
+    stripped = line.strip()
+    return (
+        stripped.startswith(("%", "!"))
+        or _HELP.fullmatch(line) is not None
+        or _ASSIGNED_ESCAPE.match(line) is not None
+    )
+
+
+@dataclass
+class _Scan:
+    """Where a line-by-line walk through a cell is: inside a string, brackets or a
+    backslash continuation (a line there cannot start a statement)."""
+
+    string: str | None = None
+    depth: int = 0
+    continued: bool = False
+
+    def at_statement_start(self) -> bool:
+        return self.string is None and self.depth == 0 and not self.continued
+
+    def feed(self, line: str) -> None:
+        text = line.rstrip("\r\n")
+        i, comment = 0, False
+        while i < len(text):
+            char = text[i]
+            if self.string is not None:
+                if char == "\\":
+                    i += 2
+                    continue
+                if text.startswith(self.string, i):
+                    i += len(self.string)
+                    self.string = None
+                    continue
+                i += 1
+                continue
+            if char == "#":
+                comment = True
+                break
+            if char in "\"'":
+                triple = text[i : i + 3]
+                self.string = triple if triple in ('"""', "'''") else char
+                i += len(self.string)
+                continue
+            if char in "([{":
+                self.depth += 1
+            elif char in ")]}":
+                self.depth = max(0, self.depth - 1)
+            i += 1
+        backslash = not comment and text.endswith("\\")
+        if self.string in ('"', "'") and not backslash:
+            self.string = None  # an unterminated one-line string: a syntax error anyway
+        self.continued = backslash and self.string is None
+
+
+def _mask(source: str, placeholder: str, originals: list[str]) -> str | None:
+    """The cell with IPython syntax replaced by placeholder lines (the originals are appended
+    to ``originals``), or None for a cell another interpreter runs (``%%bash``)."""
+    lines = _lines(source)
+    out: list[str] = []
+    scan = _Scan()
+    masking_indent: str | None = None
+    first_code = next((i for i, line in enumerate(lines) if line.strip()), None)
+    for index, line in enumerate(lines):
+        ending = line[len(line.rstrip("\r\n")) :]
+        magic = _CELL_MAGIC.match(line) if index == first_code else None
+        if magic is not None:
+            if magic.group(1) not in PYTHON_CELL_MAGICS:
+                return None
+            masking_indent = ""
+        elif masking_indent is None and scan.at_statement_start() and _escape(line):
+            masking_indent = line[: len(line) - len(line.lstrip())]
+        if masking_indent is not None:
+            out.append(f"{masking_indent}pass  # {placeholder}:{len(originals)}{ending}")
+            originals.append(line)
+            # A trailing backslash continues the escape on the next line.
+            if not line.rstrip("\r\n").endswith("\\"):
+                masking_indent = None
+            continue
+        scan.feed(line)
+        out.append(line)
+    return "".join(out)
+
+
+def _parses(text: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return True
+
+
+@dataclass(frozen=True)
+class _Cell:
+    """A code cell that is part of the joined module."""
+
+    number: int  # 1-based position among all cells of the notebook
+    source: str  # as stored
+    first_row: int  # row of its first line in the joined module
+    rows: int  # how many lines it has there
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """A parsed notebook and the module its code cells make."""
+
+    document: dict[str, Any]
+    text: str  # the joined module
+    cells: tuple[_Cell, ...]
+    # Code cells left out because they do not parse: (number, masked source).
+    broken: tuple[tuple[int, str], ...]
+    # Every cell's source by number - 1 (empty for cells that are not code): code frames.
+    sources: tuple[str, ...]
+    token: str
+    originals: tuple[str, ...]
+    # Joined row -> (cell number, row in the cell); row 0 marks a cell's marker line.
+    owners: tuple[tuple[int, int], ...] = field(repr=False)
+    indent: int | None = None
+    final_newline: bool = True
+
+    @classmethod
+    def parse(cls, data: bytes) -> Notebook:
+        """Read a notebook file's bytes; a SourceError for anything that is not one."""
+        try:
+            raw = data.decode("utf-8-sig")
+            document = json.loads(raw)
+        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise SourceError(f"cannot read notebook: not valid JSON: {exc}") from exc
+        if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
+            raise SourceError("cannot read notebook: no list of cells")
+        sources = [_source(cell) for cell in document["cells"]]
+        token = _token(sources)
+        originals: list[str] = []
+        parts: list[str] = []
+        owners: list[tuple[int, int]] = [(0, 0)]  # rows are 1-based
+        cells: list[_Cell] = []
+        broken: list[tuple[int, str]] = []
+        code = _is_python(document)
+        for number, (cell, source) in enumerate(zip(document["cells"], sources, strict=True), 1):
+            if not code or not isinstance(cell, dict) or cell.get("cell_type") != "code":
+                continue
+            masked = _mask(source, f"{token}:magic", originals)
+            if masked is None:
+                continue
+            if not _parses(masked):
+                broken.append((number, masked))
+                continue
+            if masked and not masked.endswith(("\n", "\r")):
+                masked += "\n"
+            lines = _lines(masked)
+            parts.append(f"# {token}:cell:{number}\n")
+            owners.append((number, 0))
+            cells.append(_Cell(number, source, len(owners), len(lines)))
+            owners.extend((number, row) for row in range(1, len(lines) + 1))
+            parts.append(masked)
+        return cls(
+            document=document,
+            text="".join(parts),
+            cells=tuple(cells),
+            broken=tuple(broken),
+            sources=tuple(
+                source if _is_code(c) else ""
+                for c, source in zip(document["cells"], sources, strict=True)
+            ),
+            token=token,
+            originals=tuple(originals),
+            owners=tuple(owners),
+            indent=_indent(raw),
+            final_newline=raw.endswith("\n"),
+        )
+
+    # -- positions ----------------------------------------------------------------------------
+
+    def _cell(self, number: int) -> _Cell:
+        return next(cell for cell in self.cells if cell.number == number)
+
+    def locate(self, location: Location) -> tuple[int, Location]:
+        """The cell number and the position in that cell of a position in the joined module.
+        A marker row (an insertion between two cells) belongs to the end of the cell before."""
+        if not self.cells:
+            return 1, location
+        if location.row >= len(self.owners):
+            last = self.cells[-1]
+            return last.number, Location(last.rows + 1, 1)
+        number, row = self.owners[location.row]
+        if row > 0:
+            return number, Location(row, location.column)
+        index = next(i for i, cell in enumerate(self.cells) if cell.number == number)
+        if index == 0:
+            return number, Location(1, 1)
+        before = self.cells[index - 1]
+        return before.number, Location(before.rows + 1, 1)
+
+    def to_cells(self, result: FileResult, settings: Settings, path: Path | None) -> FileResult:
+        """Findings of the joined module in cell coordinates, plus the broken cells' RPL000."""
+        out = [self._in_cell(d) for d in result.diagnostics]
+        for number, masked in self.broken:
+            for d in lint_text(masked, result.filename, settings, path).diagnostics:
+                out.append(replace(d, properties=(*d.properties, ("cell", number))))
+        out.sort(key=lambda d: d.sort_key)
+        return FileResult(result.filename, tuple(out), cells=self.sources)
+
+    def _in_cell(self, d: Diagnostic) -> Diagnostic:
+        number, start = self.locate(d.location)
+        end_number, end = self.locate(d.end_location)
+        if end_number != number:
+            end = Location(self._cell(number).rows + 1, 1)
+        fix = d.fix
+        if fix is not None:
+            placed = [(self.locate(e.location), self.locate(e.end_location), e) for e in fix.edits]
+            # An edit has no cell of its own in the output: a fix that also edits other cells
+            # (an import added to the first cell) is listed without its edits; --fix applies it.
+            in_cell = all(start[0] == end[0] == number for start, end, _ in placed)
+            edits = (
+                tuple(Edit(e.content, start[1], end[1]) for start, end, e in placed)
+                if in_cell
+                else ()
+            )
+            fix = Fix(fix.applicability, fix.message, edits)
+        noqa_row = self.locate(Location(d.noqa_row, 1))[1].row if d.noqa_row else None
+        return replace(
+            d,
+            location=start,
+            end_location=end,
+            fix=fix,
+            noqa_row=noqa_row,
+            properties=(*d.properties, ("cell", number)),
+        )
+
+    # -- writing back -------------------------------------------------------------------------
+
+    def rewritten(self, text: str) -> bytes | None:
+        """The notebook file with its code cells replaced by those of ``text`` (an edited
+        joined module); None when nothing changed. Raises SourceError when the edits broke
+        the cell structure (a marker or placeholder went missing)."""
+        marker = re.compile(rf"# {re.escape(self.token)}:cell:(\d+)\r?\n?")
+        magic = re.compile(rf"\s*pass  # {re.escape(self.token)}:magic:(\d+)(\r\n|\r|\n)?")
+        by_cell: dict[int, list[str]] = {}
+        current: list[str] | None = None
+        restored = 0
+        for line in _lines(text):
+            found = marker.fullmatch(line)
+            if found is not None:
+                current = by_cell.setdefault(int(found.group(1)), [])
+                continue
+            placeholder = magic.fullmatch(line)
+            if current is None:
+                raise SourceError("fixes moved code out of the notebook's cells; not written")
+            if placeholder is not None:
+                current.append(self.originals[int(placeholder.group(1))])
+                restored += 1
+            else:
+                current.append(line)
+        if set(by_cell) != {cell.number for cell in self.cells}:
+            raise SourceError("fixes removed a cell boundary; not written")
+        masked_in_cells = len(re.findall(rf"{re.escape(self.token)}:magic:\d+", self.text))
+        if restored != masked_in_cells:
+            raise SourceError("fixes removed an IPython line; not written")
+        document = copy.deepcopy(self.document)
+        changed = False
+        for cell in self.cells:
+            new = "".join(by_cell[cell.number])
+            if not cell.source.endswith(("\n", "\r")) and new.endswith("\n"):
+                new = new[:-1]
+            if new == cell.source:
+                continue
+            changed = True
+            stored = document["cells"][cell.number - 1]
+            stored["source"] = (
+                new.splitlines(keepends=True) if isinstance(stored.get("source"), list) else new
+            )
+        if not changed:
+            return None
+        return self._dump(document)
+
+    def _dump(self, document: dict[str, Any]) -> bytes:
+        text = json.dumps(document, indent=self.indent, ensure_ascii=False)
+        return (text + ("\n" if self.final_newline else "")).encode("utf-8")
+
+    def changed_cells(self, other: Notebook) -> list[tuple[int, str, str]]:
+        """(number, before, after) of the code cells whose source differs in ``other``."""
+        return [
+            (number, before, after)
+            for number, (before, after) in enumerate(
+                zip(self.sources, other.sources, strict=True), 1
+            )
+            if before != after
+        ]
+
+
+def _source(cell: Any) -> str:
+    source = cell.get("source", "") if isinstance(cell, dict) else ""
+    if isinstance(source, list):
+        return "".join(part for part in source if isinstance(part, str))
+    return source if isinstance(source, str) else ""
+
+
+def _is_code(cell: Any) -> bool:
+    return isinstance(cell, dict) and cell.get("cell_type") == "code"
+
+
+def _is_python(document: Mapping[str, Any]) -> bool:
+    """Whether the notebook's kernel runs Python (no language recorded counts as Python)."""
+    metadata = document.get("metadata")
+    if not isinstance(metadata, dict):
+        return True
+    for key, sub in (("language_info", "name"), ("kernelspec", "language")):
+        table = metadata.get(key)
+        if isinstance(table, dict) and isinstance(table.get(sub), str):
+            return str(table[sub]).lower() == "python"
+    return True
+
+
+def _token(sources: list[str]) -> str:
+    """A marker text that occurs in no cell."""
+    number = 0
+    while any(f"repro-lint-{number}" in source for source in sources):
+        number += 1
+    return f"repro-lint-{number}"
+
+
+def _indent(raw: str) -> int | None:
+    """The JSON indentation the file was written with (nbformat writes 1)."""
+    match = re.match(r"\s*\{\r?\n( +)\"", raw)
+    return len(match.group(1)) if match else None
+
+
+# -- what the CLI and the engine call -----------------------------------------------------------
+
+
+def lint(data: bytes, filename: str, settings: Settings, path: Path | None) -> FileResult:
+    """Lint a notebook file's bytes; findings carry a ``cell`` property and cell rows."""
+    try:
+        notebook = Notebook.parse(data)
+    except SourceError as error:
+        return error_result(filename, error)
+    joined = lint_text(notebook.text, filename, settings, path)
+    return notebook.to_cells(joined, settings, path)
+
+
+@dataclass
+class NotebookFix:
+    """What fixing did to one notebook."""
+
+    data: bytes | None  # the new file, None when nothing changed
+    result: FileResult  # what remains, in cell coordinates
+    fixed: Counter[str]
+    diff: str
+
+
+def fix(
+    data: bytes,
+    filename: str,
+    settings: Settings,
+    path: Path | None,
+    safeties: frozenset[FixSafety],
+) -> NotebookFix:
+    """Apply fixes to the cells until nothing changes; raises SourceError when the notebook
+    cannot be read or the fixed text cannot be put back into its cells."""
+    notebook = Notebook.parse(data)
+
+    def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
+        return {name: lint_text(text, name, settings, path) for name, text in texts.items()}
+
+    first = lint_text(notebook.text, filename, settings, path)
+    outcome = fix_texts({filename: notebook.text}, {filename: first}, relint, safeties)[filename]
+    new = notebook.rewritten(outcome.text) if outcome.changed else None
+    if new is None:
+        return NotebookFix(None, notebook.to_cells(outcome.result, settings, path), Counter(), "")
+    after = Notebook.parse(new)
+    diff = "".join(
+        unified_diff(f"{filename}:cell {number}", before, changed)
+        for number, before, changed in notebook.changed_cells(after)
+    )
+    result = after.to_cells(lint_text(after.text, filename, settings, path), settings, path)
+    return NotebookFix(new, result, outcome.fixed, diff)
+
+
+def add_noqa(
+    data: bytes, filename: str, settings: Settings, path: Path | None
+) -> tuple[bytes | None, int, list[tuple[int, int]]]:
+    """The notebook with ``# noqa`` added for every finding; how many comments were added or
+    extended; and the (cell, row) of findings no comment could be put on."""
+    notebook = Notebook.parse(data)
+    joined = lint_text(notebook.text, filename, settings, path)
+    edits, skipped = noqa_edits(notebook.text, noqa_wanted(joined.diagnostics))
+    places = []
+    for row in skipped:
+        number, location = notebook.locate(Location(row, 1))
+        places.append((number, location.row))
+    if not edits:
+        return None, 0, places
+    return notebook.rewritten(apply_edits(notebook.text, edits)), len(edits), places

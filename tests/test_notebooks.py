@@ -1,0 +1,246 @@
+"""Jupyter notebooks, written by the real nbformat: discovery, cell positions, IPython syntax,
+fixes written back into the cells, --add-noqa, stdin."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from click.testing import CliRunner, Result
+
+from repro_lint.cli import main
+
+v4 = nbformat.v4
+HAZARD = "torch.backends.cudnn.benchmark = True"
+
+
+def notebook(*sources: str, markdown_first: bool = True, language: str = "python") -> Any:
+    """A notebook with a markdown cell, then one code cell per source (with an output)."""
+    nb = v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "k", "display_name": "K", "language": language}
+    nb.metadata["language_info"] = {"name": language}
+    cells: list[Any] = [v4.new_markdown_cell("# Training run")] if markdown_first else []
+    for index, source in enumerate(sources, 1):
+        cell = v4.new_code_cell(source)
+        cell.execution_count = index
+        cell.outputs = [v4.new_output("stream", text=f"output {index}\n")]
+        cell.metadata["tags"] = ["keep-me"]
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+def write(path: Path, nb: Any) -> None:
+    nbformat.write(nb, str(path))
+
+
+def run(cwd: Path, monkeypatch: pytest.MonkeyPatch, *args: str, stdin: bytes = b"") -> Result:
+    monkeypatch.chdir(cwd)
+    return CliRunner().invoke(main, [*args, "--no-cache"], input=stdin, catch_exceptions=False)
+
+
+def findings(result: Result) -> list[tuple[str, int | None, int, int]]:
+    """(code, cell, row, column) from JSON output."""
+    return [
+        (d["code"], d.get("cell"), d["location"]["row"], d["location"]["column"])
+        for d in json.loads(result.stdout)
+    ]
+
+
+def test_walks_include_notebooks_only_with_extend_include(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "explore.ipynb", notebook("import torch", HAZARD))
+    (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
+    assert run(tmp_path, monkeypatch, "check", ".").exit_code == 0
+    # A notebook named on the command line is always linted.
+    named = run(tmp_path, monkeypatch, "check", "explore.ipynb", "--output-format", "json")
+    assert findings(named) == [("RPL201", 3, 1, 1)]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.repro-lint]\nextend-include = ["*.ipynb"]\n', encoding="utf-8"
+    )
+    walked = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
+    assert walked.exit_code == 1
+    assert findings(walked) == [("RPL201", 3, 1, 1)]
+
+
+def test_positions_are_cell_and_row_in_the_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = notebook(
+        "import torch\nimport os",
+        "x = 1\n\n" + HAZARD,
+        "torch.use_deterministic_algorithms(False)",
+    )
+    write(tmp_path / "nb.ipynb", nb)
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json")
+    assert findings(result) == [("RPL201", 3, 3, 1), ("RPL203", 4, 1, 1)]
+    item = json.loads(result.stdout)[0]
+    assert item["noqa_row"] == 3
+    concise = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "concise")
+    heads = [line.split(": ")[0] for line in concise.stdout.splitlines()[:2]]
+    assert heads == ["nb.ipynb:cell 3:3:1", "nb.ipynb:cell 4:1:1"]
+    # The code frame shows the cell's own lines.
+    full = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "full")
+    assert f"3 | {HAZARD}" in full.stdout
+
+
+def test_ipython_syntax_is_skipped_and_the_rest_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = notebook(
+        "!pip install torch\nfiles = !ls\n%matplotlib inline\nimport torch",
+        "for i in range(2):\n    %time print(i)\n" + HAZARD,
+        "torch.nn.Linear?\n??torch.manual_seed\ns = '''\n%d is not a magic here\n'''\n" + HAZARD,
+        "%%bash\necho torch.backends.cudnn.benchmark = True",
+        "%%time\n" + HAZARD,
+        "%pip install \\\n    numpy\n" + HAZARD,
+    )
+    write(tmp_path / "nb.ipynb", nb)
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json")
+    assert findings(result) == [
+        ("RPL201", 3, 3, 1),
+        ("RPL201", 4, 6, 1),
+        ("RPL201", 6, 2, 1),
+        ("RPL201", 7, 3, 1),
+    ]
+
+
+def test_a_broken_cell_is_reported_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write(tmp_path / "nb.ipynb", notebook("import torch", "def broken(:\n    pass", HAZARD))
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json")
+    assert findings(result) == [("RPL000", 3, 1, 12), ("RPL201", 4, 1, 1)]
+
+
+def test_a_notebook_of_another_language_is_not_linted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path / "nb.ipynb", notebook("library(torch)\n" + HAZARD, language="R"))
+    assert run(tmp_path, monkeypatch, "check", "nb.ipynb").exit_code == 0
+
+
+def test_fix_rewrites_only_the_cells_it_fixes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = notebook(
+        "%matplotlib inline\nimport torch",
+        "model = 1  # untouched",
+        "for i in range(2):\n    %time print(i)\n" + HAZARD + "  # speed",
+    )
+    path = tmp_path / "nb.ipynb"
+    write(path, nb)
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--fix")
+    assert result.exit_code == 0, result.stdout
+    fixed = nbformat.read(str(path), as_version=4)
+    nbformat.validate(fixed)
+    expected = notebook(
+        "%matplotlib inline\nimport torch",
+        "model = 1  # untouched",
+        "for i in range(2):\n    %time print(i)\ntorch.backends.cudnn.benchmark = False  # speed",
+    )
+    for ours, theirs in zip(fixed.cells, expected.cells, strict=True):
+        assert ours.source == theirs.source
+        assert ours.get("outputs") == theirs.get("outputs")
+        assert ours.get("execution_count") == theirs.get("execution_count")
+        assert ours.metadata == theirs.metadata
+    assert [c.id for c in fixed.cells] == [c.id for c in nb.cells]
+    assert fixed.metadata == nb.metadata
+    # Byte for byte what nbformat itself writes for the fixed notebook: nothing else moved.
+    expected_file = tmp_path / "expected.ipynb"
+    for cell, original in zip(expected.cells, nb.cells, strict=True):
+        cell.id = original.id
+    write(expected_file, expected)
+    assert path.read_bytes() == expected_file.read_bytes()
+    assert run(tmp_path, monkeypatch, "check", "nb.ipynb").exit_code == 0
+
+
+def test_diff_shows_the_changed_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "nb.ipynb"
+    write(path, notebook("import torch", HAZARD))
+    before = path.read_bytes()
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--diff")
+    assert result.exit_code == 1
+    assert "--- a/nb.ipynb:cell 3" in result.stdout
+    assert "+torch.backends.cudnn.benchmark = False" in result.stdout
+    assert path.read_bytes() == before
+
+
+def test_add_noqa_writes_into_the_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "nb.ipynb"
+    write(path, notebook("import torch\n%time x = 1", HAZARD + "  # speed"))
+    assert run(tmp_path, monkeypatch, "check", "nb.ipynb", "--add-noqa").exit_code == 0
+    cells = nbformat.read(str(path), as_version=4).cells
+    assert cells[1].source == "import torch\n%time x = 1"
+    assert cells[2].source == HAZARD + "  # speed  # noqa: RPL201"
+    assert run(tmp_path, monkeypatch, "check", "nb.ipynb").exit_code == 0
+
+
+def test_stdin_notebook_is_linted_and_fixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = nbformat.writes(notebook("import torch", HAZARD)).encode()
+    checked = run(
+        tmp_path,
+        monkeypatch,
+        "check",
+        "-",
+        "--stdin-filename",
+        "nb.ipynb",
+        "--output-format",
+        "json",
+        stdin=data,
+    )
+    assert findings(checked) == [("RPL201", 3, 1, 1)]
+    fixed = run(
+        tmp_path, monkeypatch, "check", "-", "--stdin-filename", "nb.ipynb", "--fix", stdin=data
+    )
+    assert fixed.exit_code == 0
+    cells = nbformat.reads(fixed.stdout, as_version=4).cells
+    assert cells[2].source == "torch.backends.cudnn.benchmark = False"
+
+
+def test_a_file_that_is_not_a_notebook_is_rpl000(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "nb.ipynb").write_text('{"cells": [', encoding="utf-8")
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json")
+    assert [d["code"] for d in json.loads(result.stdout)] == ["RPL000"]
+    assert result.exit_code == 1
+
+
+def test_json_fix_edits_count_rows_in_the_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = notebook("import torch", "x = 1\n" + HAZARD, "torch.use_deterministic_algorithms(True)")
+    write(tmp_path / "nb.ipynb", nb)
+    items = json.loads(
+        run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json").stdout
+    )
+    bench = next(i for i in items if i["code"] == "RPL201")
+    assert bench["fix"]["edits"] == [
+        {
+            "content": "False",
+            "location": {"row": 2, "column": 34},
+            "end_location": {"row": 2, "column": 38},
+        }
+    ]
+    # This fix inserts into the first code cell, not the finding's: listed without edits.
+    cublas = next(i for i in items if i["code"] == "RPL204")
+    assert cublas["cell"] == 4
+    assert cublas["fix"]["applicability"] == "safe" and cublas["fix"]["edits"] == []
+
+
+def test_readme_setting_lints_the_notebooks_of_a_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code_blocks: Callable[[Path], dict[str, str]]
+) -> None:
+    setting = code_blocks(Path(__file__).resolve().parent.parent / "README.md")["[tool.repro-lint]"]
+    assert "extend-include" in setting
+    (tmp_path / "pyproject.toml").write_text(setting, encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    write(tmp_path / "notebooks" / "explore.ipynb", notebook("import torch", HAZARD))
+    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
+    assert findings(result) == [("RPL201", 3, 1, 1)]
