@@ -30,8 +30,17 @@ from repro_lint.cache import Cache
 from repro_lint.config import Config
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
 from repro_lint.files import SourceFile, display_name, module_name
-from repro_lint.fixes import FixOutcome, fix_texts
+from repro_lint.fixes import FixOutcome, fix_texts, touches
 from repro_lint.names import Names
+from repro_lint.project import SUMMARY_VERSION as _SUMMARY_VERSION
+from repro_lint.project import (
+    Loader,
+    ProjectOptions,
+    ProjectRule,
+    SummaryCollector,
+    Unit,
+    analyse,
+)
 from repro_lint.rule import (
     AddImport,
     FileContext,
@@ -65,6 +74,7 @@ class Settings:
     _per_file: tuple[tuple[pathspec.PathSpec[Any], tuple[type[Rule], ...]], ...] = field(
         default=(), repr=False
     )
+    _entry_points: pathspec.PathSpec[Any] | None = field(default=None, repr=False)
 
     @classmethod
     def from_config(cls, config: Config) -> Settings:
@@ -81,7 +91,37 @@ class Settings:
             spec = pathspec.PathSpec.from_lines("gitwildmatch", [pattern])
             per_file.append((spec, ignored))
         target = resolve_target(config.target_torch, config.root)
-        return cls(config, selected, target, tuple(per_file))
+        entry_points = (
+            pathspec.PathSpec.from_lines("gitwildmatch", config.entry_points)
+            if config.entry_points
+            else None
+        )
+        return cls(config, selected, target, tuple(per_file), entry_points)
+
+    @property
+    def project_rules(self) -> tuple[type[ProjectRule], ...]:
+        """The selected rules judged on whole programs (run after every file is linted)."""
+        return tuple(r for r in self.rules if issubclass(r, ProjectRule))
+
+    def project_options(self) -> ProjectOptions:
+        spec = self._entry_points
+        matcher = None
+        if spec is not None:
+            root = self.config.root.resolve()
+
+            def matcher(path: Path) -> bool:
+                try:
+                    relative = path.resolve().relative_to(root).as_posix()
+                except ValueError:
+                    relative = path.name
+                return spec.match_file(relative)
+
+        return ProjectOptions(
+            seed=self.config.seed,
+            seed_functions=frozenset(self.config.seed_functions),
+            entry_points=matcher,
+            known_codes=frozenset(rule_table.BY_CODE) | frozenset(rule_table.BY_NAME),
+        )
 
     def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
         if path is None or not self._per_file:
@@ -98,7 +138,10 @@ class Settings:
 
     def cache_key(self) -> str:
         codes = ",".join(rule.CODE for rule in self.rules)
-        return f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}"
+        return (
+            f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}"
+            f"|summary={_SUMMARY_VERSION}"
+        )
 
 
 # -- decoding ---------------------------------------------------------------------------------
@@ -209,10 +252,10 @@ def error_result(filename: str, error: SourceError) -> FileResult:
 # -- traversal --------------------------------------------------------------------------------
 
 
-_HOOKS: dict[type[Rule], tuple[tuple[str, str], ...]] = {}
+_HOOKS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
-def _hooks(rule: type[Rule]) -> tuple[tuple[str, str], ...]:
+def _hooks(rule: type) -> tuple[tuple[str, str], ...]:
     """(node type, method name) for every visit_/leave_ method of a rule class (cached)."""
     hooks = _HOOKS.get(rule)
     if hooks is None:
@@ -226,17 +269,18 @@ def _hooks(rule: type[Rule]) -> tuple[tuple[str, str], ...]:
 
 
 class _Dispatcher(cst.CSTVisitor):
-    """One traversal that feeds every node to each interested rule."""
+    """One traversal that feeds every node to each interested rule (and to the project
+    summary collector, which rides along the same way)."""
 
     def __init__(
-        self, rules: Sequence[Rule], context: FileContext, comments: list[cst.Comment] | None
+        self, visitors: Sequence[object], context: FileContext, comments: list[cst.Comment] | None
     ) -> None:
         self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
         self._leave: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
-        for rule in rules:
-            for node_type, attr in _hooks(type(rule)):
+        for visitor in visitors:
+            for node_type, attr in _hooks(type(visitor)):
                 table = self._visit if attr.startswith("visit_") else self._leave
-                table.setdefault(node_type, []).append(getattr(rule, attr))
+                table.setdefault(node_type, []).append(getattr(visitor, attr))
         self._stack = context.statement_stack
         self._comments = comments
 
@@ -429,10 +473,35 @@ def lint_text(
     settings: Settings,
     path: Path | None = None,
 ) -> FileResult:
-    """Lint decoded source text. Never raises for bad input: that becomes RPL000."""
+    """Lint decoded source text as part of its project: project rules see the modules it
+    imports (read from disk when ``path`` is known). Never raises for bad input: that becomes
+    RPL000."""
+    result = _lint_one(text, filename, settings, path)
+    merged = _with_project([result], {filename: path}, settings, _loader(settings, None))[0]
+    if merged.diagnostics and merged.source is None:
+        merged = dataclasses.replace(merged, source=text)
+    return merged
+
+
+def _lint_one(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None = None,
+) -> FileResult:
+    """Lint one file on its own: per-file rules and its summary for the project phase."""
     rules = settings.rules_for(path)
-    active = [r for r in rules if r.CODE not in rule_table.ALWAYS_ON and _triggered(r, text)]
-    if not active:
+    active = [
+        r
+        for r in rules
+        if r.CODE not in rule_table.ALWAYS_ON
+        and not issubclass(r, ProjectRule)
+        and _triggered(r, text)
+    ]
+    # Project summaries are needed for any file that could take part in a program: a file
+    # that imports nothing can neither use RNG nor call into a module that does.
+    collect = bool(settings.project_rules) and "import" in text
+    if not active and not collect:
         error = _syntax_error(text, filename, None)
         return error_result(filename, error) if error else FileResult(filename, ())
     try:
@@ -447,14 +516,22 @@ def lint_text(
     names = Names(module, name, is_package)
     context = FileContext(module, names, settings.config, settings.target.version, path, name)
     comments: list[cst.Comment] | None = [] if "noqa" in text.lower() else None
+    visitors: list[object] = [rule(context) for rule in active]
+    collector = None
+    if collect:
+        collector = SummaryCollector(context, text, frozenset(settings.config.seed_functions))
+        visitors.append(collector)
     try:
-        module.visit(_Dispatcher([rule(context) for rule in active], context, comments))
+        module.visit(_Dispatcher(visitors, context, comments))
     except RecursionError:
         return error_result(filename, SourceError("file is nested too deeply to analyse"))
+    summary = collector.summary() if collector is not None else {}
     if not context.reports:
-        return FileResult(filename, ())
+        return FileResult(filename, (), summary=summary)
     diagnostics = _diagnostics(text, filename, module, names, context.reports, comments)
-    return FileResult(filename, tuple(diagnostics), source=text if diagnostics else None)
+    return FileResult(
+        filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
+    )
 
 
 def _triggered(rule: type[Rule], text: str) -> bool:
@@ -492,8 +569,11 @@ def _diagnostics(
         fix = None
         if report.edits and report.fix_safety is not None:
             edits = builder.build(report.edits)
-            if edits and not _touches(edits, protected):
+            if edits and not touches(edits, protected):
                 fix = Fix(report.fix_safety, report.fix_title or "", tuple(edits))
+        elif rule.FIX_SAFETY is FixSafety.DISPLAY_ONLY and rule.FIX_TITLE:
+            # Advice with nothing to apply (e.g. "set PYTHONHASHSEED in the launcher").
+            fix = Fix(FixSafety.DISPLAY_ONLY, report.fix_title or rule.FIX_TITLE, ())
         out.append(
             Diagnostic(
                 code=rule.CODE,
@@ -523,28 +603,111 @@ def _suppressions(comments: list[cst.Comment], positions: _Positions) -> Suppres
     return Suppressions.from_directives(directives)
 
 
-def _touches(edits: Iterable[Edit], rows: frozenset[int]) -> bool:
-    """Whether an edit changes text on a protected row (a pure insertion at a line start
-    does not change that line)."""
-    for edit in edits:
-        first = edit.location.row
-        if edit.location == edit.end_location and edit.location.column == 1:
-            continue
-        last = edit.end_location.row
-        if edit.end_location.column == 1 and last > first:
-            last -= 1
-        if any(row in rows for row in range(first, last + 1)):
-            return True
-    return False
-
-
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
-    """Read, decode and lint one file."""
+    """Read, decode and lint one file (with the project phase, as ``lint_text``)."""
     try:
         source = read_source(file.path)
     except SourceError as error:
         return error_result(file.display, error)
     return lint_text(source.text, file.display, settings, file.path)
+
+
+def _lint_file_alone(file: SourceFile, settings: Settings) -> FileResult:
+    try:
+        source = read_source(file.path)
+    except SourceError as error:
+        return error_result(file.display, error)
+    return _lint_one(source.text, file.display, settings, file.path)
+
+
+# -- the project phase ------------------------------------------------------------------------
+
+
+def _loader(settings: Settings, cache: Cache | None) -> Loader:
+    """Summaries of imported project files that were not passed (parsed for that only)."""
+
+    def load(path: Path) -> tuple[str, Mapping[str, Any]] | None:
+        file = SourceFile(display_name(path), path)
+        result = cache.get(file) if cache is not None else None
+        if result is None:
+            result = _lint_file_alone(file, settings)
+            if cache is not None:
+                cache.put(file, result)
+        return (result.filename, result.summary) if result.summary else None
+
+    return load
+
+
+def _with_project(
+    results: Sequence[FileResult],
+    paths: Mapping[str, Path | None],
+    settings: Settings,
+    load: Loader | None,
+) -> list[FileResult]:
+    """Add the project rules' findings to per-file results (those files are the linted
+    ones; anything else they import is loaded for its summary only)."""
+    rules = settings.project_rules
+    if not rules:
+        return list(results)
+    codes = {rule.CODE for rule in rules}
+    units = []
+    for result in results:
+        path = paths.get(result.filename)
+        enabled = frozenset(r.CODE for r in settings.rules_for(path) if r.CODE in codes)
+        units.append(Unit(result.filename, path, result.summary, linted=True, codes=enabled))
+    found = analyse(units, rules, settings.project_options(), load)
+    merged = []
+    for result in results:
+        extra = found.get(result.filename)
+        if not extra:
+            merged.append(result)
+            continue
+        diagnostics = sorted((*result.diagnostics, *extra), key=lambda d: d.sort_key)
+        merged.append(dataclasses.replace(result, diagnostics=tuple(diagnostics)))
+    return merged
+
+
+def _per_file_part(result: FileResult, settings: Settings) -> FileResult:
+    """A result without its project findings (what linting the file alone gives)."""
+    codes = {rule.CODE for rule in settings.project_rules}
+    if not any(d.code in codes for d in result.diagnostics):
+        return result
+    kept = tuple(d for d in result.diagnostics if d.code not in codes)
+    return dataclasses.replace(result, diagnostics=kept)
+
+
+class Relinter:
+    """The fix loop's ``relint`` for a multi-file run: re-lints only texts that changed and
+    runs the project phase over all of them, so project findings follow every edit."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        paths: Mapping[str, Path],
+        texts: Mapping[str, str],
+        results: Iterable[FileResult],
+        cache: Cache | None = None,
+    ) -> None:
+        self._settings = settings
+        self._paths = paths
+        self._load = _loader(settings, cache)
+        self._memo: dict[str, tuple[str, FileResult]] = {
+            r.filename: (texts[r.filename], _per_file_part(r, settings))
+            for r in results
+            if r.filename in texts
+        }
+
+    def __call__(self, texts: Mapping[str, str]) -> dict[str, FileResult]:
+        results = []
+        for name, text in texts.items():
+            memo = self._memo.get(name)
+            if memo is None or memo[0] != text:
+                memo = (text, _lint_one(text, name, self._settings, self._paths.get(name)))
+                self._memo[name] = memo
+            results.append(memo[1])
+        paths: dict[str, Path | None] = {name: self._paths.get(name) for name in texts}
+        merged = _with_project(results, paths, self._settings, self._load)
+        return {result.filename: result for result in merged}
 
 
 # -- many files -------------------------------------------------------------------------------
@@ -559,7 +722,7 @@ def _init_worker(settings: Settings) -> None:
 
 def _lint_in_worker(file: SourceFile) -> FileResult:
     assert _WORKER_SETTINGS is not None
-    return lint_file(file, _WORKER_SETTINGS)
+    return _lint_file_alone(file, _WORKER_SETTINGS)
 
 
 def default_jobs() -> int:
@@ -576,7 +739,8 @@ def lint_files(
     jobs: int | None = None,
     cache: Cache | None = None,
 ) -> list[FileResult]:
-    """Lint files (from the cache where unchanged), in parallel when it pays; sorted output."""
+    """Lint files (from the cache where unchanged), in parallel when it pays, then run the
+    project phase over them; sorted output. The cache holds per-file results only."""
     results: dict[str, FileResult] = {}
     todo: list[SourceFile] = []
     for file in files:
@@ -596,12 +760,21 @@ def lint_files(
         ) as pool:
             fresh = list(pool.map(_lint_in_worker, todo, chunksize=chunksize))
     else:
-        fresh = [lint_file(file, settings) for file in todo]
+        fresh = [_lint_file_alone(file, settings) for file in todo]
     for file, result in zip(todo, fresh, strict=True):
         results[file.display] = result
         if cache is not None:
             cache.put(file, result)
-    return [results[file.display] for file in sorted(files)]
+    ordered = [results[file.display] for file in sorted(files)]
+    paths: dict[str, Path | None] = {file.display: file.path for file in files}
+    merged = _with_project(ordered, paths, settings, _loader(settings, cache))
+    # Project findings can land on files that had none of their own: attach their text.
+    return [
+        (_with_source(result, file) or result)
+        if result.diagnostics and result.source is None
+        else result
+        for result, file in zip(merged, sorted(files), strict=True)
+    ]
 
 
 def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:
@@ -646,6 +819,7 @@ def lint_paths(paths: Sequence[str | Path], config: Config | None = None) -> lis
 
 __all__ = [
     "DecodedSource",
+    "Relinter",
     "Settings",
     "SourceError",
     "decode",
