@@ -74,7 +74,7 @@ class Settings:
     _per_file: tuple[tuple[pathspec.PathSpec[Any], tuple[type[Rule], ...]], ...] = field(
         default=(), repr=False
     )
-    _entry_points: pathspec.PathSpec[Any] | None = field(default=None, repr=False)
+    _entry_points: pathspec.GitIgnoreSpec | None = field(default=None, repr=False)
 
     @classmethod
     def from_config(cls, config: Config) -> Settings:
@@ -92,9 +92,7 @@ class Settings:
             per_file.append((spec, ignored))
         target = resolve_target(config.target_torch, config.root)
         entry_points = (
-            pathspec.PathSpec.from_lines("gitwildmatch", config.entry_points)
-            if config.entry_points
-            else None
+            pathspec.GitIgnoreSpec.from_lines(config.entry_points) if config.entry_points else None
         )
         return cls(config, selected, target, tuple(per_file), entry_points)
 
@@ -738,9 +736,11 @@ def lint_files(
     *,
     jobs: int | None = None,
     cache: Cache | None = None,
+    project: bool = True,
 ) -> list[FileResult]:
     """Lint files (from the cache where unchanged), in parallel when it pays, then run the
-    project phase over them; sorted output. The cache holds per-file results only."""
+    project phase over them (unless ``project`` is false: per-file results with their
+    summaries); sorted output. The cache holds per-file results only."""
     results: dict[str, FileResult] = {}
     todo: list[SourceFile] = []
     for file in files:
@@ -766,6 +766,8 @@ def lint_files(
         if cache is not None:
             cache.put(file, result)
     ordered = [results[file.display] for file in sorted(files)]
+    if not project:
+        return ordered
     paths: dict[str, Path | None] = {file.display: file.path for file in files}
     merged = _with_project(ordered, paths, settings, _loader(settings, cache))
     # Project findings can land on files that had none of their own: attach their text.

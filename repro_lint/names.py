@@ -60,6 +60,10 @@ def _iter_simple_statements(
 
 
 def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
+    if isinstance(stmt, cst.Match):
+        for case in stmt.cases:
+            yield case.body
+        return
     yield stmt.body
     if isinstance(stmt, cst.If | cst.For | cst.While):
         orelse = stmt.orelse
@@ -73,9 +77,6 @@ def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
             yield stmt.orelse.body
         if stmt.finalbody is not None:
             yield stmt.finalbody.body
-    elif isinstance(stmt, cst.Match):
-        for case in stmt.cases:
-            yield case.body
 
 
 def dotted_name(node: cst.BaseExpression | cst.ImportAlias | cst.Attribute | cst.Name) -> str:

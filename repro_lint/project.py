@@ -140,6 +140,7 @@ class SummaryCollector:
         self._main: dict[str, Json] | None = None
         self._main_if: cst.If | None = None
         self._elifs: set[int] = set()
+        self._lambdas = 0
         self._noqa: list[list[Json]] = []
         self._imports: list[list[int]] = []
         self._first: int | None = None
@@ -160,6 +161,17 @@ class SummaryCollector:
                 )
 
     # -- rows ---------------------------------------------------------------------------------
+
+    def node_row(self, node: cst.CSTNode) -> int:
+        """The row an expression being visited starts on (inside its own parentheses)."""
+        row = self.row
+        if isinstance(node, cst.BaseExpression):
+            row += sum(_lines_in(paren.whitespace_after) for paren in node.lpar)
+        return row
+
+    def statement_row(self) -> int:
+        """The first row of the innermost statement being visited."""
+        return self._open[-1].row if self._open else 1
 
     def _line(self, row: int) -> str:
         if self._lines is None:
@@ -387,7 +399,16 @@ class SummaryCollector:
 
     # -- events -------------------------------------------------------------------------------
 
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._lambdas -= 1
+
     def _event(self, node: cst.CSTNode, tag: str, *payload: Json, dedup: Json = None) -> None:
+        if self._lambdas:
+            # A lambda's body runs whenever it is called, if ever: not part of any path.
+            return
         key = self._function_key()
         seen = self._seen.setdefault(key, set())
         marker = (tag, dedup if dedup is not None else payload)
@@ -395,10 +416,7 @@ class SummaryCollector:
             return
         seen.add(marker)
         statement = self._index(self._open[-1]) if self._open else -1
-        row = self.row
-        if isinstance(node, cst.Call):
-            row += sum(_lines_in(paren.whitespace_after) for paren in node.lpar)
-        self._funcs.setdefault(key, []).append([tag, *payload, statement, row])
+        self._funcs.setdefault(key, []).append([tag, *payload, statement, self.node_row(node)])
         if key == MODULE and tag != "i" and self._first is None and self._open:
             self._first = self._index(self._open[0])
 
@@ -762,6 +780,8 @@ class Profile:
 
 
 _EMPTY = Profile()
+# Calls followed deeper than this are cut short (keeps Python's recursion limit far away).
+_MAX_DEPTH = 150
 
 
 @dataclass
@@ -895,7 +915,7 @@ class Program:
         self._by_name: dict[str, list[Unit]] = {}
         for unit in units:
             self._add(unit)
-        self._modules: dict[tuple[str, int], Unit | None] = {}
+        self._modules: dict[tuple[str, object], Unit | None] = {}
         self._roots: dict[int, list[Path]] = {}
         self._profiles: dict[tuple[int, str], Profile] = {}
         self._constructed: dict[tuple[int, str], Profile] = {}
@@ -935,12 +955,14 @@ class Program:
         """The project module ``name`` as ``importer`` would import it, if it is one."""
         if name == importer.module:
             return importer
-        key = (name, importer.index)
+        roots = self._search_roots(importer)
+        # Files under the same roots import the same modules: share the lookups.
+        key = (name, tuple(roots) if roots else importer.index)
         if key in self._modules:
             return self._modules[key]
         found: Unit | None = None
         parts = name.split(".")
-        for root in self._search_roots(importer):
+        for root in roots:
             base = root.joinpath(*parts)
             for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
                 if candidate.is_file():
@@ -1039,7 +1061,7 @@ class Program:
         if done is not None:
             return done
         marker = ("f", unit.index, key)
-        if marker in self._active:
+        if marker in self._active or len(self._active) > _MAX_DEPTH:
             return _EMPTY
         self._active.add(marker)
         result = Profile()
@@ -1122,7 +1144,7 @@ class Program:
         if done is not None:
             return done
         marker = ("c", unit.index, klass)
-        if marker in self._active:
+        if marker in self._active or len(self._active) > _MAX_DEPTH:
             return _EMPTY
         self._active.add(marker)
         result = Profile()
