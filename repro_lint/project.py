@@ -104,6 +104,17 @@ def _lines_in(whitespace: cst.BaseParenthesizableWhitespace) -> int:
     return 0
 
 
+def _pretrained(call: cst.Call) -> bool:
+    """``resnet18(weights=...)``, ``create_model(..., pretrained=True)``."""
+    weights = argument(call, "weights")
+    if weights is not None and not (
+        isinstance(weights.value, cst.Name) and weights.value.value == "None"
+    ):
+        return True
+    pretrained = argument(call, "pretrained")
+    return pretrained is not None and literal_bool(pretrained.value) is not False
+
+
 def _first_body_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
     """The statement a fix inserts before: the first one after a docstring."""
     if not isinstance(body, cst.IndentedBlock) or not body.body:
@@ -473,8 +484,9 @@ class SummaryCollector:
             self._process(node, argument(node, "fn", 0), "spawn")
         elif qualified in rng.PROCESS_CLASSES:
             self._process(node, argument(node, "target", 1), "process")
-        elif qualified in rng.THREADS:
-            target = self._target(argument(node, "target", 1))
+        elif qualified in rng.THREADS or qualified in rng.RUNNERS:
+            position = (None, 0) if qualified in rng.RUNNERS else ("target", 1)
+            target = self._target(argument(node, *position))
             if target is not None:
                 self._call(node, target)
         elif qualified in rng.SET_START_METHOD:
@@ -487,6 +499,9 @@ class SummaryCollector:
             self._loader(node)
         elif qualified.startswith(("torch.", "torchvision.", "timm.")):
             what = rng.torch_use(qualified)
+            if what == rng.MODEL and rng.builds_conv_model(qualified) and _pretrained(node):
+                # Every random initial weight is overwritten by the downloaded ones.
+                what = None
             if what is not None and argument(node, "generator") is None:
                 self._use(node, "torch", what)
             if rng.builds_conv(qualified):

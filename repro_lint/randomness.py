@@ -189,6 +189,11 @@ SET_START_METHOD = frozenset(
 FRESH_START_METHODS = frozenset({"spawn", "forkserver"})
 # Run ``target=`` in this process (a thread): an ordinary call for seeding purposes.
 THREADS = frozenset({"threading.Thread", "threading.Timer"})
+# Command-line runners that call the function they are given (its first argument).
+RUNNERS = frozenset(
+    {"fire.Fire", "typer.run", "jsonargparse.CLI", "jsonargparse.auto_cli", "tyro.cli",
+     "absl.app.run"}
+)  # fmt: skip
 
 # -- deterministic settings --------------------------------------------------------------------
 

@@ -113,6 +113,11 @@ class MissingSeed(ProjectRule):
             note="a shuffling loader built by a constructor",
         ),
         Invalid(
+            "import fire\nimport torch\n\n\ndef train(lr=0.1):\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    fire.Fire(train)\n",
+            note="a command-line runner calls the function it is given",
+        ),
+        Invalid(
             "import numpy as np\nimport threading\n\n\ndef work():\n    np.random.shuffle(items)\n\n\n"
             "if __name__ == '__main__':\n    threading.Thread(target=work).start()\n",
             note="a thread's target is on the path",
@@ -165,6 +170,11 @@ class MissingSeed(ProjectRule):
             note="look-alikes: a seeded Generator's draws and pandas' sample",
         ),
         Valid(
+            "import torchvision\n\nif __name__ == '__main__':\n"
+            "    model = torchvision.models.resnet18(weights='DEFAULT').eval()\n",
+            note="pretrained weights replace the random initial ones",
+        ),
+        Valid(
             "import torch\n\nif __name__ == '__main__':\n    g = torch.Generator().manual_seed(0)\n"
             "    x = torch.rand(3, generator=g)\n",
             note="an explicit generator is not the global one",
@@ -180,6 +190,11 @@ class MissingSeed(ProjectRule):
             "    trainer = Trainer(model=model, args=args)\n    trainer.train()\n"
             "    noise = torch.randn(3)\n",
             note="the Hugging Face Trainer seeds in its constructor",
+        ),
+        Valid(
+            "import typer\nimport torch\n\n\ndef train(seed: int = 0):\n    torch.manual_seed(seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == '__main__':\n    typer.run(train)\n",
+            note="seeded in the function a command-line runner calls",
         ),
         Valid(
             "import random\n\nif __name__ == '__main__':\n    random.seed()\n    random.random()\n",
