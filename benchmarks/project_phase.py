@@ -5,21 +5,21 @@
 The default corpus is the installed torch package's Python files (found without importing
 torch); any directory of Python files will do. Each run measures, on one core:
 
-    parse     libcst.parse_module of every file (the floor of any libcst linter)
-    lint      per-file linting with the per-file rules only (parse, names, rules)
-    +summary  the same with the project rules selected, without the project phase: the
-              summaries are collected in the same traversal as the rules
-    join      the project phase alone (resolving calls, profiles, entry points, project
-              rules) over those summaries
+    parse       libcst.parse_module of every file (the floor of any libcst linter)
+    lint        per-file linting with the per-file rules only (the rules' text prefilter
+                lets it skip files that mention none of their trigger words)
+    +summary    the same with the project rules selected, without the join: every file that
+                imports something is parsed, and its summary collected in the same traversal
+    join        the project phase proper (resolving calls, profiles, entry points, project
+                rules) over those summaries
+    same/plain  per-file linting of only the files the per-file rules parse anyway ...
+    same/+sum   ... and of the same files with the summaries collected: the difference is
+                what collecting costs in a traversal that happens anyway
 
-    extra     linting, with the project rules only, the files that only they need (the
-              per-file rules' text prefilter skips them; a summary needs every file that
-              imports something): parse plus traversal plus collection
-
-and prints the median of each and, as shares of parsing: the join, the extra files, and the
-summary collection in files the rules traverse anyway (+summary - lint - extra). With
---limit, modules outside the subset stay unresolved (a partial run would load them from
-disk; that is per-file linting, measured above). Not run by the test suite.
+and prints the median of each and, as shares of parsing: the join, the collection in the
+shared traversal, and the rest of +summary - lint (parsing and traversing files only the
+project rules need). With --limit, modules outside the subset stay unresolved (a partial
+run would load them from disk, which is per-file linting). Not run by the test suite.
 """
 
 from __future__ import annotations
@@ -80,16 +80,13 @@ def main() -> None:
             with contextlib.suppress(cst.ParserSyntaxError):
                 cst.parse_module(text)
 
-    # Files no per-file rule would parse (none of its trigger words appears) but the project
-    # rules summarise (they import something).
+    # Files the per-file rules parse anyway (one of their trigger words appears).
     rules = [r for r in ALL_RULES if r.CODE in per_file and r.CODE != "RPL000"]
-    extra = [
+    shared = [
         file
         for file, text in zip(files, texts, strict=True)
-        if "import" in text
-        and not any(not r.TRIGGERS or any(t in text for t in r.TRIGGERS) for r in rules)
+        if any(not r.TRIGGERS or any(t in text for t in r.TRIGGERS) for r in rules)
     ]
-    only_project = Settings.from_config(Config(root=root, select=tuple(sorted(project_codes))))
 
     results = lint_files(files, full, jobs=1, project=False)
     by_name = {file.display: file.path for file in files}
@@ -108,32 +105,36 @@ def main() -> None:
         "lint": [],
         "+summary": [],
         "join": [],
-        "extra": [],
+        "same/plain": [],
+        "same/+sum": [],
     }
     for run in range(args.runs):
         samples["parse"].append(timed(lambda: parse(texts)))
         samples["lint"].append(timed(lambda: lint_files(files, plain, jobs=1)))
         samples["+summary"].append(timed(lambda: lint_files(files, full, jobs=1, project=False)))
         samples["join"].append(timed(join))
-        samples["extra"].append(
-            timed(lambda: lint_files(extra, only_project, jobs=1, project=False))
-        )
+        samples["same/plain"].append(timed(lambda: lint_files(shared, plain, jobs=1)))
+        samples["same/+sum"].append(timed(lambda: lint_files(shared, full, jobs=1, project=False)))
         print(f"run {run + 1}: " + "  ".join(f"{k} {v[-1]:.2f}s" for k, v in samples.items()))
     median = {key: statistics.median(values) for key, values in samples.items()}
-    collection = median["+summary"] - median["lint"] - median["extra"]
+    collection = median["same/+sum"] - median["same/plain"]
+    extra = median["+summary"] - median["lint"] - collection
     floor = median["parse"]
     print()
-    print(f"files with a summary: {summarised} ({len(extra)} parsed only for it)")
+    print(
+        f"files: {len(files)}; with a summary: {summarised}; parsed by the per-file rules "
+        f"anyway: {len(shared)}"
+    )
     print(f"project findings: {findings}")
     for key, value in median.items():
-        print(f"median {key:<9} {value:8.2f} s")
+        print(f"median {key:<11} {value:8.2f} s")
     shares = (
         ("project phase (join)", median["join"]),
-        ("collection (in pass)", collection),
-        ("extra files", median["extra"]),
+        ("collection (shared pass)", collection),
+        ("files only it needs", extra),
     )
     for label, value in shares:
-        print(f"{label:<21}{value:8.2f} s  ({100 * value / floor:5.1f}% of parse)")
+        print(f"{label:<25}{value:8.2f} s  ({100 * value / floor:5.1f}% of parse)")
 
 
 if __name__ == "__main__":

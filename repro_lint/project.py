@@ -338,7 +338,8 @@ class SummaryCollector:
     def _suite(self, row: int) -> list[int] | None:
         """``if __name__ == "__main__": main()``: where the colon and the statement are."""
         line = self._line(row)
-        colon = line.find(":", line.find("__main__"))
+        name = line.find("__main__")
+        colon = line.find(":", name) if name >= 0 else -1
         if colon < 0:
             return None
         rest = line[colon + 1 :]
@@ -353,9 +354,10 @@ class SummaryCollector:
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, node.leading_lines)
+        method = bool(self._scopes) and self._scopes[-1].kind == "class"
         key = self._child_key(node.name.value, function=True)
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
-        self._defs[key] = [None, params, self._class_key() is not None]
+        self._defs[key] = [None, params, method]
         first = _first_body_statement(node.body)
         if first is not None:
             self._body_of[id(first)] = key

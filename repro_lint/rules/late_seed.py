@@ -95,6 +95,20 @@ class LateSeed(ProjectRule):
             note="a library module: only entry points are judged",
         ),
         Valid(
+            "import torch\n\nif __name__ == '__main__':\n    if args.seed is not None:\n"
+            "        torch.manual_seed(args.seed)\n    model = torch.nn.Linear(2, 2)\n",
+            note="opt-in seeding before the model",
+        ),
+        Valid(
+            "from transformers import set_seed\nimport torch\n\nif __name__ == '__main__':\n"
+            "    set_seed(0)\n    model = torch.nn.Linear(2, 2)\n",
+        ),
+        Valid(
+            "import numpy as np\n\nif __name__ == '__main__':\n    rng = np.random.default_rng(1)\n"
+            "    noise = rng.normal(size=3)\n    np.random.seed(0)\n",
+            note="a Generator object's draws do not touch the global generator",
+        ),
+        Valid(
             "import torch  # repro-lint: noqa: RPL104\n\nif __name__ == '__main__':\n"
             "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n",
             note="file-level suppression",

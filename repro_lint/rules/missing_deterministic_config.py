@@ -122,6 +122,17 @@ class MissingDeterministicConfig(ProjectRule):
             note="set in a helper, with a value decided at run time",
         ),
         Valid(
+            "import torch\nfrom mylib import Conv2d\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    layer = Conv2d(3, 8, 3)\n",
+            note="a look-alike convolution from another library",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n\nif __name__ == '__main__':\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+            "        torch.backends.cudnn.deterministic = True\n    F.conv2d(x, w)\n",
+            note="opt-in seeding and determinism together",
+        ),
+        Valid(
             "import torch\nfrom torch import nn\n\n\ndef build():\n    torch.manual_seed(0)\n"
             "    return nn.Conv2d(3, 8, 3)\n",
             note="a library module",

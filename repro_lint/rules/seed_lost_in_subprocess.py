@@ -81,6 +81,17 @@ class SeedLostInSubprocess(ProjectRule):
             "if __name__ == '__main__':\n    np.random.seed(0)\n"
             "    mp.set_start_method('spawn')\n    p = mp.Process(target=work, args=(0,))\n",
         ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\nclass Launcher:\n"
+            "    def worker(self, rank):\n        torch.randn(3)\n\n    def run(self):\n"
+            "        mp.spawn(self.worker, nprocs=2)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    Launcher().run()\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n\n\nclass Launcher:\n"
+            "    def worker(self, rank):\n        torch.manual_seed(0 + rank)\n        torch.randn(3)\n\n"
+            "    def run(self):\n        mp.spawn(self.worker, nprocs=2)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    Launcher().run()\n",
+            note="a method as the worker: the rank follows `self`",
+        ),
     )
     VALID = (
         Valid(
@@ -112,6 +123,11 @@ class SeedLostInSubprocess(ProjectRule):
             "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == '__main__':\n"
             "    mp.spawn(worker, nprocs=2)\n",
             note="the parent does not seed either: RPL101's finding",
+        ),
+        Valid(
+            "import torch\nimport mylib\n\n\ndef worker(rank):\n    torch.randn(3)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    mylib.spawn(worker, nprocs=2)\n",
+            note="a look-alike spawn from another library",
         ),
         Valid(
             "import torch\n\n\ndef worker(rank):\n    torch.randn(3)\n\n\ndef launch():\n"
