@@ -938,6 +938,7 @@ class Program:
         self._constructed: dict[tuple[int, str], Profile] = {}
         self._active: set[tuple[str, int, str]] = set()
         self._entries: list[EntryPoint] | None = None
+        self._reached: dict[int, frozenset[str]] = {}
 
     def _add(self, unit: Unit) -> Unit:
         unit.index = len(self.units)
@@ -1277,6 +1278,40 @@ class Program:
         return None if work is None else int(work)
 
     # -- from findings to diagnostics ---------------------------------------------------------
+
+    def reached_files(self, entry: EntryPoint) -> frozenset[str]:
+        """The files whose code the entry point's program may run (its own included): the
+        functions its path calls, constructed classes' methods, imported modules' top-level
+        code and spawned workers. For rules that judge a call by the programs reaching it."""
+        done = self._reached.get(entry.unit.index)
+        if done is not None:
+            return done
+        seen: set[tuple[int, str]] = set()
+        todo = [(entry.unit, MODULE), (entry.unit, MAIN)]
+        while todo:
+            unit, key = todo.pop()
+            if (unit.index, key) in seen:
+                continue
+            seen.add((unit.index, key))
+            for event in unit.functions().get(key, ()):
+                todo.extend(self._callees(unit, event))
+        found = frozenset(self.units[index].filename for index, _ in seen)
+        self._reached[entry.unit.index] = found
+        return found
+
+    def _callees(self, unit: Unit, event: list[Json]) -> Iterator[tuple[Unit, str]]:
+        targets: list[_Target | None] = []
+        if event[0] in ("c", "p"):
+            targets.append(self._resolve_ref(unit, event[1]))
+        elif event[0] == "i":
+            targets.extend(_Module(m) for name in event[1] if (m := self.module(str(name), unit)))
+        for target in targets:
+            if isinstance(target, _Function):
+                yield target.unit, target.key
+            elif isinstance(target, _Module):
+                yield target.unit, MODULE
+            elif isinstance(target, _Class):
+                yield from self._methods(target.unit, target.key)
 
     def anchor(self, entry: EntryPoint, chain: Chain) -> Site:
         """The deepest step of ``chain`` in the entry point's own file: where its user looks."""

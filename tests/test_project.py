@@ -349,7 +349,8 @@ def _program(root: Path, *names: str) -> Program:
     settings = Settings.from_config(Config(root=root))
     files = [SourceFile(display_name(root / n), root / n) for n in names]
     results = lint_files(files, settings, jobs=1, project=False)
-    units = [Unit(r.filename, f.path, r.summary, True) for r, f in zip(results, files, strict=True)]
+    paths = {file.display: file.path for file in files}
+    units = [Unit(r.filename, paths[r.filename], r.summary, True) for r in results]
     return Program(units, ProjectOptions())
 
 
@@ -378,6 +379,14 @@ def test_deterministic_algorithms_query(tmp_path: Path, monkeypatch: pytest.Monk
         Path(e.unit.filename).name: e.enables_deterministic_algorithms() for e in program.entries
     }
     assert answers == {"on.py": True, "cudnn_only.py": False, "off.py": False}
+
+
+def test_files_an_entry_point_reaches(project: Path) -> None:
+    write(project, {"unused.py": "import torch\n\n\ndef f():\n    return torch.rand(1)\n"})
+    program = _program(project, "train.py", "data.py", "model.py", "seeding.py", "unused.py")
+    (entry,) = program.entries
+    reached = {Path(name).name for name in program.reached_files(entry)}
+    assert reached == {"train.py", "data.py", "model.py", "seeding.py"}
 
 
 def test_crlf_sources_keep_their_line_endings(

@@ -76,9 +76,10 @@ def test_summaries_survive_json(tmp_path: Path) -> None:
     codes = frozenset(rule.CODE for rule in settings.project_rules)
 
     def run(summaries: list[dict[str, object]]) -> list[tuple[str, str, int]]:
+        paths = {file.display: file.path for file in files}
         units = [
-            Unit(r.filename, f.path, s, True, codes)
-            for r, f, s in zip(results, files, summaries, strict=True)
+            Unit(r.filename, paths[r.filename], s, True, codes)
+            for r, s in zip(results, summaries, strict=True)
         ]
         found = analyse(units, settings.project_rules, settings.project_options())
         return sorted((d.filename, d.code, d.location.row) for ds in found.values() for d in ds)
