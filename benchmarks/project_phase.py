@@ -5,21 +5,20 @@
 The default corpus is the installed torch package's Python files (found without importing
 torch); any directory of Python files will do. Each run measures, on one core:
 
-    parse       libcst.parse_module of every file (the floor of any libcst linter)
-    lint        per-file linting with the per-file rules only (the rules' text prefilter
-                lets it skip files that mention none of their trigger words)
-    +summary    the same with the project rules selected, without the join: every file that
-                imports something is parsed, and its summary collected in the same traversal
-    join        the project phase proper (resolving calls, profiles, entry points, project
-                rules) over those summaries
-    same/plain  per-file linting of only the files the per-file rules parse anyway ...
-    same/+sum   ... and of the same files with the summaries collected: the difference is
-                what collecting costs in a traversal that happens anyway
+    parse     libcst.parse_module of every file (the floor of any libcst linter)
+    lint      linting with the per-file rules only (their text prefilter skips files that
+              mention none of their trigger words)
+    +summary  the same with the project rules selected, without the project phase: files
+              that may be entry points are parsed too, and every parsed file's summary is
+              collected in the same traversal as the rules
+    +project  the whole run: +summary, then the project phase, which also summarises the
+              files an entry point reaches that were not parsed yet
+    join      the project phase alone, every summary at hand (resolving calls, profiles,
+              entry points, project rules)
 
-and prints the median of each and, as shares of parsing: the join, the collection in the
-shared traversal, and the rest of +summary - lint (parsing and traversing files only the
-project rules need). With --limit, modules outside the subset stay unresolved (a partial
-run would load them from disk, which is per-file linting). Not run by the test suite.
+and prints the median of each and, as shares of parsing, what the project rules add to a
+run (+project - lint), split into the join, summarising in the per-file pass (+summary -
+lint) and summarising reached files on demand (the rest). Not run by the test suite.
 """
 
 from __future__ import annotations
@@ -30,16 +29,19 @@ import importlib.util
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 
 from repro_lint.config import Config
-from repro_lint.engine import Settings, lint_files
+from repro_lint.engine import Settings, lint_files, summary_loader
 from repro_lint.files import SourceFile, display_name
 from repro_lint.project import Unit, analyse
 from repro_lint.rules import ALL_RULES
+
+PROJECT_CODES = ("RPL101", "RPL104", "RPL107", "RPL202")
 
 
 def default_corpus() -> Path:
@@ -69,72 +71,69 @@ def main() -> None:
     print(f"corpus: {corpus} ({len(files)} files, {size / 1e6:.1f} MB), {args.runs} runs")
 
     root = corpus.parent
-    project_codes = {"RPL101", "RPL104", "RPL107", "RPL202"}
-    per_file = tuple(r.CODE for r in ALL_RULES if r.CODE not in project_codes)
+    per_file = tuple(r.CODE for r in ALL_RULES if r.CODE not in PROJECT_CODES)
     plain = Settings.from_config(Config(root=root, select=per_file))
     full = Settings.from_config(Config(root=root, select=("ALL",)))
-    assert len(full.project_rules) == len(project_codes)
+    assert {r.CODE for r in full.project_rules} == set(PROJECT_CODES)
 
-    def parse(sources: list[str]) -> None:
-        for text in sources:
+    def parse() -> None:
+        for text in texts:
             with contextlib.suppress(cst.ParserSyntaxError):
                 cst.parse_module(text)
 
-    # Files the per-file rules parse anyway (one of their trigger words appears).
-    rules = [r for r in ALL_RULES if r.CODE in per_file and r.CODE != "RPL000"]
-    shared = [
-        file
-        for file, text in zip(files, texts, strict=True)
-        if any(not r.TRIGGERS or any(t in text for t in r.TRIGGERS) for r in rules)
-    ]
-
+    # Every summary the project phase will want, computed once, for timing the join alone.
     results = lint_files(files, full, jobs=1, project=False)
     by_name = {file.display: file.path for file in files}
-    codes = frozenset(project_codes)
-    units = [Unit(r.filename, by_name[r.filename], r.summary, True, codes) for r in results]
-    found = analyse(units, full.project_rules, full.project_options())
-    findings = sum(len(diagnostics) for diagnostics in found.values())
-    summarised = sum(1 for r in results if r.summary)
+    codes = frozenset(PROJECT_CODES)
+    load = summary_loader(full)
+    loaded: dict[tuple[Path, bool], tuple[str, Mapping[str, Any]] | None] = {}
 
-    def join() -> None:
-        fresh = [Unit(u.filename, u.path, u.summary, True, codes) for u in units]
-        analyse(fresh, full.project_rules, full.project_options())
+    def remembered(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
+        if (path, imported) not in loaded:
+            loaded[path, imported] = load(path, imported)
+        return loaded[path, imported]
 
+    def join() -> int:
+        units = [Unit(r.filename, by_name[r.filename], r.summary, True, codes) for r in results]
+        found = analyse(units, full.project_rules, full.project_options(), remembered)
+        return sum(len(diagnostics) for diagnostics in found.values())
+
+    findings = join()
+    parsed = sum(1 for r in results if r.summary and not r.summary.get("deferred"))
     samples: dict[str, list[float]] = {
         "parse": [],
         "lint": [],
         "+summary": [],
+        "+project": [],
         "join": [],
-        "same/plain": [],
-        "same/+sum": [],
     }
     for run in range(args.runs):
-        samples["parse"].append(timed(lambda: parse(texts)))
+        samples["parse"].append(timed(parse))
         samples["lint"].append(timed(lambda: lint_files(files, plain, jobs=1)))
         samples["+summary"].append(timed(lambda: lint_files(files, full, jobs=1, project=False)))
+        samples["+project"].append(timed(lambda: lint_files(files, full, jobs=1)))
         samples["join"].append(timed(join))
-        samples["same/plain"].append(timed(lambda: lint_files(shared, plain, jobs=1)))
-        samples["same/+sum"].append(timed(lambda: lint_files(shared, full, jobs=1, project=False)))
         print(f"run {run + 1}: " + "  ".join(f"{k} {v[-1]:.2f}s" for k, v in samples.items()))
     median = {key: statistics.median(values) for key, values in samples.items()}
-    collection = median["same/+sum"] - median["same/plain"]
-    extra = median["+summary"] - median["lint"] - collection
     floor = median["parse"]
+    added = median["+project"] - median["lint"]
+    in_pass = median["+summary"] - median["lint"]
     print()
     print(
-        f"files: {len(files)}; with a summary: {summarised}; parsed by the per-file rules "
-        f"anyway: {len(shared)}"
+        f"files: {len(files)}; summarised in the per-file pass: {parsed}; summarised on "
+        f"demand: {sum(1 for v in loaded.values() if v and not v[1].get('deferred'))}; "
+        f"project findings: {findings}"
     )
-    print(f"project findings: {findings}")
     for key, value in median.items():
-        print(f"median {key:<11} {value:8.2f} s")
+        print(f"median {key:<9} {value:8.2f} s")
     shares = (
-        ("project phase (join)", median["join"]),
-        ("collection (shared pass)", collection),
-        ("files only it needs", extra),
+        ("project rules in all", added),
+        ("  join", median["join"]),
+        ("  summaries, per-file pass", in_pass),
+        ("  summaries on demand", added - in_pass - median["join"]),
     )
     for label, value in shares:
-        print(f"{label:<25}{value:8.2f} s  ({100 * value / floor:5.1f}% of parse)")
+        print(f"{label:<28}{value:8.2f} s  ({100 * value / floor:5.1f}% of parse)")
 
 
 if __name__ == "__main__":

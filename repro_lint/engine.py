@@ -32,8 +32,9 @@ from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety,
 from repro_lint.files import SourceFile, display_name, module_name
 from repro_lint.fixes import FixOutcome, fix_texts, touches
 from repro_lint.names import Names
-from repro_lint.project import SUMMARY_VERSION as _SUMMARY_VERSION
 from repro_lint.project import (
+    DEFERRED,
+    DEFERRED_KEY,
     Loader,
     ProjectOptions,
     ProjectRule,
@@ -41,6 +42,7 @@ from repro_lint.project import (
     Unit,
     analyse,
 )
+from repro_lint.project import SUMMARY_VERSION as _SUMMARY_VERSION
 from repro_lint.rule import (
     AddImport,
     FileContext,
@@ -475,7 +477,7 @@ def lint_text(
     imports (read from disk when ``path`` is known). Never raises for bad input: that becomes
     RPL000."""
     result = _lint_one(text, filename, settings, path)
-    merged = _with_project([result], {filename: path}, settings, _loader(settings, None))[0]
+    merged = _with_project([result], {filename: path}, settings, summary_loader(settings))[0]
     if merged.diagnostics and merged.source is None:
         merged = dataclasses.replace(merged, source=text)
     return merged
@@ -486,8 +488,16 @@ def _lint_one(
     filename: str,
     settings: Settings,
     path: Path | None = None,
+    *,
+    summarise: bool = False,
 ) -> FileResult:
-    """Lint one file on its own: per-file rules and its summary for the project phase."""
+    """Lint one file on its own: per-file rules and its summary for the project phase.
+
+    A summary is needed for any file that can take part in a program; a file that imports
+    nothing can neither use RNG nor call into a module that does. A file that no per-file
+    rule parses and that cannot be an entry point gets a deferred summary: the project
+    phase summarises it (``summarise=True``) only if an entry point reaches it.
+    """
     rules = settings.rules_for(path)
     active = [
         r
@@ -496,12 +506,13 @@ def _lint_one(
         and not issubclass(r, ProjectRule)
         and _triggered(r, text)
     ]
-    # Project summaries are needed for any file that could take part in a program: a file
-    # that imports nothing can neither use RNG nor call into a module that does.
-    collect = bool(settings.project_rules) and "import" in text
+    wanted = bool(settings.project_rules) and "import" in text
+    collect = wanted and (summarise or bool(active) or _may_be_entry(text, path, settings))
     if not active and not collect:
         error = _syntax_error(text, filename, None)
-        return error_result(filename, error) if error else FileResult(filename, ())
+        if error:
+            return error_result(filename, error)
+        return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
@@ -530,6 +541,18 @@ def _lint_one(
     return FileResult(
         filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
     )
+
+
+# Text every entry point contains: a __main__ guard, training calls at module level, or a
+# call statement at the start of a line (``main()`` at the bottom of a script).
+_ENTRY_TEXT = re.compile(r"__main__|\.backward\(|\.fit\(|\.step\(|^[A-Za-z_][\w.]*\s*\(", re.M)
+
+
+def _may_be_entry(text: str, path: Path | None, settings: Settings) -> bool:
+    if _ENTRY_TEXT.search(text):
+        return True
+    matcher = settings.project_options().entry_points if path is not None else None
+    return matcher is not None and path is not None and matcher(path)
 
 
 def _triggered(rule: type[Rule], text: str) -> bool:
@@ -610,27 +633,44 @@ def lint_file(file: SourceFile, settings: Settings) -> FileResult:
     return lint_text(source.text, file.display, settings, file.path)
 
 
-def _lint_file_alone(file: SourceFile, settings: Settings) -> FileResult:
+def _lint_file_alone(
+    file: SourceFile, settings: Settings, *, summarise: bool = False
+) -> FileResult:
     try:
         source = read_source(file.path)
     except SourceError as error:
         return error_result(file.display, error)
-    return _lint_one(source.text, file.display, settings, file.path)
+    return _lint_one(source.text, file.display, settings, file.path, summarise=summarise)
 
 
 # -- the project phase ------------------------------------------------------------------------
 
 
-def _loader(settings: Settings, cache: Cache | None) -> Loader:
-    """Summaries of imported project files that were not passed (parsed for that only)."""
+def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
+    """Loads the summary of a file on disk for the project phase: imported project files that
+    were not passed, and passed files whose summary was deferred (parsed for that only)."""
+    # Words without which a module's top-level code cannot seed anything.
+    seeding_words = (
+        "seed",
+        "determinism",
+        *(n.rsplit(".", 1)[-1] for n in settings.config.seed_functions),
+    )
 
-    def load(path: Path) -> tuple[str, Mapping[str, Any]] | None:
+    def load(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
         file = SourceFile(display_name(path), path)
         result = cache.get(file) if cache is not None else None
-        if result is None:
-            result = _lint_file_alone(file, settings)
-            if cache is not None:
-                cache.put(file, result)
+        if result is not None and not result.summary.get(DEFERRED_KEY):
+            return (result.filename, result.summary) if result.summary else None
+        if imported:
+            try:
+                text = read_source(path).text
+            except SourceError:
+                return None
+            if not any(word in text for word in seeding_words):
+                return file.display, DEFERRED
+        result = _lint_file_alone(file, settings, summarise=True)
+        if cache is not None:
+            cache.put(file, result)
         return (result.filename, result.summary) if result.summary else None
 
     return load
@@ -688,7 +728,7 @@ class Relinter:
     ) -> None:
         self._settings = settings
         self._paths = paths
-        self._load = _loader(settings, cache)
+        self._load = summary_loader(settings, cache)
         self._memo: dict[str, tuple[str, FileResult]] = {
             r.filename: (texts[r.filename], _per_file_part(r, settings))
             for r in results
@@ -769,7 +809,7 @@ def lint_files(
     if not project:
         return ordered
     paths: dict[str, Path | None] = {file.display: file.path for file in files}
-    merged = _with_project(ordered, paths, settings, _loader(settings, cache))
+    merged = _with_project(ordered, paths, settings, summary_loader(settings, cache))
     # Project findings can land on files that had none of their own: attach their text.
     return [
         (_with_source(result, file) or result)
@@ -833,4 +873,5 @@ __all__ = [
     "lint_source",
     "lint_text",
     "read_source",
+    "summary_loader",
 ]

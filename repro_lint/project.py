@@ -32,6 +32,10 @@ from repro_lint.rule import FileContext, Rule
 from repro_lint.suppressions import Directive, Suppressions, parse_comment
 
 SUMMARY_VERSION = 1
+# The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
+# parsed it; the project phase loads its real summary if an entry point reaches it.
+DEFERRED_KEY = "deferred"
+DEFERRED: Mapping[str, bool] = {DEFERRED_KEY: True}
 MODULE = ""  # key of a module's top-level code
 MAIN = "<main>"  # key of its ``if __name__ == "__main__":`` block
 _LINE_BREAK = re.compile(r"\r\n?|\n")
@@ -812,10 +816,16 @@ class Unit:
     # Project rule codes enabled for this file (selection and per-file-ignores).
     codes: frozenset[str] = frozenset()
     index: int = 0
+    # Deferred, and its text was read: nothing in it mentions seeding.
+    seedless: bool = False
 
     @property
     def module(self) -> str:
         return str(self.summary.get("module", ""))
+
+    @property
+    def deferred(self) -> bool:
+        return bool(self.summary.get(DEFERRED_KEY))
 
     def functions(self) -> Mapping[str, list[list[Json]]]:
         funcs: Mapping[str, list[list[Json]]] = self.summary.get("funcs", {})
@@ -905,8 +915,10 @@ class ProjectReport:
     fix_safety: FixSafety | None = None
 
 
-# Loads the summary of a file that was not passed (None when it cannot be read or parsed).
-Loader = Callable[[Path], tuple[str, Mapping[str, Json]] | None]
+# Loads the summary of a file on disk (None when it cannot be read or parsed). With the flag
+# set (wanted only for its import-time code), a file whose text never mentions seeding may
+# be answered with DEFERRED instead, unparsed.
+Loader = Callable[[Path, bool], tuple[str, Mapping[str, Json]] | None]
 
 
 class ProjectRule(Rule):
@@ -932,7 +944,7 @@ class Program:
         self._by_name: dict[str, list[Unit]] = {}
         for unit in units:
             self._add(unit)
-        self._modules: dict[tuple[str, object], Unit | None] = {}
+        self._paths: dict[tuple[str, tuple[Path, ...]], Path | None] = {}
         self._roots: dict[int, list[Path]] = {}
         self._profiles: dict[tuple[int, str], Profile] = {}
         self._constructed: dict[tuple[int, str], Profile] = {}
@@ -945,7 +957,8 @@ class Program:
         self.units.append(unit)
         if unit.path is not None:
             self._by_path[unit.path.resolve()] = unit
-        self._by_name.setdefault(unit.module, []).append(unit)
+        if not unit.deferred:
+            self._by_name.setdefault(unit.module, []).append(unit)
         return unit
 
     # -- modules ------------------------------------------------------------------------------
@@ -969,42 +982,49 @@ class Program:
         self._roots[unit.index] = roots
         return roots
 
-    def module(self, name: str, importer: Unit) -> Unit | None:
-        """The project module ``name`` as ``importer`` would import it, if it is one."""
+    def module(self, name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
+        """The project module ``name`` as ``importer`` would import it, if it is one.
+
+        ``imported``: wanted only for the top-level code that importing it runs, which
+        matters only where it seeds; a module not summarised yet whose text never mentions
+        seeding is then not parsed (its calls are summarised if an entry point makes them).
+        """
         if name == importer.module:
             return importer
         roots = self._search_roots(importer)
-        # Files under the same roots import the same modules: share the lookups.
-        key = (name, tuple(roots) if roots else importer.index)
-        if key in self._modules:
-            return self._modules[key]
-        found: Unit | None = None
-        parts = name.split(".")
-        for root in roots:
-            base = root.joinpath(*parts)
-            for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
-                if candidate.is_file():
-                    found = self._unit_at(candidate)
-                    break
-            if found is not None:
-                break
-        if found is None and importer.path is None:
+        if not roots:
             named = self._by_name.get(name)
-            found = named[0] if named else None
-        self._modules[key] = found
-        return found
+            return named[0] if named else None
+        # Files under the same roots import the same modules: share the lookups.
+        key = (name, tuple(roots))
+        if key not in self._paths:
+            self._paths[key] = _find_module(name, roots)
+        path = self._paths[key]
+        return None if path is None else self._unit_at(path, imported)
 
-    def _unit_at(self, path: Path) -> Unit | None:
-        resolved = path.resolve()
-        unit = self._by_path.get(resolved)
-        if unit is not None or self._load is None:
+    def _unit_at(self, path: Path, imported: bool = False) -> Unit | None:
+        unit = self._by_path.get(path.resolve())
+        if unit is not None and (not unit.deferred or (imported and unit.seedless)):
             return unit
-        loaded = self._load(path)
+        if self._load is None:
+            return unit
+        loaded = self._load(path, imported)
         if loaded is None:
-            return None
+            return unit
         filename, summary = loaded
+        if summary.get(DEFERRED_KEY):
+            # Read, not parsed: it never mentions seeding.
+            if unit is None:
+                unit = self._add(Unit(filename, path, summary, linted=False))
+            unit.seedless = True
+            return unit
         if summary.get("v") != SUMMARY_VERSION:
-            return None
+            return unit
+        if unit is not None:
+            # A file summarised only now that an entry point reaches it.
+            unit.summary = summary
+            self._by_name.setdefault(unit.module, []).append(unit)
+            return unit
         return self._add(Unit(filename, path, summary, linted=False))
 
     def resolve(self, qualified: str, importer: Unit, depth: int = 0) -> _Target | None:
@@ -1118,7 +1138,7 @@ class Program:
                 self._enter(profile, target, ((unit.index, statement, row, ""),))
         elif tag == "i":
             for name in event[1]:
-                module = self.module(str(name), unit)
+                module = self.module(str(name), unit, imported=True)
                 if module is not None and module is not unit:
                     prefix: Chain = ((unit.index, statement, row, ""),)
                     profile.absorb(self.profile(module, MODULE), prefix)
@@ -1304,7 +1324,10 @@ class Program:
         if event[0] in ("c", "p"):
             targets.append(self._resolve_ref(unit, event[1]))
         elif event[0] == "i":
-            targets.extend(_Module(m) for name in event[1] if (m := self.module(str(name), unit)))
+            for name in event[1]:
+                module = self.module(str(name), unit, imported=True)
+                if module is not None:
+                    targets.append(_Module(module))
         for target in targets:
             if isinstance(target, _Function):
                 yield target.unit, target.key
@@ -1472,6 +1495,16 @@ class Program:
         return Location(row, 1), "", None, "", ""
 
 
+def _find_module(name: str, roots: Sequence[Path]) -> Path | None:
+    parts = name.split(".")
+    for root in roots:
+        base = root.joinpath(*parts)
+        for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
 def _suppressions(unit: Unit) -> Suppressions:
     directives = [
         Directive(
@@ -1499,6 +1532,8 @@ def analyse(
 
 
 __all__ = [
+    "DEFERRED",
+    "DEFERRED_KEY",
     "MAIN",
     "MODULE",
     "SUMMARY_VERSION",

@@ -303,6 +303,21 @@ def test_cached_entry_point_sees_a_changed_helper(project: Path) -> None:
     assert again.exit_code == 0, again.output
 
 
+def test_files_only_reached_are_summarised_on_demand(project: Path) -> None:
+    """model.py mentions no per-file rule's trigger word and cannot be an entry point: it
+    is parsed only because train.py reaches it, also when its result comes from the cache."""
+    settings = Settings.from_config(load_config(project))
+    files = [SourceFile(display_name(project / n), project / n) for n in ("model.py", "train.py")]
+    alone = {Path(r.filename).name: r.summary for r in lint_files(files, settings, project=False)}
+    assert alone["model.py"] == {"deferred": True}
+    assert alone["train.py"]["main"] is not None
+    runner = CliRunner()
+    args = ["check", str(project), "--output-format", "concise", "--select", "RPL202"]
+    for _ in range(2):  # the second run reads every per-file result from the cache
+        result = runner.invoke(main, args)
+        assert "train.py:15:1: RPL202" in result.output
+
+
 def test_stdin_with_a_filename_reads_helpers_from_disk(project: Path) -> None:
     source = (project / "train.py").read_text(encoding="utf-8")
     result = CliRunner().invoke(

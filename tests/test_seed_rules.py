@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from repro_lint.cli import main
 from repro_lint.config import Config, ConfigError, parse_table
-from repro_lint.engine import Settings, lint_files, lint_text
+from repro_lint.engine import Settings, lint_files, lint_text, summary_loader
 from repro_lint.explain import sections
 from repro_lint.files import SourceFile, display_name
 from repro_lint.project import ProjectRule, Unit, analyse
@@ -81,7 +81,8 @@ def test_summaries_survive_json(tmp_path: Path) -> None:
             Unit(r.filename, paths[r.filename], s, True, codes)
             for r, s in zip(results, summaries, strict=True)
         ]
-        found = analyse(units, settings.project_rules, settings.project_options())
+        options = settings.project_options()
+        found = analyse(units, settings.project_rules, options, summary_loader(settings))
         return sorted((d.filename, d.code, d.location.row) for ds in found.values() for d in ds)
 
     direct = run([r.summary for r in results])
