@@ -54,7 +54,10 @@ class MissingSeed(ProjectRule):
     class is not known statically (`trainer.fit()`) and callbacks (other than `target=`) are
     not followed; seeds reached only that way are missed, so the rule may report a program
     that is in fact seeded: list the seeding function in `seed-functions`, or suppress on the
-    entry line. scikit-learn's use of numpy's generator is left to RPL105.
+    entry line. The top-level code an import runs is followed only in modules that mention
+    seeding (`seed`, `determinism` or a `seed-functions` name): random numbers drawn at
+    import time by other modules are not seen. scikit-learn's use of numpy's generator is
+    left to RPL105.
 
     ## References
     - PyTorch notes on randomness: "Controlling sources of randomness"
