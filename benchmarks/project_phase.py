@@ -3,7 +3,9 @@
     python benchmarks/project_phase.py [--corpus DIR] [--runs 3] [--limit N]
 
 The default corpus is the installed torch package's Python files (found without importing
-torch); any directory of Python files will do. Each run measures, on one core:
+torch); any directory of Python files will do. Its .py files are copied to a temporary
+project (so that neighbouring installed packages are not taken for project modules). Each
+run measures, on one core:
 
     parse     libcst.parse_module of every file (the floor of any libcst linter)
     lint      linting with the per-file rules only (their text prefilter skips files that
@@ -26,8 +28,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib.util
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -63,14 +67,25 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--limit", type=int, default=None, help="only the first N files")
     args = parser.parse_args()
-    corpus = (args.corpus or default_corpus()).resolve()
-    paths = sorted(corpus.rglob("*.py"))[: args.limit]
+    source = (args.corpus or default_corpus()).resolve()
+    with tempfile.TemporaryDirectory(prefix="repro-lint-bench-") as temporary:
+        root = Path(temporary)
+        (root / "pyproject.toml").write_text('[project]\nname = "corpus"\n', encoding="utf-8")
+        for path in sorted(source.rglob("*.py"))[: args.limit]:
+            copy = root / source.name / path.relative_to(source)
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, copy)
+        measure(source, root, args.runs)
+
+
+def measure(source: Path, root: Path, runs: int) -> None:
+    corpus = root / source.name
+    paths = sorted(corpus.rglob("*.py"))
     files = [SourceFile(display_name(path), path) for path in paths]
     texts = [path.read_text(encoding="utf-8", errors="replace") for path in paths]
     size = sum(len(text) for text in texts)
-    print(f"corpus: {corpus} ({len(files)} files, {size / 1e6:.1f} MB), {args.runs} runs")
+    print(f"corpus: {source} ({len(files)} files, {size / 1e6:.1f} MB), {runs} runs")
 
-    root = corpus.parent
     per_file = tuple(r.CODE for r in ALL_RULES if r.CODE not in PROJECT_CODES)
     plain = Settings.from_config(Config(root=root, select=per_file))
     full = Settings.from_config(Config(root=root, select=("ALL",)))
@@ -107,7 +122,7 @@ def main() -> None:
         "+project": [],
         "join": [],
     }
-    for run in range(args.runs):
+    for run in range(runs):
         samples["parse"].append(timed(parse))
         samples["lint"].append(timed(lambda: lint_files(files, plain, jobs=1)))
         samples["+summary"].append(timed(lambda: lint_files(files, full, jobs=1, project=False)))
