@@ -320,7 +320,7 @@ def _check_paths(
     if fix or diff:
         paths_by_name = {f.display: f.path for f in found.files}
         results, fixed_by_file, diffs = _fix_files(
-            results, paths_by_name, settings, applicable, write=not diff
+            results, paths_by_name, settings, applicable, write=not diff, cache=cache
         )
         if diff:
             for text in diffs:
@@ -423,16 +423,22 @@ def _fix_files(
     applicable: frozenset[FixSafety],
     *,
     write: bool,
+    cache: Any = None,
 ) -> tuple[list[FileResult], dict[str, Counter[str]], list[str]]:
     from repro_lint import notebooks
-    from repro_lint.engine import DecodedSource, SourceError, decode, lint_text
+    from repro_lint.engine import DecodedSource, Relinter, SourceError, decode
     from repro_lint.fixes import fix_texts, unified_diff
 
-    wanted = [
-        r
-        for r in results
-        if any(d.fix is not None and d.fix.applicability in applicable for d in r.diagnostics)
-    ]
+    # With project rules every parsable file takes part: a fix in one file can settle (or
+    # raise) a finding in another.
+    def takes_part(result: FileResult) -> bool:
+        if settings.project_rules:
+            return not any(d.code == "RPL000" for d in result.diagnostics)
+        return any(
+            d.fix is not None and d.fix.applicability in applicable for d in result.diagnostics
+        )
+
+    wanted = [r for r in results if takes_part(r)]
     originals: dict[str, tuple[bytes, DecodedSource]] = {}
     notebook_names = [r.filename for r in wanted if notebooks.is_notebook(paths[r.filename])]
     for result in wanted:
@@ -444,11 +450,10 @@ def _fix_files(
         except (OSError, SourceError) as exc:
             click.echo(f"error: {result.filename}: cannot read for fixing: {exc}", err=True)
 
-    def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
-        return {name: lint_text(text, name, settings, paths[name]) for name, text in texts.items()}
-
     texts = {name: decoded.text for name, (_, decoded) in originals.items()}
-    outcomes = fix_texts(texts, relint(texts), relint, applicable) if texts else {}
+    relint = Relinter(settings, paths, texts, results, cache)
+    initial = {r.filename: r for r in results if r.filename in texts}
+    outcomes = fix_texts(texts, initial, relint, applicable) if texts else {}
     by_name = {r.filename: r for r in results}
     fixed_by_file: dict[str, Counter[str]] = {}
     diffs: list[str] = []

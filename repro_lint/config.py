@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,10 @@ class Config:
     respect_gitignore: bool = True
     target_torch: str | None = None
     seed: int = 0
+    # Project functions (qualified names) that seed torch, numpy and random.
+    seed_functions: tuple[str, ...] = ()
+    # Glob patterns of files that are entry points whatever their shape.
+    entry_points: tuple[str, ...] = ()
     output_format: str = "full"
     # Directory that relative patterns (exclude, per-file-ignores) are anchored to, and where
     # the cache lives: the config file's directory, else the project root.
@@ -64,6 +69,8 @@ class Config:
             f"per_file_ignores={self.per_file_ignores}",
             f"target_torch={self.target_torch}",
             f"seed={self.seed}",
+            f"seed_functions={self.seed_functions}",
+            f"entry_points={self.entry_points}",
         ]
         return "|".join(parts)
 
@@ -87,6 +94,16 @@ def _seed(key: str, value: Any, source: Path | None) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**32:
         raise ConfigError(key, f"expected an integer in [0, 2**32), got {value!r}", source)
     return value
+
+
+def _qualified_names(key: str, value: Any, source: Path | None) -> tuple[str, ...]:
+    names = _string_list(key, value, source)
+    for name in names:
+        if not re.fullmatch(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+", name):
+            raise ConfigError(
+                key, f"expected qualified names such as mypkg.utils.seed_all, got {name!r}", source
+            )
+    return names
 
 
 def _torch_version(key: str, value: Any, source: Path | None) -> str:
@@ -134,6 +151,8 @@ OPTIONS: dict[str, tuple[str, Callable[[str, Any, Path | None], Any]]] = {
     "respect-gitignore": ("respect_gitignore", _bool),
     "target-torch": ("target_torch", _torch_version),
     "seed": ("seed", _seed),
+    "seed-functions": ("seed_functions", _qualified_names),
+    "entry-points": ("entry_points", _string_list),
     "output-format": ("output_format", _choice(OUTPUT_FORMATS)),
 }
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import libcst as cst
 import pathspec
@@ -24,9 +25,20 @@ from repro_lint.cache import Cache
 from repro_lint.config import Config
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
 from repro_lint.files import SourceFile, display_name, module_name
-from repro_lint.fixes import FixOutcome, fix_texts
+from repro_lint.fixes import FixOutcome, fix_texts, touches
 from repro_lint.names import Names
 from repro_lint.positions import Positions
+from repro_lint.project import (
+    DEFERRED,
+    DEFERRED_KEY,
+    Loader,
+    ProjectOptions,
+    ProjectRule,
+    SummaryCollector,
+    Unit,
+    analyse,
+)
+from repro_lint.project import SUMMARY_VERSION as _SUMMARY_VERSION
 from repro_lint.rule import (
     AddImport,
     FileContext,
@@ -61,6 +73,7 @@ class Settings:
     _per_file: tuple[tuple[pathspec.GitIgnoreSpec, tuple[type[Rule], ...]], ...] = field(
         default=(), repr=False
     )
+    _entry_points: pathspec.GitIgnoreSpec | None = field(default=None, repr=False)
     # ``--ignore-noqa``: report (and fix) as if no file had a noqa comment.
     ignore_noqa: bool = False
 
@@ -79,7 +92,35 @@ class Settings:
             spec = pathspec.GitIgnoreSpec.from_lines([pattern])
             per_file.append((spec, ignored))
         target = resolve_target(config.target_torch, config.root)
-        return cls(config, selected, target, tuple(per_file))
+        entry_points = (
+            pathspec.GitIgnoreSpec.from_lines(config.entry_points) if config.entry_points else None
+        )
+        return cls(config, selected, target, tuple(per_file), _entry_points=entry_points)
+
+    @property
+    def project_rules(self) -> tuple[type[ProjectRule], ...]:
+        """The selected rules judged on whole programs (run after every file is linted)."""
+        return tuple(r for r in self.rules if issubclass(r, ProjectRule))
+
+    def project_options(self) -> ProjectOptions:
+        spec = self._entry_points
+        matcher = None
+        if spec is not None:
+            root = self.config.root.resolve()
+
+            def matcher(path: Path) -> bool:
+                try:
+                    relative = path.resolve().relative_to(root).as_posix()
+                except ValueError:
+                    relative = path.name
+                return spec.match_file(relative)
+
+        return ProjectOptions(
+            seed=self.config.seed,
+            seed_functions=frozenset(self.config.seed_functions),
+            entry_points=matcher,
+            known_codes=frozenset(rule_table.BY_CODE) | frozenset(rule_table.BY_NAME),
+        )
 
     def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
         if path is None or not self._per_file:
@@ -97,7 +138,10 @@ class Settings:
     def cache_key(self) -> str:
         codes = ",".join(rule.CODE for rule in self.rules)
         noqa = "|ignore-noqa" if self.ignore_noqa else ""
-        return f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}{noqa}"
+        return (
+            f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}"
+            f"|summary={_SUMMARY_VERSION}{noqa}"
+        )
 
 
 # -- decoding ---------------------------------------------------------------------------------
@@ -210,10 +254,10 @@ def error_result(filename: str, error: SourceError, source: str | None = None) -
 # -- traversal --------------------------------------------------------------------------------
 
 
-_HOOKS: dict[type[Rule], tuple[tuple[str, str], ...]] = {}
+_HOOKS: dict[type, tuple[tuple[str, str], ...]] = {}
 
 
-def _hooks(rule: type[Rule]) -> tuple[tuple[str, str], ...]:
+def _hooks(rule: type) -> tuple[tuple[str, str], ...]:
     """(node type, method name) for every visit_/leave_ method of a rule class (cached)."""
     hooks = _HOOKS.get(rule)
     if hooks is None:
@@ -227,20 +271,21 @@ def _hooks(rule: type[Rule]) -> tuple[tuple[str, str], ...]:
 
 
 class _Dispatcher(cst.CSTVisitor):
-    """One traversal that feeds every node to each interested rule."""
+    """One traversal that feeds every node to each interested rule (and to the project
+    summary collector, which rides along the same way)."""
 
     def __init__(
         self,
-        rules: Sequence[Rule],
+        visitors: Sequence[object],
         context: FileContext,
         comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None,
     ) -> None:
         self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
         self._leave: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
-        for rule in rules:
-            for node_type, attr in _hooks(type(rule)):
+        for visitor in visitors:
+            for node_type, attr in _hooks(type(visitor)):
                 table = self._visit if attr.startswith("visit_") else self._leave
-                table.setdefault(node_type, []).append(getattr(rule, attr))
+                table.setdefault(node_type, []).append(getattr(visitor, attr))
         self._stack = context.statement_stack
         self._names = context.names
         self._comments = comments
@@ -419,12 +464,46 @@ def lint_text(
     settings: Settings,
     path: Path | None = None,
 ) -> FileResult:
-    """Lint decoded source text. Never raises for bad input: that becomes RPL000."""
+    """Lint decoded source text as part of its project: project rules see the modules it
+    imports (read from disk when ``path`` is known). Never raises for bad input: that becomes
+    RPL000."""
+    result = _lint_one(text, filename, settings, path)
+    merged = _with_project([result], {filename: path}, settings, summary_loader(settings))[0]
+    if merged.diagnostics and merged.source is None:
+        merged = dataclasses.replace(merged, source=text)
+    return merged
+
+
+def _lint_one(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None = None,
+    *,
+    summarise: bool = False,
+) -> FileResult:
+    """Lint one file on its own: per-file rules and its summary for the project phase.
+
+    A summary is needed for any file that can take part in a program; a file that imports
+    nothing can neither use RNG nor call into a module that does. A file that no per-file
+    rule parses and that cannot be an entry point gets a deferred summary: the project
+    phase summarises it (``summarise=True``) only if an entry point reaches it.
+    """
     rules = settings.rules_for(path)
-    active = [r for r in rules if r.CODE not in rule_table.ALWAYS_ON and _triggered(r, text)]
-    if not active:
+    active = [
+        r
+        for r in rules
+        if r.CODE not in rule_table.ALWAYS_ON
+        and not issubclass(r, ProjectRule)
+        and _triggered(r, text)
+    ]
+    wanted = bool(settings.project_rules) and "import" in text
+    collect = wanted and (summarise or bool(active) or _may_be_entry(text, path, settings))
+    if not active and not collect:
         error = _syntax_error(text, filename, None)
-        return error_result(filename, error, text) if error else FileResult(filename, ())
+        if error:
+            return error_result(filename, error, text)
+        return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
@@ -439,22 +518,62 @@ def lint_text(
     comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None = (
         [] if "noqa" in text.lower() and not settings.ignore_noqa else None
     )
+    visitors: list[object] = [rule(context) for rule in active]
+    collector = None
+    if collect:
+        collector = SummaryCollector(context, text, frozenset(settings.config.seed_functions))
+        visitors.append(collector)
     try:
-        module.visit(_Dispatcher([rule(context) for rule in active], context, comments))
+        module.visit(_Dispatcher(visitors, context, comments))
     except RecursionError:
         return error_result(filename, SourceError("file is nested too deeply to analyse"))
+    summary = collector.summary() if collector is not None else {}
     # RPL901 judges the noqa comments even where nothing was reported.
-    unused_noqa = rules if UnusedNoqa in active and comments else None
+    # Whole-program findings are settled after this file is linted, so a noqa for a project
+    # rule cannot be judged here: RPL901 leaves those codes alone.
+    unused_noqa = (
+        [r for r in rules if not issubclass(r, ProjectRule)]
+        if UnusedNoqa in active and comments
+        else None
+    )
     if not context.reports and unused_noqa is None:
-        return FileResult(filename, ())
+        return FileResult(filename, (), summary=summary)
     diagnostics = _diagnostics(
         text, filename, module, names, context.reports, comments, unused_noqa
     )
-    return FileResult(filename, tuple(diagnostics), source=text if diagnostics else None)
+    return FileResult(
+        filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
+    )
+
+
+# Text every entry point contains: a __main__ guard, training calls at module level, or a
+# call statement at the start of a line (``main()`` at the bottom of a script).
+_ENTRY_TEXT = re.compile(r"__main__|\.backward\(|\.fit\(|\.step\(|^[A-Za-z_][\w.]*\s*\(", re.M)
+
+
+def _may_be_entry(text: str, path: Path | None, settings: Settings) -> bool:
+    if _ENTRY_TEXT.search(text):
+        return True
+    matcher = settings.project_options().entry_points if path is not None else None
+    return matcher is not None and path is not None and matcher(path)
+
+
+_TRIGGER_PATTERNS: dict[type[Rule], re.Pattern[str]] = {}
 
 
 def _triggered(rule: type[Rule], text: str) -> bool:
-    return not rule.TRIGGERS or any(trigger in text for trigger in rule.TRIGGERS)
+    """Whether ``text`` mentions one of the rule's triggers (one regex pass per rule)."""
+    if not rule.TRIGGERS:
+        return True
+    pattern = _TRIGGER_PATTERNS.get(rule)
+    if pattern is None:
+        words = sorted(set(rule.TRIGGERS), key=len, reverse=True)
+        alternatives = "|".join(map(re.escape, words))
+        if rule.TRIGGER_WORDS:
+            # Whole words: ``put`` must not fire on ``input``.
+            alternatives = rf"\b(?:{alternatives})\b"
+        pattern = _TRIGGER_PATTERNS[rule] = re.compile(alternatives)
+    return pattern.search(text) is not None
 
 
 def _diagnostics(
@@ -499,8 +618,11 @@ def _diagnostics(
         fix = None
         if report.edits and report.fix_safety is not None:
             edits = builder.build(report.edits)
-            if edits and not _touches(edits, protected):
+            if edits and not touches(edits, protected):
                 fix = Fix(report.fix_safety, report.fix_title or "", tuple(edits))
+        elif rule.FIX_SAFETY is FixSafety.DISPLAY_ONLY and rule.FIX_TITLE:
+            # Advice with nothing to apply (e.g. "set PYTHONHASHSEED in the launcher").
+            fix = Fix(FixSafety.DISPLAY_ONLY, report.fix_title or rule.FIX_TITLE, ())
         out.append(
             Diagnostic(
                 code=rule.CODE,
@@ -536,37 +658,146 @@ def _suppressions(
     return Suppressions.from_directives(directives)
 
 
-def _touches(edits: Iterable[Edit], rows: frozenset[int]) -> bool:
-    """Whether an edit changes text on a protected row (a pure insertion at a line start
-    does not change that line)."""
-    for edit in edits:
-        first = edit.location.row
-        if edit.location == edit.end_location and edit.location.column == 1:
-            continue
-        last = edit.end_location.row
-        if edit.end_location.column == 1 and last > first:
-            last -= 1
-        if any(row in rows for row in range(first, last + 1)):
-            return True
-    return False
+def _lint_notebook(file: SourceFile, settings: Settings) -> FileResult:
+    """A notebook's code cells, linted as one module (with their own project phase, so the
+    result carries no summary for the run's project phase: its rows are cell rows)."""
+    from repro_lint import notebooks
+
+    try:
+        data = file.path.read_bytes()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        return error_result(file.display, SourceError(f"cannot read file: {reason}"))
+    result = notebooks.lint(data, file.display, settings, file.path)
+    return dataclasses.replace(result, summary={}) if result.summary else result
 
 
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
     """Read, decode and lint one file (a notebook's code cells, for ``.ipynb``)."""
     if file.path.suffix == ".ipynb":
-        from repro_lint import notebooks
-
-        try:
-            data = file.path.read_bytes()
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            return error_result(file.display, SourceError(f"cannot read file: {reason}"))
-        return notebooks.lint(data, file.display, settings, file.path)
+        return _lint_notebook(file, settings)
     try:
         source = read_source(file.path)
     except SourceError as error:
         return error_result(file.display, error)
     return lint_text(source.text, file.display, settings, file.path)
+
+
+def _lint_file_alone(
+    file: SourceFile, settings: Settings, *, summarise: bool = False
+) -> FileResult:
+    if file.path.suffix == ".ipynb":
+        return _lint_notebook(file, settings)
+    try:
+        source = read_source(file.path)
+    except SourceError as error:
+        return error_result(file.display, error)
+    return _lint_one(source.text, file.display, settings, file.path, summarise=summarise)
+
+
+# -- the project phase ------------------------------------------------------------------------
+
+
+def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
+    """Loads the summary of a file on disk for the project phase: imported project files that
+    were not passed, and passed files whose summary was deferred (parsed for that only)."""
+    # Words without which a module's top-level code cannot seed anything.
+    seeding_words = (
+        "seed",
+        "determinism",
+        *(n.rsplit(".", 1)[-1] for n in settings.config.seed_functions),
+    )
+
+    def load(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
+        file = SourceFile(display_name(path), path)
+        result = cache.get(file) if cache is not None else None
+        if result is not None and not result.summary.get(DEFERRED_KEY):
+            return (result.filename, result.summary) if result.summary else None
+        if imported:
+            try:
+                text = read_source(path).text
+            except SourceError:
+                return None
+            if not any(word in text for word in seeding_words):
+                return file.display, DEFERRED
+        result = _lint_file_alone(file, settings, summarise=True)
+        if cache is not None:
+            cache.put(file, result)
+        return (result.filename, result.summary) if result.summary else None
+
+    return load
+
+
+def _with_project(
+    results: Sequence[FileResult],
+    paths: Mapping[str, Path | None],
+    settings: Settings,
+    load: Loader | None,
+) -> list[FileResult]:
+    """Add the project rules' findings to per-file results (those files are the linted
+    ones; anything else they import is loaded for its summary only)."""
+    rules = settings.project_rules
+    if not rules:
+        return list(results)
+    codes = {rule.CODE for rule in rules}
+    units = []
+    for result in results:
+        path = paths.get(result.filename)
+        enabled = frozenset(r.CODE for r in settings.rules_for(path) if r.CODE in codes)
+        units.append(Unit(result.filename, path, result.summary, linted=True, codes=enabled))
+    found = analyse(units, rules, settings.project_options(), load)
+    merged = []
+    for result in results:
+        extra = found.get(result.filename)
+        if not extra:
+            merged.append(result)
+            continue
+        diagnostics = sorted((*result.diagnostics, *extra), key=lambda d: d.sort_key)
+        merged.append(dataclasses.replace(result, diagnostics=tuple(diagnostics)))
+    return merged
+
+
+def _per_file_part(result: FileResult, settings: Settings) -> FileResult:
+    """A result without its project findings (what linting the file alone gives)."""
+    codes = {rule.CODE for rule in settings.project_rules}
+    if not any(d.code in codes for d in result.diagnostics):
+        return result
+    kept = tuple(d for d in result.diagnostics if d.code not in codes)
+    return dataclasses.replace(result, diagnostics=kept)
+
+
+class Relinter:
+    """The fix loop's ``relint`` for a multi-file run: re-lints only texts that changed and
+    runs the project phase over all of them, so project findings follow every edit."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        paths: Mapping[str, Path],
+        texts: Mapping[str, str],
+        results: Iterable[FileResult],
+        cache: Cache | None = None,
+    ) -> None:
+        self._settings = settings
+        self._paths = paths
+        self._load = summary_loader(settings, cache)
+        self._memo: dict[str, tuple[str, FileResult]] = {
+            r.filename: (texts[r.filename], _per_file_part(r, settings))
+            for r in results
+            if r.filename in texts
+        }
+
+    def __call__(self, texts: Mapping[str, str]) -> dict[str, FileResult]:
+        results = []
+        for name, text in texts.items():
+            memo = self._memo.get(name)
+            if memo is None or memo[0] != text:
+                memo = (text, _lint_one(text, name, self._settings, self._paths.get(name)))
+                self._memo[name] = memo
+            results.append(memo[1])
+        paths: dict[str, Path | None] = {name: self._paths.get(name) for name in texts}
+        merged = _with_project(results, paths, self._settings, self._load)
+        return {result.filename: result for result in merged}
 
 
 # -- many files -------------------------------------------------------------------------------
@@ -581,7 +812,7 @@ def _init_worker(settings: Settings) -> None:
 
 def _lint_in_worker(file: SourceFile) -> FileResult:
     assert _WORKER_SETTINGS is not None
-    return lint_file(file, _WORKER_SETTINGS)
+    return _lint_file_alone(file, _WORKER_SETTINGS)
 
 
 def default_jobs() -> int:
@@ -597,8 +828,11 @@ def lint_files(
     *,
     jobs: int | None = None,
     cache: Cache | None = None,
+    project: bool = True,
 ) -> list[FileResult]:
-    """Lint files (from the cache where unchanged), in parallel when it pays; sorted output."""
+    """Lint files (from the cache where unchanged), in parallel when it pays, then run the
+    project phase over them (unless ``project`` is false: per-file results with their
+    summaries); sorted output. The cache holds per-file results only."""
     results: dict[str, FileResult] = {}
     todo: list[SourceFile] = []
     for file in files:
@@ -618,12 +852,23 @@ def lint_files(
         ) as pool:
             fresh = list(pool.map(_lint_in_worker, todo, chunksize=chunksize))
     else:
-        fresh = [lint_file(file, settings) for file in todo]
+        fresh = [_lint_file_alone(file, settings) for file in todo]
     for file, result in zip(todo, fresh, strict=True):
         results[file.display] = result
         if cache is not None:
             cache.put(file, result)
-    return [results[file.display] for file in sorted(files)]
+    ordered = [results[file.display] for file in sorted(files)]
+    if not project:
+        return ordered
+    paths: dict[str, Path | None] = {file.display: file.path for file in files}
+    merged = _with_project(ordered, paths, settings, summary_loader(settings, cache))
+    # Project findings can land on files that had none of their own: attach their text.
+    return [
+        (_with_source(result, file) or result)
+        if result.diagnostics and result.source is None
+        else result
+        for result, file in zip(merged, sorted(files), strict=True)
+    ]
 
 
 def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:
@@ -670,6 +915,7 @@ def lint_paths(paths: Sequence[str | Path], config: Config | None = None) -> lis
 
 __all__ = [
     "DecodedSource",
+    "Relinter",
     "Settings",
     "SourceError",
     "decode",
@@ -681,4 +927,5 @@ __all__ = [
     "lint_source",
     "lint_text",
     "read_source",
+    "summary_loader",
 ]

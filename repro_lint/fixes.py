@@ -89,6 +89,21 @@ def _edits_of(chosen: Iterable[Diagnostic]) -> list[Edit]:
     return edits
 
 
+def touches(edits: Iterable[Edit], rows: frozenset[int]) -> bool:
+    """Whether an edit changes text on a protected row (a pure insertion at a line start
+    does not change that line)."""
+    for edit in edits:
+        first = edit.location.row
+        if edit.location == edit.end_location and edit.location.column == 1:
+            continue
+        last = edit.end_location.row
+        if edit.end_location.column == 1 and last > first:
+            last -= 1
+        if any(row in rows for row in range(first, last + 1)):
+            return True
+    return False
+
+
 def _broken(result: FileResult) -> bool:
     return any(d.code == PARSE_ERROR for d in result.diagnostics)
 
@@ -114,11 +129,20 @@ def fix_texts(
     safeties: frozenset[FixSafety],
     max_rounds: int = MAX_ROUNDS,
 ) -> dict[str, FixOutcome]:
-    """Fix files to a fixed point. ``relint`` lints the given texts (all files of the run
-    may be re-linted, so project-level findings follow the edits); a round's edits to a file
-    are kept only if the file still parses, else its fixes are retried one at a time."""
+    """Fix files to a fixed point. ``relint`` receives the current text of every file of the
+    run (those a round edits with the edits applied) and returns their results, so that
+    project-level findings follow edits made in other files; it should re-lint only the texts
+    that changed. A round's edits to a file are kept only if the file still parses, else its
+    fixes are retried one at a time."""
     outcomes = {name: FixOutcome(texts[name], texts[name], results[name]) for name in texts}
     rejected: set[tuple[str, str, int, int]] = set()
+
+    def current(changed: Mapping[str, str]) -> dict[str, str]:
+        return {name: changed.get(name, outcome.text) for name, outcome in outcomes.items()}
+
+    # Results of files a round did not edit come from a relint that saw the round's proposed
+    # texts; when a proposal is then rejected they must be computed again.
+    stale = False
     for _ in range(max_rounds):
         proposals: dict[str, tuple[str, list[Diagnostic]]] = {}
         for name, outcome in outcomes.items():
@@ -132,7 +156,8 @@ def fix_texts(
                 proposals[name] = (apply_edits(outcome.text, _edits_of(chosen)), chosen)
         if not proposals:
             break
-        fresh = relint({name: text for name, (text, _) in proposals.items()})
+        fresh = relint(current({name: text for name, (text, _) in proposals.items()}))
+        stale = False
         progressed = False
         for name, result in fresh.items():
             # Files this round did not edit may still gain or lose project-level findings.
@@ -149,7 +174,8 @@ def fix_texts(
             # breaks it, never try it again.
             first = chosen[0]
             single = apply_edits(outcome.text, _edits_of([first]))
-            alone = relint({name: single})[name]
+            alone = relint(current({name: single}))[name]
+            stale = True
             if _broken(alone) or single == outcome.text:
                 rejected.add((name, first.code, first.location.row, first.location.column))
             else:
@@ -158,6 +184,10 @@ def fix_texts(
             progressed = True
         if not progressed:
             break
+    if stale:
+        for name, result in relint(current({})).items():
+            if name in outcomes:
+                outcomes[name].result = result
     return outcomes
 
 

@@ -229,11 +229,7 @@ class Names:
         self._collect_aliases(alias_candidates)
 
     def _collect_from(self, node: cst.ImportFrom, holder: _Stmt) -> None:
-        level = len(node.relative)
-        target = dotted_name(node.module) if node.module is not None else ""
-        base = (
-            _resolve_relative(self.module_name, self.is_package, level, target) if level else target
-        )
+        base = self.import_base(node)
         if isinstance(node.names, cst.ImportStar):
             self.star_imports.append(base)
             return
@@ -285,6 +281,18 @@ class Names:
 
     def leave_function(self) -> None:
         self._shadows.pop()
+
+    def import_base(self, node: cst.ImportFrom) -> str:
+        """The module ``from <base> import ...`` imports from, relative imports qualified."""
+        level = len(node.relative)
+        target = dotted_name(node.module) if node.module is not None else ""
+        if not level:
+            return target
+        return _resolve_relative(self.module_name, self.is_package, level, target)
+
+    def is_bound(self, local: str) -> bool:
+        """Whether the module binds ``local`` (import, alias, def, class or assignment)."""
+        return local in self._bindings or local in self._defined or local in self._assigned
 
     def qualified_name(self, node: cst.CSTNode) -> str | None:
         """The qualified name ``node`` refers to, or None when it is not an imported name."""

@@ -209,15 +209,18 @@ _GITLAB_SEVERITY = {"RPL000": "critical"}
 def render_gitlab(report: Report, out: TextIO) -> None:
     """GitLab's code-quality report: description, check_name, fingerprint, severity and
     location (path, lines.begin/end). The fingerprint hashes the rule, the file, the message
-    and the text of the line, not its number, so a finding keeps its identity when code above
-    it moves (GitLab compares fingerprints between the branch and its target)."""
+    (numbers masked) and the text of the line, not its number, so a finding keeps its
+    identity when code above it moves (GitLab compares fingerprints between the branch and
+    its target)."""
     issues = []
     seen: Counter[str] = Counter()
     for d in report.diagnostics:
         source = report.frame_source(d) or ""
         lines = _NEWLINE.split(source)
         text = lines[d.location.row - 1].strip() if 0 < d.location.row <= len(lines) else ""
-        key = "\0".join((d.code, d.filename, str(d.cell or ""), d.message, text))
+        # Messages may point at other places (``data.py:17``): numbers move with the code.
+        message = re.sub(r"\d+", "#", d.message)
+        key = "\0".join((d.code, d.filename, str(d.cell or ""), message, text))
         seen[key] += 1
         digest = hashlib.sha256(f"{key}\0{seen[key]}".encode()).hexdigest()[:32]
         description = f"{d.code} {d.message}"

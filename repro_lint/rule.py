@@ -137,6 +137,8 @@ class Rule:
     # Substrings of the source without which the rule cannot fire; an empty tuple means the
     # rule always runs. The engine skips rules (and parsing) when none appears.
     TRIGGERS: ClassVar[tuple[str, ...]] = ()
+    # Match TRIGGERS as whole words rather than substrings (``put`` but not ``input``).
+    TRIGGER_WORDS: ClassVar[bool] = False
     name: ClassVar[str]
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -247,38 +247,10 @@ def _fix(cwd: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.torch
 @pytest.mark.slow
-@pytest.mark.xfail(
-    strict=False,
-    reason="waits for the seeding rules: after --fix, numpy's global RNG is still never seeded "
-    "(examples/data.py write_samples, RPL101) and the dataset's np.random.default_rng() is "
-    "unseeded (RPL102); with both seeded by hand the runs are reproducible (next test)",
-)
 def test_twice_says_the_fixed_examples_are_reproducible(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _fix(tmp_path, monkeypatch)
-    result = _twice(tmp_path, monkeypatch)
-    assert result.stdout.startswith("reproducible"), result.stdout
-    assert result.exit_code == 0
-
-
-@pytest.mark.torch
-@pytest.mark.slow
-def test_twice_says_reproducible_once_the_remaining_seeds_are_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """What the xfail above waits for, done by hand: seed numpy's global RNG in the seeding
-    helper and the dataset's own generator. Nothing else is left to make the run
-    reproducible."""
-    _fix(tmp_path, monkeypatch)
-    seeding = tmp_path / "examples" / "seeding.py"
-    text = seeding.read_text(encoding="utf-8")
-    text = text.replace("import torch\n", "import numpy as np\nimport torch\n", 1)
-    seeding.write_text(
-        text.replace("    random.seed(seed)\n", "    random.seed(seed)\n    np.random.seed(seed)\n")
-    )
-    data = tmp_path / "examples" / "data.py"
-    data.write_text(data.read_text().replace("np.random.default_rng()", "np.random.default_rng(0)"))
     result = _twice(tmp_path, monkeypatch)
     assert result.stdout.startswith("reproducible"), result.stdout
     assert result.exit_code == 0

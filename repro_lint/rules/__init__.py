@@ -7,17 +7,33 @@ from repro_lint.rule import Rule
 from repro_lint.rules.autotune_enabled import AutotuneEnabled
 from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
 from repro_lint.rules.deterministic_mode_disabled import DeterministicModeDisabled
+from repro_lint.rules.hashseed_set_in_process import HashseedSetInProcess
+from repro_lint.rules.late_seed import LateSeed
 from repro_lint.rules.missing_cublas_workspace_config import MissingCublasWorkspaceConfig
+from repro_lint.rules.missing_deterministic_config import MissingDeterministicConfig
+from repro_lint.rules.missing_seed import MissingSeed
 from repro_lint.rules.nondeterministic_op import NondeterministicOp
 from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
     NondeterministicOpWithoutDeterministicMode,
 )
+from repro_lint.rules.nondeterministic_seed import NondeterministicSeed
+from repro_lint.rules.seed_lost_in_subprocess import SeedLostInSubprocess
+from repro_lint.rules.sklearn_missing_random_state import SklearnMissingRandomState
 from repro_lint.rules.syntax_error import SyntaxError
+from repro_lint.rules.unseeded_generator import UnseededGenerator
 from repro_lint.rules.unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
     SyntaxError,
+    MissingSeed,
+    UnseededGenerator,
+    NondeterministicSeed,
+    LateSeed,
+    SklearnMissingRandomState,
+    HashseedSetInProcess,
+    SeedLostInSubprocess,
     CudnnBenchmarkEnabled,
+    MissingDeterministicConfig,
     DeterministicModeDisabled,
     MissingCublasWorkspaceConfig,
     AutotuneEnabled,

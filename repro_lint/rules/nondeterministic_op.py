@@ -283,7 +283,9 @@ def classify(module: cst.Module, names: Names, target: TorchVersion) -> dict[cst
 # Every catalogued name resolves through an import of torch, and every likely tensor comes
 # from torch or from a LightningModule's forward: a file that names neither has no finding.
 # (Op names would make a poor prefilter: "put" is in every "input".)
-CATALOG_TRIGGERS = ("torch", "lightning")
+# Any call of a catalogued op spells the op's own name somewhere in the file (in the call, or
+# in the import that brings it in), so those names are the prefilter's trigger words.
+CATALOG_TRIGGERS = tuple(sorted({api.short for entry in reported() for api in entry.apis}))
 
 
 # -- documentation and examples ---------------------------------------------------------------
@@ -471,6 +473,7 @@ class NondeterministicOp(CatalogRule):
     CODE = "RPL401"
     MESSAGE = "This op has no deterministic implementation for the target torch version"
     TRIGGERS = CATALOG_TRIGGERS
+    TRIGGER_WORDS = True
     _NEW = {"target-torch": "2.13"}
     INVALID = (
         Invalid(

@@ -140,6 +140,7 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     FIX_TITLE = "Insert `torch.use_deterministic_algorithms(True, warn_only=True)`"
     FIX_SAFETY = FixSafety.SAFE
     TRIGGERS = CATALOG_TRIGGERS
+    TRIGGER_WORDS = True
     _NEW = {"target-torch": "2.13"}
     INVALID = (
         Invalid(

@@ -38,7 +38,9 @@ class UnusedNoqa(Rule):
     Only repro-lint's own entries are judged. A blanket `# noqa` is never reported (it may be
     there for another tool), and neither is the code of a rule that is not enabled for the
     file: it may matter under another configuration, so `--select RPL901 --fix` alone never
-    strips suppressions of rules it did not run. `--ignore-noqa` turns this rule off.
+    strips suppressions of rules it did not run. Codes of the whole-program rules (RPL101,
+    RPL104, RPL107, RPL202, ...) are not judged either: their findings are settled across
+    files, after each file is checked. `--ignore-noqa` turns this rule off.
     """
 
     CODE = "RPL901"

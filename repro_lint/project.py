@@ -1,0 +1,1551 @@
+"""Cross-file index: per-module summaries -> which entry points reach which seeds.
+
+Two halves. ``SummaryCollector`` rides along the engine's single traversal of a file and writes
+a small JSON-able summary (cached with the file's result): the functions the file defines, what
+each does in source order (seeds, RNG consumption, calls, imports, processes it spawns,
+deterministic settings, convolutions), its entry point, and the rows fixes and suppressions
+need. Rows are counted from the newlines the traversal passes, so no positions pass is needed.
+
+``Program`` joins the summaries of a run: it resolves calls across modules (loading imported
+project modules that were not passed, for their summaries only), computes for every function a
+``Profile`` of what its path seeds and consumes, and hands the entry points to the project
+rules (``ProjectRule``), whose findings it turns into diagnostics with fixes as text edits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import libcst as cst
+
+from repro_lint import randomness as rng
+from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.config import find_project_root
+from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
+from repro_lint.fixes import touches
+from repro_lint.names import dotted_name
+from repro_lint.rule import FileContext, Rule
+from repro_lint.suppressions import Directive, Suppressions, parse_comment
+
+SUMMARY_VERSION = 1
+# The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
+# parsed it; the project phase loads its real summary if an entry point reaches it.
+DEFERRED_KEY = "deferred"
+DEFERRED: Mapping[str, bool] = {DEFERRED_KEY: True}
+MODULE = ""  # key of a module's top-level code
+MAIN = "<main>"  # key of its ``if __name__ == "__main__":`` block
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+# Names a seed fix may need to import; a file that binds one of them to something else
+# gets no fix for that family.
+_FIX_MODULES = ("torch", "numpy", "random")
+_SEED_CALL = {"torch": "torch.manual_seed", "numpy": "numpy.random.seed", "random": "random.seed"}
+# Whether a library module is (possibly) project code is decided per summary: never for the
+# top-level packages in randomness.LIBRARIES, unless the file belongs to that package itself.
+
+Json = Any
+
+
+def is_main_check(test: cst.BaseExpression) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    target = test.comparisons[0]
+    if not isinstance(target.operator, cst.Equal):
+        return False
+    left, right = test.left, target.comparator
+    for name, value in ((left, right), (right, left)):
+        if isinstance(name, cst.Name) and name.value == "__name__":
+            return literal_str(value) == "__main__"
+    return False
+
+
+# -- the per-file half ------------------------------------------------------------------------
+
+
+@dataclass(eq=False)
+class _Open:
+    """A statement being visited: its first row and, once something refers to it, its index
+    in the summary's statement table."""
+
+    node: cst.CSTNode
+    row: int
+    index: int = -1
+
+
+@dataclass(frozen=True)
+class _Scope:
+    kind: str  # "func", "class" or "main"
+    key: str
+
+
+def _is_docstring(statement: cst.CSTNode) -> bool:
+    return (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def _is_future_import(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.ImportFrom)
+        and isinstance(small.module, cst.Name)
+        and small.module.value == "__future__"
+        for small in statement.body
+    )
+
+
+def _lines_in(whitespace: cst.BaseParenthesizableWhitespace) -> int:
+    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return 1 + len(whitespace.empty_lines)
+    if isinstance(whitespace, cst.SimpleWhitespace):
+        return len(_LINE_BREAK.findall(whitespace.value))
+    return 0
+
+
+def _pretrained(call: cst.Call) -> bool:
+    """``resnet18(weights=...)``, ``create_model(..., pretrained=True)``."""
+    weights = argument(call, "weights")
+    if weights is not None and not (
+        isinstance(weights.value, cst.Name) and weights.value.value == "None"
+    ):
+        return True
+    pretrained = argument(call, "pretrained")
+    return pretrained is not None and literal_bool(pretrained.value) is not False
+
+
+def _first_body_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
+    """The statement a fix inserts before: the first one after a docstring."""
+    if not isinstance(body, cst.IndentedBlock) or not body.body:
+        return None
+    statements = list(body.body)
+    if _is_docstring(statements[0]):
+        return statements[1] if len(statements) > 1 else None
+    return statements[0]
+
+
+class SummaryCollector:
+    """Builds one file's summary during the engine's traversal (register it like a rule)."""
+
+    def __init__(self, context: FileContext, text: str, seed_functions: frozenset[str]) -> None:
+        self._names = context.names
+        self._module = context.module_name or "__main__"
+        self._package = self._names.is_package
+        self._own = self._module.split(".", 1)[0]
+        self._text = text
+        self._lines: list[str] | None = None
+        self._seed_functions = seed_functions
+        self._newline = context.module.default_newline
+        self._default_indent = context.module.default_indent
+        self.row = 1
+        self._open: list[_Open] = []
+        self._table: list[list[Json]] = []
+        self._scopes: list[_Scope] = []
+        self._funcs: dict[str, list[list[Json]]] = {}
+        self._seen: dict[str, set[Json]] = {}
+        self._defs: dict[str, list[Json]] = {}
+        self._classes: dict[str, dict[str, Json]] = {}
+        self._locals: dict[str, set[str]] = {}
+        self._body_of: dict[int, str] = {}
+        self._main: dict[str, Json] | None = None
+        self._main_if: cst.If | None = None
+        self._elifs: set[int] = set()
+        self._lambdas = 0
+        self._noqa: list[list[Json]] = []
+        self._imports: list[list[int]] = []
+        self._first: int | None = None
+        self._work: int | None = None
+        self._bare: list[list[Json]] = []
+        self._bare_calls: set[int] = set()
+        self._spawn_contexts: set[str] = set()
+        self._fresh_start = False
+        self._anchor: list[Json] | None = None
+        self._top_count = 0
+        self._bindings: list[list[Json]] = []
+        self._binding_statements: dict[int, list[tuple[str, str]]] = {}
+        for binding in self._names.bindings():
+            top = binding.qualified.split(".", 1)[0]
+            if binding.is_import and binding.module_level and top in _FIX_MODULES:
+                self._binding_statements.setdefault(id(binding.statement), []).append(
+                    (binding.local, binding.qualified)
+                )
+
+    # -- rows ---------------------------------------------------------------------------------
+
+    def node_row(self, node: cst.CSTNode) -> int:
+        """The row an expression being visited starts on (inside its own parentheses)."""
+        row = self.row
+        if isinstance(node, cst.BaseExpression):
+            row += sum(_lines_in(paren.whitespace_after) for paren in node.lpar)
+        return row
+
+    def statement_row(self) -> int:
+        """The first row of the innermost statement being visited."""
+        return self._open[-1].row if self._open else 1
+
+    def _line(self, row: int) -> str:
+        if self._lines is None:
+            self._lines = _LINE_BREAK.split(self._text)
+        return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
+
+    def visit_Newline(self, node: cst.Newline) -> None:
+        self.row += 1
+
+    def visit_SimpleWhitespace(self, node: cst.SimpleWhitespace) -> None:
+        # A backslash continuation is the only way plain whitespace spans lines.
+        if "\\" in node.value:
+            self.row += len(_LINE_BREAK.findall(node.value))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if "\n" in node.value or "\r" in node.value:
+            self.row += len(_LINE_BREAK.findall(node.value))
+
+    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
+        if "\n" in node.value or "\r" in node.value:
+            self.row += len(_LINE_BREAK.findall(node.value))
+
+    def visit_TemplatedStringText(self, node: cst.TemplatedStringText) -> None:
+        if "\n" in node.value or "\r" in node.value:
+            self.row += len(_LINE_BREAK.findall(node.value))
+
+    def visit_Comment(self, node: cst.Comment) -> None:
+        if "noqa" not in node.value.lower():
+            return
+        line = self._line(self.row)
+        column = line.rfind(node.value) + 1 or 1
+        directive = parse_comment(node.value, self.row, column)
+        if directive is not None:
+            codes = sorted(directive.codes) if directive.codes is not None else None
+            self._noqa.append([self.row, column, directive.end_column, codes, directive.file_level])
+
+    # -- statements -----------------------------------------------------------------------------
+
+    def _enter(self, node: cst.CSTNode, leading: Sequence[cst.EmptyLine]) -> None:
+        row = self.row + len(leading)
+        top = not self._open
+        self._open.append(_Open(node, row))
+        owner = self._body_of.pop(id(node), None)
+        if owner is not None:
+            place = [row, self._indent(row)]
+            if owner == MAIN and self._main is not None:
+                self._main["body"] = place
+            elif owner in self._defs:
+                self._defs[owner][0] = place
+        for local, qualified in self._binding_statements.get(id(node), ()):
+            self._bindings.append([local, qualified, row])
+        if top and not self._scopes:
+            self._top_level(node, row)
+
+    def _top_level(self, node: cst.CSTNode, row: int) -> None:
+        first = self._top_count == 0
+        self._top_count += 1
+        if self._anchor is None and not (first and _is_docstring(node)):
+            if not _is_future_import(node):
+                self._anchor = [row, 1, ""]
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                    self._bare_calls.add(id(small.value))
+
+    def _leave(self, node: cst.CSTNode) -> None:
+        entry = self._open.pop()
+        if entry.index >= 0:
+            self._table[entry.index][1] = self.row - 1
+        if (
+            not self._open
+            and not self._scopes
+            and isinstance(node, cst.SimpleStatementLine)
+            and all(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body)
+        ):
+            self._imports.append([entry.row, self.row - 1])
+
+    def _indent(self, row: int) -> str:
+        line = self._line(row)
+        return line[: len(line) - len(line.lstrip())]
+
+    def _index(self, entry: _Open) -> int:
+        if id(entry.node) in self._elifs:
+            # An ``elif`` is part of its ``if`` statement: nothing can go before it.
+            position = next(i for i, e in enumerate(self._open) if e is entry)
+            if position > 0:
+                return self._index(self._open[position - 1])
+        if entry.index < 0:
+            line = self._line(entry.row)
+            entry.index = len(self._table)
+            self._table.append(
+                [entry.row, entry.row, self._indent(entry.row), len(line.rstrip()) + 1]
+            )
+        return entry.index
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
+        self._enter(node, node.leading_lines)
+
+    def leave_SimpleStatementLine(self, original_node: cst.SimpleStatementLine) -> None:
+        self._leave(original_node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._enter(node, node.leading_lines)
+
+    def leave_For(self, original_node: cst.For) -> None:
+        self._leave(original_node)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._enter(node, node.leading_lines)
+
+    def leave_While(self, original_node: cst.While) -> None:
+        self._leave(original_node)
+
+    def visit_With(self, node: cst.With) -> None:
+        self._enter(node, node.leading_lines)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self._leave(original_node)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._enter(node, node.leading_lines)
+
+    def leave_Try(self, original_node: cst.Try) -> None:
+        self._leave(original_node)
+
+    def visit_TryStar(self, node: cst.TryStar) -> None:
+        self._enter(node, node.leading_lines)
+
+    def leave_TryStar(self, original_node: cst.TryStar) -> None:
+        self._leave(original_node)
+
+    def visit_Match(self, node: cst.Match) -> None:
+        self._enter(node, node.leading_lines)
+
+    def leave_Match(self, original_node: cst.Match) -> None:
+        self._leave(original_node)
+
+    def visit_If(self, node: cst.If) -> None:
+        top = not self._open and not self._scopes
+        self._enter(node, node.leading_lines)
+        if isinstance(node.orelse, cst.If):
+            self._elifs.add(id(node.orelse))
+        if top and self._main is None and is_main_check(node.test):
+            self._main_if = node
+            self._main = {"stmt": self._index(self._open[-1]), "body": None, "suite": None}
+            first = _first_body_statement(node.body)
+            if first is not None:
+                self._body_of[id(first)] = MAIN
+            elif isinstance(node.body, cst.SimpleStatementSuite):
+                self._main["suite"] = self._suite(self._open[-1].row)
+            self._scopes.append(_Scope("main", MAIN))
+
+    def _suite(self, row: int) -> list[int] | None:
+        """``if __name__ == "__main__": main()``: where the colon and the statement are."""
+        line = self._line(row)
+        name = line.find("__main__")
+        colon = line.find(":", name) if name >= 0 else -1
+        if colon < 0:
+            return None
+        rest = line[colon + 1 :]
+        start = colon + 1 + len(rest) - len(rest.lstrip())
+        return [row, colon + 2, start + 1]
+
+    def leave_If(self, original_node: cst.If) -> None:
+        if original_node is self._main_if:
+            self._scopes.pop()
+            self._main_if = None
+        self._leave(original_node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._enter(node, node.leading_lines)
+        method = bool(self._scopes) and self._scopes[-1].kind == "class"
+        key = self._child_key(node.name.value, function=True)
+        params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
+        self._defs[key] = [None, params, method]
+        first = _first_body_statement(node.body)
+        if first is not None:
+            self._body_of[id(first)] = key
+        self._scopes.append(_Scope("func", key))
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._scopes.pop()
+        self._leave(original_node)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._enter(node, node.leading_lines)
+        key = self._child_key(node.name.value, function=False)
+        bases = []
+        for arg in node.bases:
+            if arg.keyword is None and not arg.star:
+                qualified = self._names.qualified_name(arg.value)
+                if qualified is not None:
+                    bases.append(qualified)
+        row = self.row + len(node.leading_lines) + len(node.lines_after_decorators)
+        row += sum(1 + len(d.leading_lines) for d in node.decorators)
+        self._classes[key] = {"bases": bases, "methods": [], "row": row}
+        self._scopes.append(_Scope("class", key))
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._scopes.pop()
+        self._leave(original_node)
+
+    def _child_key(self, name: str, *, function: bool) -> str:
+        parent = self._scopes[-1] if self._scopes else None
+        if parent is None:
+            return name
+        if parent.kind == "class":
+            if function:
+                self._classes[parent.key]["methods"].append(name)
+            return f"{parent.key}.{name}"
+        # Nested in a function or in the __main__ block: callable by its bare name there.
+        self._locals.setdefault(parent.key, set()).add(name)
+        return name if parent.kind == "main" else f"{parent.key}.{name}"
+
+    def _function_key(self) -> str:
+        for scope in reversed(self._scopes):
+            if scope.kind != "class":
+                return scope.key
+        return MODULE
+
+    def _class_key(self) -> str | None:
+        """The class whose method is being visited (for ``self.method()``)."""
+        for index in range(len(self._scopes) - 1, 0, -1):
+            if self._scopes[index].kind == "func" and self._scopes[index - 1].kind == "class":
+                return self._scopes[index - 1].key
+        return None
+
+    # -- events -------------------------------------------------------------------------------
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self._lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self._lambdas -= 1
+
+    def _event(self, node: cst.CSTNode, tag: str, *payload: Json, dedup: Json = None) -> None:
+        if self._lambdas:
+            # A lambda's body runs whenever it is called, if ever: not part of any path.
+            return
+        key = self._function_key()
+        seen = self._seen.setdefault(key, set())
+        marker = (tag, dedup if dedup is not None else payload)
+        if marker in seen:
+            return
+        seen.add(marker)
+        statement = self._index(self._open[-1]) if self._open else -1
+        self._funcs.setdefault(key, []).append([tag, *payload, statement, self.node_row(node)])
+        if key == MODULE and tag != "i" and self._first is None and self._open:
+            self._first = self._index(self._open[0])
+
+    def _seed(self, node: cst.CSTNode, families: Iterable[str]) -> None:
+        for family in families:
+            self._event(node, "s", family)
+
+    def _use(self, node: cst.CSTNode, family: str, what: str) -> None:
+        later = what in rng.DEFERRED
+        self._event(node, "u", family, what, dedup=(family, later))
+
+    def _call(self, node: cst.Call, ref: list[Json]) -> None:
+        self._event(node, "c", ref, dedup=tuple(ref))
+        if id(node) in self._bare_calls:
+            self._bare.append([ref, self._index(self._open[0])])
+
+    def visit_Call(self, node: cst.Call) -> None:
+        qualified = self._names.qualified_name(node.func)
+        if qualified is None:
+            self._unresolved_call(node)
+        else:
+            self._classify(node, qualified)
+
+    def _classify(self, node: cst.Call, qualified: str) -> None:
+        family = rng.SEEDS.get(qualified)
+        if family is not None:
+            self._seed(node, (family,))
+        elif (
+            qualified in rng.HELPERS
+            or qualified in self._seed_functions
+            or qualified in rng.SEEDING_CONSTRUCTORS
+        ):
+            self._seed(node, rng.FAMILIES)
+            for kind in self._helper_settings(node, qualified):
+                self._event(node, "d", kind)
+        elif qualified in rng.USE_DETERMINISTIC:
+            arg = argument(node, "mode", 0) or argument(node, "d", 0)
+            if arg is not None and literal_bool(arg.value) is not False:
+                self._event(node, "d", "algorithms")
+        elif qualified == rng.DEBUG_MODE:
+            arg = argument(node, "debug_mode", 0)
+            if arg is not None and literal_int(arg.value) != 0:
+                if literal_str(arg.value) != "default":
+                    self._event(node, "d", "algorithms")
+        elif qualified == f"{rng.CUDNN}.flags":
+            arg = argument(node, "deterministic", 3)
+            if arg is not None and literal_bool(arg.value) is not False:
+                self._event(node, "d", "cudnn")
+        elif qualified in rng.LIGHTNING_TRAINERS:
+            arg = argument(node, "deterministic")
+            if arg is not None and literal_bool(arg.value) is not False:
+                self._event(node, "d", "algorithms")
+        elif qualified in rng.SPAWNERS:
+            self._process(node, argument(node, "fn", 0), "spawn")
+        elif qualified in rng.PROCESS_CLASSES:
+            self._process(node, argument(node, "target", 1), "process")
+        elif qualified in rng.THREADS or qualified in rng.RUNNERS:
+            position = (None, 0) if qualified in rng.RUNNERS else ("target", 1)
+            target = self._target(argument(node, *position))
+            if target is not None:
+                self._call(node, target)
+        elif qualified in rng.SET_START_METHOD:
+            arg = argument(node, "method", 0)
+            if arg is not None and literal_str(arg.value) in rng.FRESH_START_METHODS:
+                self._fresh_start = True
+        elif qualified.rsplit(".", 1)[-1] == "DataLoader" and qualified.startswith(
+            "torch.utils.data"
+        ):
+            self._loader(node)
+        elif qualified.startswith(("torch.", "torchvision.", "timm.")):
+            what = rng.torch_use(qualified)
+            if what == rng.MODEL and rng.builds_conv_model(qualified) and _pretrained(node):
+                # Every random initial weight is overwritten by the downloaded ones.
+                what = None
+            if what is not None and argument(node, "generator") is None:
+                self._use(node, "torch", what)
+            if rng.builds_conv(qualified):
+                self._event(node, "v")
+        elif rng.numpy_draw(qualified):
+            self._use(node, "numpy", rng.DRAW)
+        elif rng.random_draw(qualified):
+            self._use(node, "random", rng.DRAW)
+        elif not rng.is_library(qualified, self._own):
+            self._call(node, ["q", qualified])
+
+    def _helper_settings(self, node: cst.Call, qualified: str) -> tuple[str, ...]:
+        settings = rng.HELPERS.get(qualified, ())
+        if settings == ("mmengine",):
+            arg = argument(node, "deterministic", 1)
+            return rng.BOTH if arg is not None and literal_bool(arg.value) is True else ()
+        return settings
+
+    def _loader(self, node: cst.Call) -> None:
+        """A DataLoader draws its base seed (and shuffles) from the global torch RNG unless it
+        has its own ``generator=``; the base seed seeds every worker's random/numpy/torch."""
+        if argument(node, "generator") is not None:
+            return
+        shuffle = argument(node, "shuffle", 2)
+        workers = argument(node, "num_workers", 5)
+        if shuffle is not None and literal_bool(shuffle.value) is not False:
+            self._use(node, "torch", rng.LOADER)
+        elif workers is not None and literal_int(workers.value) != 0:
+            self._use(node, "torch", rng.WORKERS)
+
+    def _process(self, node: cst.Call, arg: cst.Arg | None, kind: str) -> None:
+        target = self._target(arg)
+        if target is not None:
+            self._event(node, "p", target, kind, dedup=tuple(target))
+
+    def _target(self, arg: cst.Arg | None) -> list[Json] | None:
+        """A reference to the function a thread or process runs."""
+        if arg is None:
+            return None
+        value = arg.value
+        if isinstance(value, cst.Call) and self._names.qualified_name(value.func) in (
+            "functools.partial",
+        ):
+            first = argument(value, None, 0)
+            if first is None:
+                return None
+            value = first.value
+        if isinstance(value, cst.Name):
+            local = self._local(value.value)
+            if local is not None:
+                return ["l", local]
+            qualified = self._names.qualified_name(value)
+            if qualified is not None and not rng.is_library(qualified, self._own):
+                return ["q", qualified]
+        elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+            klass = self._class_key()
+            if value.value.value in ("self", "cls") and klass is not None:
+                return ["m", klass, value.attr.value, 0]
+            qualified = self._names.qualified_name(value)
+            if qualified is not None and not rng.is_library(qualified, self._own):
+                return ["q", qualified]
+        return None
+
+    def _local(self, name: str) -> str | None:
+        """A function defined inside an enclosing function (or the __main__ block)."""
+        for scope in reversed(self._scopes):
+            if scope.kind == "class":
+                continue
+            if name in self._locals.get(scope.key, ()):
+                return name if scope.kind == "main" else f"{scope.key}.{name}"
+        return None
+
+    def _unresolved_call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Name):
+            local = self._local(func.value)
+            if local is not None:
+                self._call(node, ["l", local])
+            return
+        if not isinstance(func, cst.Attribute):
+            return
+        receiver, attr = func.value, func.attr.value
+        klass = self._class_key()
+        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls") and klass:
+            self._call(node, ["m", klass, attr, 0])
+        elif (
+            isinstance(receiver, cst.Call)
+            and isinstance(receiver.func, cst.Name)
+            and receiver.func.value == "super"
+            and klass
+        ):
+            self._call(node, ["m", klass, attr, 1])
+        elif attr == "Process" and self._spawn_context(receiver):
+            self._process(node, argument(node, "target", 1), "context")
+        if not self._scopes and self._open and self._work is None and self._is_work(func):
+            self._work = self._index(self._open[0])
+
+    def _spawn_context(self, receiver: cst.BaseExpression) -> bool:
+        if isinstance(receiver, cst.Name):
+            return receiver.value in self._spawn_contexts
+        if isinstance(receiver, cst.Call):
+            return self._fresh_context(receiver)
+        return False
+
+    def _fresh_context(self, call: cst.Call) -> bool:
+        if self._names.qualified_name(call.func) not in rng.GET_CONTEXT:
+            return False
+        arg = argument(call, "method", 0)
+        return arg is not None and literal_str(arg.value) in rng.FRESH_START_METHODS
+
+    @staticmethod
+    def _is_work(func: cst.Attribute) -> bool:
+        """Module-level training work: ``loss.backward()``, ``optimizer.step()``, ``.fit()``."""
+        attr = func.attr.value
+        if attr in ("backward", "fit"):
+            return True
+        if attr == "step":
+            try:
+                receiver = dotted_name(func.value)
+            except TypeError:
+                return False
+            return "opt" in receiver.rsplit(".", 1)[-1].lower()
+        return False
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            if self._names.qualified_name(target.target) == f"{rng.CUDNN}.deterministic":
+                if literal_bool(node.value) is not False:
+                    self._event(node, "d", "cudnn")
+        if isinstance(node.value, cst.Call) and self._fresh_context(node.value):
+            for target in node.targets:
+                if isinstance(target.target, cst.Name):
+                    self._spawn_contexts.add(target.target.value)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        modules = [dotted_name(alias.name) for alias in node.names]
+        self._import(node, modules)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        base = self._names.import_base(node)
+        if isinstance(node.names, cst.ImportStar):
+            self._import(node, [base])
+            return
+        # ``from pkg import name``: ``name`` may be a submodule; both run module code.
+        self._import(node, [base, *(f"{base}.{dotted_name(a.name)}" for a in node.names)])
+
+    def _import(self, node: cst.CSTNode, modules: list[str]) -> None:
+        wanted = [m for m in modules if m and not m.startswith(".") and not self._library(m)]
+        if wanted:
+            self._event(node, "i", wanted, dedup=tuple(wanted))
+
+    def _library(self, qualified: str) -> bool:
+        return rng.is_library(qualified, self._own)
+
+    # -- the result ---------------------------------------------------------------------------
+
+    def summary(self) -> dict[str, Json]:
+        exports: dict[str, str] = {}
+        for binding in self._names.bindings():
+            qualified = binding.qualified
+            if binding.module_level and (
+                not self._library(qualified)
+                or qualified in rng.SEEDS
+                or qualified in rng.HELPERS
+                or qualified in self._seed_functions
+            ):
+                exports[binding.local] = qualified
+        taken = [name for name in _FIX_MODULES if self._taken(name)]
+        anchor = self._anchor or self._end_anchor()
+        return {
+            "v": SUMMARY_VERSION,
+            "module": self._module,
+            "package": self._package,
+            "funcs": self._funcs,
+            "defs": self._defs,
+            "classes": self._classes,
+            "exports": exports,
+            "stmts": self._table,
+            "main": self._main,
+            "work": self._work,
+            "first": self._first,
+            "bare": self._bare,
+            "fresh_start": self._fresh_start,
+            "imports": self._imports,
+            "anchor": anchor,
+            "bindings": self._bindings,
+            "taken": taken,
+            "noqa": self._noqa,
+            "newline": self._newline,
+            "indent": self._default_indent,
+        }
+
+    def _taken(self, name: str) -> bool:
+        """Whether ``import name`` would clash with what the module binds ``name`` to."""
+        if not self._names.is_bound(name):
+            return False
+        bound = self._names.binding(name)
+        return bound is None or bound.qualified != name
+
+    def _end_anchor(self) -> list[Json]:
+        lines = _LINE_BREAK.split(self._text)
+        if len(lines) == 1 and lines[0] == "":
+            return [1, 1, ""]
+        if lines[-1] == "":
+            return [len(lines), 1, ""]
+        return [len(lines), len(lines[-1]) + 1, self._newline]
+
+
+# -- the project half -------------------------------------------------------------------------
+
+# (unit index, statement index, row, what): one step of a path through the program.
+Site = tuple[int, int, int, str]
+Chain = tuple[Site, ...]
+
+
+@dataclass(frozen=True)
+class Spawn:
+    """A worker started in a fresh interpreter: ``chain`` leads to the call that starts it."""
+
+    chain: Chain
+    unit: int
+    key: str
+    # torch.multiprocessing.spawn passes the process index as the first argument.
+    indexed: bool = False
+
+
+@dataclass
+class Profile:
+    """What running a function (and everything it calls) does to the global generators.
+
+    ``first`` says, per family, whether the path first seeds or first consumes it; ``seed`` and
+    ``use`` hold the first such site. ``later_*`` hold seeds and uses whose time is unknown
+    (methods of constructed objects, loaders that draw when iterated): they count for whether
+    a family is seeded or used at all, never for order.
+    """
+
+    first: dict[str, str] = field(default_factory=dict)
+    seed: dict[str, Chain] = field(default_factory=dict)
+    use: dict[str, Chain] = field(default_factory=dict)
+    first_seed: Chain | None = None
+    later_seed: dict[str, Chain] = field(default_factory=dict)
+    later_use: dict[str, Chain] = field(default_factory=dict)
+    conv: Chain | None = None
+    settings: dict[str, Chain] = field(default_factory=dict)
+    spawns: list[Spawn] = field(default_factory=list)
+
+    def absorb(self, other: Profile, prefix: Chain, *, later: bool = False) -> None:
+        if later:
+            for family, chain in (*other.seed.items(), *other.later_seed.items()):
+                self.later_seed.setdefault(family, prefix + chain)
+            for family, chain in (*other.use.items(), *other.later_use.items()):
+                self.later_use.setdefault(family, prefix + chain)
+        else:
+            for family, kind in other.first.items():
+                self.first.setdefault(family, kind)
+            for family, chain in other.seed.items():
+                self.seed.setdefault(family, prefix + chain)
+            for family, chain in other.use.items():
+                self.use.setdefault(family, prefix + chain)
+            if self.first_seed is None and other.first_seed is not None:
+                self.first_seed = prefix + other.first_seed
+            for family, chain in other.later_seed.items():
+                self.later_seed.setdefault(family, prefix + chain)
+            for family, chain in other.later_use.items():
+                self.later_use.setdefault(family, prefix + chain)
+        if self.conv is None and other.conv is not None:
+            self.conv = prefix + other.conv
+        for kind, chain in other.settings.items():
+            self.settings.setdefault(kind, prefix + chain)
+        known = {(s.unit, s.key) for s in self.spawns}
+        for spawn in other.spawns:
+            if (spawn.unit, spawn.key) not in known:
+                self.spawns.append(
+                    Spawn(prefix + spawn.chain, spawn.unit, spawn.key, spawn.indexed)
+                )
+
+    @property
+    def seeded(self) -> set[str]:
+        return set(self.seed) | set(self.later_seed)
+
+    def used(self) -> dict[str, Chain]:
+        """Every family consumed, with one place it is consumed (ordered uses first)."""
+        found = dict(self.use)
+        for family, chain in self.later_use.items():
+            found.setdefault(family, chain)
+        return found
+
+    def unseeded(self) -> dict[str, Chain]:
+        seeded = self.seeded
+        return {f: c for f, c in self.used().items() if f not in seeded}
+
+
+_EMPTY = Profile()
+# Calls followed deeper than this are cut short (keeps Python's recursion limit far away).
+_MAX_DEPTH = 150
+
+
+@dataclass
+class Unit:
+    """One file of the run: linted (findings are reported on it) or loaded for its summary."""
+
+    filename: str
+    path: Path | None
+    summary: Mapping[str, Json]
+    linted: bool
+    # Project rule codes enabled for this file (selection and per-file-ignores).
+    codes: frozenset[str] = frozenset()
+    index: int = 0
+    # Deferred, and its text was read: nothing in it mentions seeding.
+    seedless: bool = False
+
+    @property
+    def module(self) -> str:
+        return str(self.summary.get("module", ""))
+
+    @property
+    def deferred(self) -> bool:
+        return bool(self.summary.get(DEFERRED_KEY))
+
+    def functions(self) -> Mapping[str, list[list[Json]]]:
+        funcs: Mapping[str, list[list[Json]]] = self.summary.get("funcs", {})
+        return funcs
+
+    def defines(self, key: str) -> bool:
+        return key in self.summary.get("defs", {}) or key in self.functions()
+
+    def classes(self) -> Mapping[str, Mapping[str, Json]]:
+        classes: Mapping[str, Mapping[str, Json]] = self.summary.get("classes", {})
+        return classes
+
+    def statement(self, index: int) -> list[Json]:
+        statement: list[Json] = self.summary["stmts"][index]
+        return statement
+
+
+@dataclass(frozen=True)
+class _Function:
+    unit: Unit
+    key: str
+
+
+@dataclass(frozen=True)
+class _Class:
+    unit: Unit
+    key: str
+
+
+@dataclass(frozen=True)
+class _Module:
+    unit: Unit
+
+
+@dataclass(frozen=True)
+class _External:
+    qualified: str
+
+
+_Target = _Function | _Class | _Module | _External
+
+
+@dataclass
+class EntryPoint:
+    """A program start: a module with a ``__main__`` block, a script, or a configured one."""
+
+    unit: Unit
+    kind: str  # "main" or "script"
+    statement: int
+    profile: Profile
+    # Workers started in fresh interpreters, with what each one's path does.
+    workers: list[tuple[Spawn, Profile]] = field(default_factory=list)
+
+    @property
+    def seeded(self) -> set[str]:
+        return self.profile.seeded
+
+    def enables_deterministic_algorithms(self) -> bool:
+        """Whether the program turns ``torch.use_deterministic_algorithms(True)`` on (in the
+        main process or in a spawned worker; a non-literal flag counts as on)."""
+        return "algorithms" in self.profile.settings or any(
+            "algorithms" in worker.settings for _, worker in self.workers
+        )
+
+
+@dataclass(frozen=True)
+class ProjectOptions:
+    """The settings the project phase needs."""
+
+    seed: int = 0
+    seed_functions: frozenset[str] = frozenset()
+    # Files (relative to ``root``) that are entry points whatever their shape.
+    entry_points: Callable[[Path], bool] | None = None
+    # Every rule code and name, to tell our noqa comments from other tools'.
+    known_codes: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class ProjectReport:
+    """A project rule's finding before it becomes a diagnostic."""
+
+    unit: Unit
+    statement: int
+    message: str
+    edits: tuple[Edit, ...] = ()
+    fix_title: str | None = None
+    fix_safety: FixSafety | None = None
+
+
+# Loads the summary of a file on disk (None when it cannot be read or parsed). With the flag
+# set (wanted only for its import-time code), a file whose text never mentions seeding may
+# be answered with DEFERRED instead, unparsed.
+Loader = Callable[[Path, bool], tuple[str, Mapping[str, Json]] | None]
+
+
+class ProjectRule(Rule):
+    """A rule judged on whole programs (entry points and what they reach), not single files."""
+
+    PROJECT: ClassVar[bool] = True
+
+    @classmethod
+    def check(cls, program: Program) -> Iterator[ProjectReport]:
+        raise NotImplementedError
+
+
+class Program:
+    """The summaries of one run joined: modules, resolved calls, profiles and entry points."""
+
+    def __init__(
+        self, units: Sequence[Unit], options: ProjectOptions, load: Loader | None = None
+    ) -> None:
+        self.options = options
+        self._load = load
+        self.units: list[Unit] = []
+        self._by_path: dict[Path, Unit] = {}
+        self._by_name: dict[str, list[Unit]] = {}
+        for unit in units:
+            self._add(unit)
+        self._paths: dict[tuple[str, tuple[Path, ...]], Path | None] = {}
+        self._roots: dict[int, list[Path]] = {}
+        self._profiles: dict[tuple[int, str], Profile] = {}
+        self._constructed: dict[tuple[int, str], Profile] = {}
+        self._active: set[tuple[str, int, str]] = set()
+        self._entries: list[EntryPoint] | None = None
+        self._reached: dict[int, frozenset[str]] = {}
+
+    def _add(self, unit: Unit) -> Unit:
+        unit.index = len(self.units)
+        self.units.append(unit)
+        if unit.path is not None:
+            self._by_path[unit.path.resolve()] = unit
+        if not unit.deferred:
+            self._by_name.setdefault(unit.module, []).append(unit)
+        return unit
+
+    # -- modules ------------------------------------------------------------------------------
+
+    def _search_roots(self, unit: Unit) -> list[Path]:
+        """Where ``import x`` from this file looks: the directory its top-level package lives
+        in (what ``python file.py`` puts on sys.path), the project root and its src/."""
+        found = self._roots.get(unit.index)
+        if found is not None:
+            return found
+        roots: list[Path] = []
+        if unit.path is not None:
+            base = unit.path.resolve().parent
+            ups = unit.module.count(".") + (1 if unit.summary.get("package") else 0)
+            for _ in range(ups):
+                base = base.parent
+            project = find_project_root(unit.path.resolve())
+            for root in (base, project, project / "src"):
+                if root not in roots:
+                    roots.append(root)
+        self._roots[unit.index] = roots
+        return roots
+
+    def module(self, name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
+        """The project module ``name`` as ``importer`` would import it, if it is one.
+
+        ``imported``: wanted only for the top-level code that importing it runs, which
+        matters only where it seeds; a module not summarised yet whose text never mentions
+        seeding is then not parsed (its calls are summarised if an entry point makes them).
+        """
+        if name == importer.module:
+            return importer
+        roots = self._search_roots(importer)
+        if not roots:
+            named = self._by_name.get(name)
+            return named[0] if named else None
+        # Files under the same roots import the same modules: share the lookups.
+        key = (name, tuple(roots))
+        if key not in self._paths:
+            self._paths[key] = _find_module(name, roots)
+        path = self._paths[key]
+        return None if path is None else self._unit_at(path, imported)
+
+    def _unit_at(self, path: Path, imported: bool = False) -> Unit | None:
+        unit = self._by_path.get(path.resolve())
+        if unit is not None and (not unit.deferred or (imported and unit.seedless)):
+            return unit
+        if self._load is None:
+            return unit
+        loaded = self._load(path, imported)
+        if loaded is None:
+            return unit
+        filename, summary = loaded
+        if summary.get(DEFERRED_KEY):
+            # Read, not parsed: it never mentions seeding.
+            if unit is None:
+                unit = self._add(Unit(filename, path, summary, linted=False))
+            unit.seedless = True
+            return unit
+        if summary.get("v") != SUMMARY_VERSION:
+            return unit
+        if unit is not None:
+            # A file summarised only now that an entry point reaches it.
+            unit.summary = summary
+            self._by_name.setdefault(unit.module, []).append(unit)
+            return unit
+        return self._add(Unit(filename, path, summary, linted=False))
+
+    def resolve(self, qualified: str, importer: Unit, depth: int = 0) -> _Target | None:
+        """What a qualified name refers to: a project function, class or module, a known
+        external seeding helper (reached through a re-export), or None."""
+        parts = qualified.split(".")
+        for cut in range(len(parts), 0, -1):
+            unit = self.module(".".join(parts[:cut]), importer)
+            if unit is None:
+                continue
+            rest = parts[cut:]
+            if not rest:
+                return _Module(unit)
+            key = ".".join(rest)
+            if key in unit.classes():
+                return _Class(unit, key)
+            if unit.defines(key):
+                return _Function(unit, key)
+            if len(rest) > 1 and ".".join(rest[:-1]) in unit.classes():
+                return self._method(unit, ".".join(rest[:-1]), rest[-1])
+            exported = unit.summary.get("exports", {}).get(rest[0])
+            if exported is not None and depth < 8 and exported != qualified:
+                return self.resolve(".".join([exported, *rest[1:]]), unit, depth + 1)
+            return None
+        if self._seeds_all(qualified) or qualified in rng.SEEDS:
+            return _External(qualified)
+        return None
+
+    def _seeds_all(self, qualified: str) -> bool:
+        return (
+            qualified in rng.HELPERS
+            or qualified in rng.SEEDING_CONSTRUCTORS
+            or qualified in self.options.seed_functions
+        )
+
+    def _method(
+        self, unit: Unit, klass: str, name: str, *, skip_own: bool = False, depth: int = 0
+    ) -> _Function | None:
+        """Find ``name`` on a project class or its project base classes."""
+        info = unit.classes().get(klass)
+        if info is None or depth > 16:
+            return None
+        if not skip_own and name in info.get("methods", ()):
+            return _Function(unit, f"{klass}.{name}")
+        for base in info.get("bases", ()):
+            target = self.resolve(base, unit)
+            if isinstance(target, _Class):
+                found = self._method(target.unit, target.key, name, depth=depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def _resolve_ref(self, unit: Unit, ref: list[Json]) -> _Target | None:
+        kind = ref[0]
+        if kind == "q":
+            return self.resolve(str(ref[1]), unit)
+        if kind == "l":
+            key = str(ref[1])
+            if key in unit.classes():
+                return _Class(unit, key)
+            return _Function(unit, key) if unit.defines(key) else None
+        if kind == "m":
+            return self._method(unit, str(ref[1]), str(ref[2]), skip_own=bool(ref[3]))
+        return None
+
+    # -- profiles -----------------------------------------------------------------------------
+
+    def profile(self, unit: Unit, key: str) -> Profile:
+        """What calling function ``key`` of ``unit`` does (memoized; recursion cut short)."""
+        memo = (unit.index, key)
+        done = self._profiles.get(memo)
+        if done is not None:
+            return done
+        marker = ("f", unit.index, key)
+        if marker in self._active or len(self._active) > _MAX_DEPTH:
+            return _EMPTY
+        self._active.add(marker)
+        result = Profile()
+        for event in unit.functions().get(key, ()):
+            self._apply(result, unit, event)
+        self._active.discard(marker)
+        self._profiles[memo] = result
+        return result
+
+    def _apply(self, profile: Profile, unit: Unit, event: list[Json]) -> None:
+        tag = event[0]
+        statement, row = int(event[-2]), int(event[-1])
+        if tag == "s":
+            family = str(event[1])
+            site: Chain = ((unit.index, statement, row, "seed"),)
+            profile.first.setdefault(family, "seed")
+            profile.seed.setdefault(family, site)
+            if profile.first_seed is None:
+                profile.first_seed = site
+        elif tag == "u":
+            family, what = str(event[1]), str(event[2])
+            site = ((unit.index, statement, row, what),)
+            if what in rng.DEFERRED:
+                profile.later_use.setdefault(family, site)
+            else:
+                profile.first.setdefault(family, "use")
+                profile.use.setdefault(family, site)
+        elif tag == "d":
+            profile.settings.setdefault(str(event[1]), ((unit.index, statement, row, ""),))
+        elif tag == "v":
+            if profile.conv is None:
+                profile.conv = ((unit.index, statement, row, "convolution"),)
+        elif tag == "c":
+            target = self._resolve_ref(unit, event[1])
+            if target is not None:
+                self._enter(profile, target, ((unit.index, statement, row, ""),))
+        elif tag == "i":
+            for name in event[1]:
+                module = self.module(str(name), unit, imported=True)
+                if module is not None and module is not unit:
+                    prefix: Chain = ((unit.index, statement, row, ""),)
+                    profile.absorb(self.profile(module, MODULE), prefix)
+        elif tag == "p":
+            target = self._resolve_ref(unit, event[1])
+            prefix = ((unit.index, statement, row, ""),)
+            kind = event[2]
+            fresh = kind in ("spawn", "context") or bool(unit.summary.get("fresh_start"))
+            if isinstance(target, _Function) and fresh:
+                known = {(s.unit, s.key) for s in profile.spawns}
+                if (target.unit.index, target.key) not in known:
+                    spawn = Spawn(prefix, target.unit.index, target.key, kind == "spawn")
+                    profile.spawns.append(spawn)
+            elif target is not None:
+                # A forked process starts from the parent's (seeded) state: an ordinary call.
+                self._enter(profile, target, prefix)
+
+    def _enter(self, profile: Profile, target: _Target, prefix: Chain) -> None:
+        if isinstance(target, _Function):
+            profile.absorb(self.profile(target.unit, target.key), prefix)
+        elif isinstance(target, _Class):
+            profile.absorb(self.construct(target.unit, target.key), prefix)
+        elif isinstance(target, _Module):
+            profile.absorb(self.profile(target.unit, MODULE), prefix)
+        else:
+            qualified = target.qualified
+            families = rng.FAMILIES if self._seeds_all(qualified) else (rng.SEEDS[qualified],)
+            last = prefix[-1]
+            here: Chain = (*prefix[:-1], (last[0], last[1], last[2], "seed"))
+            for family in families:
+                profile.first.setdefault(family, "seed")
+                profile.seed.setdefault(family, here)
+            if profile.first_seed is None:
+                profile.first_seed = here
+
+    def construct(self, unit: Unit, klass: str) -> Profile:
+        """Constructing a project class: ``__init__`` runs now (in order); its other methods
+        run at some later time (their seeds and uses count, but not for order)."""
+        memo = (unit.index, klass)
+        done = self._constructed.get(memo)
+        if done is not None:
+            return done
+        marker = ("c", unit.index, klass)
+        if marker in self._active or len(self._active) > _MAX_DEPTH:
+            return _EMPTY
+        self._active.add(marker)
+        result = Profile()
+        init = self._method(unit, klass, "__init__")
+        if init is not None:
+            result.absorb(self.profile(init.unit, init.key), ())
+        for base_unit, info, base in self._external_bases(unit, klass):
+            row = int(info.get("row", 1))
+            site: Chain = ((base_unit.index, -1, row, rng.MODEL),)
+            if rng.torch_use(base) == rng.MODEL:
+                result.first.setdefault("torch", "use")
+                result.use.setdefault("torch", site)
+            if rng.builds_conv(base) and result.conv is None:
+                result.conv = site
+            if base in rng.SEEDING_CONSTRUCTORS:
+                for family in rng.FAMILIES:
+                    result.seed.setdefault(family, site)
+        for method_unit, key in self._methods(unit, klass):
+            if key.rsplit(".", 1)[-1] != "__init__":
+                result.absorb(self.profile(method_unit, key), (), later=True)
+        self._active.discard(marker)
+        self._constructed[memo] = result
+        return result
+
+    def _external_bases(
+        self, unit: Unit, klass: str, depth: int = 0
+    ) -> Iterator[tuple[Unit, Mapping[str, Json], str]]:
+        info = unit.classes().get(klass)
+        if info is None or depth > 16:
+            return
+        for base in info.get("bases", ()):
+            target = self.resolve(base, unit)
+            if isinstance(target, _Class):
+                yield from self._external_bases(target.unit, target.key, depth + 1)
+            elif target is None:
+                yield unit, info, str(base)
+
+    def _methods(self, unit: Unit, klass: str, depth: int = 0) -> Iterator[tuple[Unit, str]]:
+        info = unit.classes().get(klass)
+        if info is None or depth > 16:
+            return
+        for name in info.get("methods", ()):
+            yield unit, f"{klass}.{name}"
+        for base in info.get("bases", ()):
+            target = self.resolve(base, unit)
+            if isinstance(target, _Class):
+                yield from self._methods(target.unit, target.key, depth + 1)
+
+    # -- entry points -------------------------------------------------------------------------
+
+    @property
+    def entries(self) -> list[EntryPoint]:
+        """Entry points among the linted files (library modules have none)."""
+        if self._entries is None:
+            self._entries = []
+            for unit in list(self.units):
+                if unit.linted:
+                    entry = self._entry(unit)
+                    if entry is not None:
+                        self._entries.append(entry)
+        return self._entries
+
+    def _entry(self, unit: Unit) -> EntryPoint | None:
+        summary = unit.summary
+        if summary.get("v") != SUMMARY_VERSION:
+            return None
+        main = summary.get("main")
+        forced = (
+            unit.path is not None
+            and self.options.entry_points is not None
+            and self.options.entry_points(unit.path)
+        )
+        profile = Profile()
+        profile.absorb(self.profile(unit, MODULE), ())
+        if main is not None:
+            kind, statement = "main", int(main["stmt"])
+            profile.absorb(self.profile(unit, MAIN), ())
+        else:
+            start = self._script_statement(unit, forced)
+            if start is None:
+                return None
+            kind, statement = "script", start
+        entry = EntryPoint(unit, kind, statement, profile)
+        for spawn in profile.spawns:
+            worker_unit = self.units[spawn.unit]
+            worker = Profile()
+            # A fresh interpreter re-imports the main module (not its __main__ block) and the
+            # module defining the worker before calling it.
+            worker.absorb(self.profile(unit, MODULE), ())
+            if worker_unit is not unit:
+                worker.absorb(self.profile(worker_unit, MODULE), ())
+            worker.absorb(self.profile(worker_unit, spawn.key), ())
+            entry.workers.append((spawn, worker))
+        return entry
+
+    def _script_statement(self, unit: Unit, forced: bool) -> int | None:
+        """Where a top-level script starts its work (None when the module is a library)."""
+        summary = unit.summary
+        work = summary.get("work")
+        if work is None:
+            for ref, statement in summary.get("bare", ()):
+                target = self._resolve_ref(unit, ref)
+                if isinstance(target, _Function | _Class):
+                    work = statement
+                    break
+        if work is None and not forced:
+            return None
+        first = summary.get("first")
+        if first is not None and (
+            work is None or unit.statement(first)[0] <= unit.statement(work)[0]
+        ):
+            return int(first)
+        return None if work is None else int(work)
+
+    # -- from findings to diagnostics ---------------------------------------------------------
+
+    def reached_files(self, entry: EntryPoint) -> frozenset[str]:
+        """The files whose code the entry point's program may run (its own included): the
+        functions its path calls, constructed classes' methods, imported modules' top-level
+        code and spawned workers. For rules that judge a call by the programs reaching it."""
+        done = self._reached.get(entry.unit.index)
+        if done is not None:
+            return done
+        seen: set[tuple[int, str]] = set()
+        todo = [(entry.unit, MODULE), (entry.unit, MAIN)]
+        while todo:
+            unit, key = todo.pop()
+            if (unit.index, key) in seen:
+                continue
+            seen.add((unit.index, key))
+            for event in unit.functions().get(key, ()):
+                todo.extend(self._callees(unit, event))
+        found = frozenset(self.units[index].filename for index, _ in seen)
+        self._reached[entry.unit.index] = found
+        return found
+
+    def _callees(self, unit: Unit, event: list[Json]) -> Iterator[tuple[Unit, str]]:
+        targets: list[_Target | None] = []
+        if event[0] in ("c", "p"):
+            targets.append(self._resolve_ref(unit, event[1]))
+        elif event[0] == "i":
+            for name in event[1]:
+                module = self.module(str(name), unit, imported=True)
+                if module is not None:
+                    targets.append(_Module(module))
+        for target in targets:
+            if isinstance(target, _Function):
+                yield target.unit, target.key
+            elif isinstance(target, _Module):
+                yield target.unit, MODULE
+            elif isinstance(target, _Class):
+                yield from self._methods(target.unit, target.key)
+
+    def anchor(self, entry: EntryPoint, chain: Chain) -> Site:
+        """The deepest step of ``chain`` in the entry point's own file: where its user looks."""
+        for site in reversed(chain):
+            if site[0] == entry.unit.index and site[1] >= 0:
+                return site
+        return chain[0]
+
+    def where(self, site: Site) -> str:
+        """``file.py:row`` of a site, for messages."""
+        return f"{self.units[site[0]].filename}:{site[2]}"
+
+    def diagnostics(self, rules: Sequence[type[ProjectRule]]) -> dict[str, list[Diagnostic]]:
+        """Run the project rules; findings on linted files, suppressions applied."""
+        out: dict[str, list[Diagnostic]] = {}
+        suppressions: dict[int, Suppressions] = {}
+        for rule in rules:
+            seen: set[tuple[str, int, str]] = set()
+            for report in rule.check(self):
+                unit = report.unit
+                if not unit.linted or rule.CODE not in unit.codes or report.statement < 0:
+                    continue
+                if unit.index not in suppressions:
+                    suppressions[unit.index] = _suppressions(unit)
+                found = suppressions[unit.index]
+                start_row, _, indent, end_column = unit.statement(report.statement)
+                start = Location(start_row, len(indent) + 1)
+                if found.suppressing(rule.CODE, rule.name, [start_row]) is not None:
+                    continue
+                key = (unit.filename, start_row, report.message)
+                if key in seen:
+                    continue
+                seen.add(key)
+                fix = None
+                safety = report.fix_safety
+                if safety is not None and (report.edits or safety is FixSafety.DISPLAY_ONLY):
+                    protected = found.protected_rows(self.options.known_codes)
+                    if not touches(report.edits, protected):
+                        fix = Fix(safety, report.fix_title or rule.FIX_TITLE or "", report.edits)
+                out.setdefault(unit.filename, []).append(
+                    Diagnostic(
+                        code=rule.CODE,
+                        name=rule.name,
+                        message=report.message,
+                        filename=unit.filename,
+                        location=start,
+                        end_location=Location(start_row, max(end_column, len(indent) + 1)),
+                        fix=fix,
+                        noqa_row=start_row,
+                        url=rule.url(),
+                    )
+                )
+        return out
+
+    # -- fix text -----------------------------------------------------------------------------
+
+    def spell(self, unit: Unit, qualified: str, before_row: int) -> tuple[str, str | None] | None:
+        """How ``qualified`` is written at ``before_row`` of ``unit`` through its imports, and
+        the module to import when nothing suitable is (None when that name is taken)."""
+        best: str | None = None
+        for local, bound, row in unit.summary.get("bindings", ()):
+            if row >= before_row:
+                continue
+            if qualified == bound or qualified.startswith(bound + "."):
+                text = local + qualified[len(bound) :]
+                if best is None or (len(text), text) < (len(best), best):
+                    best = text
+        if best is not None:
+            return best, None
+        top = qualified.split(".", 1)[0]
+        if top in unit.summary.get("taken", ()):
+            return None
+        return qualified, top
+
+    def seed_lines(
+        self, unit: Unit, families: Iterable[str], before_row: int, offset: str | None = None
+    ) -> tuple[list[str], list[str]] | None:
+        """Seed calls for ``families`` (configured seed, plus ``offset``) and the imports they
+        need; numpy's carries ``# noqa: NPY002`` so ruff's legacy-numpy rule stays quiet."""
+        value = str(self.options.seed) if offset is None else f"{self.options.seed} + {offset}"
+        lines: list[str] = []
+        imports: list[str] = []
+        for family in rng.FAMILIES:
+            if family not in families:
+                continue
+            spelled = self.spell(unit, _SEED_CALL[family], before_row)
+            if spelled is None:
+                return None
+            text, module = spelled
+            lines.append(f"{text}({value})" + ("  # noqa: NPY002" if family == "numpy" else ""))
+            if module is not None and module not in imports:
+                imports.append(module)
+        return lines, imports
+
+    def insertion(
+        self,
+        unit: Unit,
+        at: Location,
+        lines: Sequence[str],
+        imports: Sequence[str],
+        *,
+        indent: str,
+        prefix: str = "",
+        suffix: str = "",
+        end: Location | None = None,
+    ) -> tuple[Edit, ...] | None:
+        """Edits inserting statement ``lines`` at ``at`` (replacing up to ``end``) and the
+        ``imports`` at the top of the module, after its docstring and future imports."""
+        newline = str(unit.summary.get("newline", "\n"))
+        body = prefix + "".join(indent + line + newline for line in lines) + suffix
+        edits: list[Edit] = []
+        if imports:
+            row, column, lead = unit.summary["anchor"]
+            where = Location(int(row), int(column))
+            if where > at:
+                return None
+            text = str(lead) + "".join(f"import {module}{newline}" for module in imports)
+            if where == at and end is None:
+                return (Edit(text + body, at, at),)
+            edits.append(Edit(text, where, where))
+        edits.append(Edit(body, at, end or at))
+        return tuple(edits)
+
+    def function_start(self, unit: Unit, key: str) -> tuple[Location, str, list[str]] | None:
+        """Where a function's body starts (after its docstring), its indentation and its
+        positional parameters (without ``self``/``cls``)."""
+        info = unit.summary.get("defs", {}).get(key)
+        if info is None or info[0] is None:
+            return None
+        (row, indent), params, method = info
+        names = [str(p) for p in params]
+        return Location(int(row), 1), str(indent), names[1:] if method else names
+
+    def entry_start(self, entry: EntryPoint) -> tuple[Location, str, Location | None, str, str]:
+        """Where seeding belongs in an entry point: the top of its ``__main__`` block, or after
+        the imports of a script (also for a ``__main__`` module whose top-level code already
+        consumes RNG). Returns (location, indent, end of replaced text, prefix, suffix)."""
+        unit = entry.unit
+        main = unit.summary.get("main")
+        module_level = self.profile(unit, MODULE)
+        if main is not None and not module_level.use:
+            body = main.get("body")
+            if body is not None:
+                return Location(int(body[0]), 1), str(body[1]), None, "", ""
+            suite = main.get("suite")
+            if suite is not None:
+                row, colon, start = (int(x) for x in suite)
+                if_indent = str(unit.statement(int(main["stmt"]))[2])
+                indent = if_indent + str(unit.summary.get("indent", "    "))
+                newline = str(unit.summary.get("newline", "\n"))
+                return Location(row, colon), indent, Location(row, start), newline, indent
+        first = unit.summary.get("first")
+        first_row = unit.statement(int(first))[0] if first is not None else None
+        if first_row is None:
+            first_row = unit.statement(entry.statement)[0]
+        ends = [end for start, end in unit.summary.get("imports", ()) if start < first_row]
+        row = max(ends) + 1 if ends else first_row
+        return Location(row, 1), "", None, "", ""
+
+
+def _find_module(name: str, roots: Sequence[Path]) -> Path | None:
+    parts = name.split(".")
+    for root in roots:
+        base = root.joinpath(*parts)
+        for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def _suppressions(unit: Unit) -> Suppressions:
+    directives = [
+        Directive(
+            int(row),
+            int(column),
+            int(end),
+            frozenset(codes) if codes is not None else None,
+            bool(file_level),
+        )
+        for row, column, end, codes, file_level in unit.summary.get("noqa", ())
+    ]
+    return Suppressions.from_directives(directives)
+
+
+def analyse(
+    units: Sequence[Unit],
+    rules: Sequence[type[ProjectRule]],
+    options: ProjectOptions,
+    load: Loader | None = None,
+) -> dict[str, list[Diagnostic]]:
+    """Project-level diagnostics of a run, by file name."""
+    if not rules:
+        return {}
+    return Program(units, options, load).diagnostics(rules)
+
+
+__all__ = [
+    "DEFERRED",
+    "DEFERRED_KEY",
+    "MAIN",
+    "MODULE",
+    "SUMMARY_VERSION",
+    "EntryPoint",
+    "Loader",
+    "Profile",
+    "Program",
+    "ProjectOptions",
+    "ProjectReport",
+    "ProjectRule",
+    "SummaryCollector",
+    "Unit",
+    "analyse",
+    "is_main_check",
+]

@@ -1,0 +1,244 @@
+"""RPL101: an entry point consumes random numbers from a generator nothing on its path seeds."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from repro_lint.diagnostics import Edit, FixSafety
+from repro_lint.project import EntryPoint, Program, ProjectReport, ProjectRule
+from repro_lint.randomness import FAMILIES
+from repro_lint.rule import Invalid, Valid
+
+
+class MissingSeed(ProjectRule):
+    """
+    ## What it does
+    Flags an entry point (a module with an `if __name__ == "__main__":` block, a top-level
+    script that trains at module level, or a file matched by `entry-points`) whose program
+    draws from a global random number generator, torch's, numpy's or Python's `random`,
+    that nothing on its path seeds. One finding per entry point names every unseeded
+    generator and one place each is consumed: random draws (`torch.rand`, `np.random.rand`,
+    `random.random`), layers with randomly initialised weights, dropout, random splits,
+    shuffling loaders and random transforms.
+
+    The path is followed through calls into project functions, across files and
+    transitively, through class constructors (and the methods of constructed objects),
+    functions passed as `target=` and modules imported for their side effects. Seeds count
+    wherever they are on the path: in the `__main__` block, in a helper in another module, in
+    an opt-in branch (`if args.seed is not None: torch.manual_seed(args.seed)`), or through a
+    known helper: `lightning.seed_everything` (and the `pytorch_lightning`/`lightning.fabric`
+    spellings), `transformers.set_seed`, `transformers.enable_full_determinism`, the
+    `transformers.Trainer` constructor, `accelerate.utils.set_seed`,
+    `mmengine.runner.set_random_seed`, `detectron2.utils.env.seed_all_rng`,
+    `timm.utils.random_seed`, and the functions listed in `seed-functions`.
+
+    ## Why is this bad?
+    An unseeded generator starts from OS entropy, so every run initialises weights, splits
+    data and drops units differently and its results cannot be repeated.
+    `torch.cuda.manual_seed(_all)` does not help the CPU generator: weight initialisation,
+    shuffling and dropout on the CPU stay unseeded; `torch.manual_seed` seeds both.
+
+    ## Fix safety
+    Safe: the missing seed calls (`torch.manual_seed(<seed>)`, `np.random.seed(<seed>)  #
+    noqa: NPY002`, `random.seed(<seed>)`) are inserted at the start of the entry point (the top
+    of its `__main__` block, or after the imports of a script) with the imports they need; it
+    pins the randomness down and changes nothing else.
+
+    ## Options
+    `seed` (default 0) is the value inserted; `seed-functions` lists project functions that
+    seed every generator (qualified, e.g. `mypkg.utils.seed_all`); `entry-points` lists glob
+    patterns of files that are entry points whatever their shape.
+
+    ## Known limitations
+    Branches are not told apart: a seed in any branch counts. Calls through objects whose
+    class is not known statically (`trainer.fit()`) and callbacks (other than `target=`) are
+    not followed; seeds reached only that way are missed, so the rule may report a program
+    that is in fact seeded: list the seeding function in `seed-functions`, or suppress on the
+    entry line. The top-level code an import runs is followed only in modules that mention
+    seeding (`seed`, `determinism` or a `seed-functions` name): random numbers drawn at
+    import time by other modules are not seen. scikit-learn's use of numpy's generator is
+    left to RPL105.
+
+    ## References
+    - PyTorch notes on randomness: "Controlling sources of randomness"
+    - NumPy: "Random sampling (numpy.random)", legacy global `RandomState`
+    """
+
+    CODE = "RPL101"
+    MESSAGE = "An entry point consumes random numbers from a generator it never seeds"
+    FIX_TITLE = "Seed the missing generators at the start of the entry point"
+    FIX_SAFETY = FixSafety.SAFE
+    INVALID = (
+        Invalid(
+            "import torch\n\nif __name__ == '__main__':\n    x = torch.rand(3)\n",
+            fixed="import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    x = torch.rand(3)\n",
+        ),
+        Invalid(
+            '"""Train."""\nimport numpy as np\nimport torch\n\n\ndef main():\n'
+            "    torch.manual_seed(0)\n    data = np.random.rand(10)\n\n\n"
+            'if __name__ == "__main__":\n    main()\n',
+            fixed='"""Train."""\nimport numpy as np\nimport torch\n\n\ndef main():\n'
+            "    torch.manual_seed(0)\n    data = np.random.rand(10)\n\n\n"
+            'if __name__ == "__main__":\n    np.random.seed(1234)  # noqa: NPY002\n    main()\n',
+            config={"seed": 1234},
+            note="the helper seeds torch but forgets numpy",
+        ),
+        Invalid(
+            "import random\nfrom torch import nn\n\n\ndef main():\n    model = nn.Linear(2, 2)\n"
+            "    random.shuffle(items)\n\n\nif __name__ == '__main__': main()\n",
+            fixed="import torch\nimport random\nfrom torch import nn\n\n\ndef main():\n"
+            "    model = nn.Linear(2, 2)\n    random.shuffle(items)\n\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    random.seed(0)\n    main()\n",
+            note="one finding for both generators; `import torch` is added",
+        ),
+        Invalid(
+            "import torch\n\nif __name__ == '__main__':\n    torch.cuda.manual_seed_all(0)\n"
+            "    model = torch.nn.Conv2d(3, 8, 3)\n",
+            fixed="import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    torch.cuda.manual_seed_all(0)\n    model = torch.nn.Conv2d(3, 8, 3)\n",
+            note="seeding CUDA leaves the CPU generator (weight init) unseeded",
+        ),
+        Invalid(
+            "import torch\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), 0.1)\n"
+            "for x, y in batches:\n    loss = ((model(x) - y) ** 2).mean()\n    loss.backward()\n"
+            "    opt.step()\n",
+            fixed="import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(4, 1)\n"
+            "opt = torch.optim.SGD(model.parameters(), 0.1)\n"
+            "for x, y in batches:\n    loss = ((model(x) - y) ** 2).mean()\n    loss.backward()\n"
+            "    opt.step()\n",
+            note="a top-level training script: seeds go after its imports",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Trainer:\n"
+            "    def __init__(self, data):\n        self.loader = DataLoader(data, shuffle=True)\n\n\n"
+            "if __name__ == '__main__':\n    Trainer(range(10))\n",
+            note="a shuffling loader built by a constructor",
+        ),
+        Invalid(
+            "import fire\nimport torch\n\n\ndef train(lr=0.1):\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    fire.Fire(train)\n",
+            note="a command-line runner calls the function it is given",
+        ),
+        Invalid(
+            "import numpy as np\nimport threading\n\n\ndef work():\n    np.random.shuffle(items)\n\n\n"
+            "if __name__ == '__main__':\n    threading.Thread(target=work).start()\n",
+            note="a thread's target is on the path",
+        ),
+    )
+    VALID = (
+        Valid(
+            "import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    x = torch.rand(3)\n",
+            note="seeded in the __main__ block",
+        ),
+        Valid(
+            "import torch\n\n\ndef seed_all(seed):\n    torch.manual_seed(seed)\n\n\ndef main():\n"
+            "    seed_all(1)\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            note="seeded in a helper, transitively",
+        ),
+        Valid(
+            "import lightning as L\nimport torch\n\nif __name__ == '__main__':\n"
+            "    L.seed_everything(42)\n    model = torch.nn.Linear(2, 2)\n",
+            note="Lightning's helper seeds torch, numpy and random",
+        ),
+        Valid(
+            "from pytorch_lightning import seed_everything\nimport numpy as np\n"
+            "seed_everything(7)\nX = np.random.rand(10, 2)\nmodel.fit(X)\n",
+        ),
+        Valid(
+            "from transformers import set_seed\nimport torch, random\n\n"
+            "if __name__ == '__main__':\n    set_seed(0)\n    random.shuffle(rows)\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            note="Hugging Face's helper",
+        ),
+        Valid(
+            "from accelerate.utils import set_seed\nimport torch\n\n"
+            "if __name__ == '__main__':\n    set_seed(0)\n    torch.randn(3)\n",
+        ),
+        Valid(
+            "import torch\n\nif __name__ == '__main__':\n    if args.seed is not None:\n"
+            "        torch.manual_seed(args.seed)\n    x = torch.rand(3)\n",
+            note="opt-in seeding counts",
+        ),
+        Valid(
+            "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2)\n",
+            note="a library module: no entry point",
+        ),
+        Valid(
+            "import numpy as np\nimport pandas as pd\n\nif __name__ == '__main__':\n"
+            "    rng = np.random.default_rng(0)\n    x = rng.random(10)\n"
+            "    df = pd.DataFrame({'x': x}).sample(frac=1, random_state=0)\n",
+            note="look-alikes: a seeded Generator's draws and pandas' sample",
+        ),
+        Valid(
+            "import torchvision\n\nif __name__ == '__main__':\n"
+            "    model = torchvision.models.resnet18(weights='DEFAULT').eval()\n",
+            note="pretrained weights replace the random initial ones",
+        ),
+        Valid(
+            "import torch\n\nif __name__ == '__main__':\n    g = torch.Generator().manual_seed(0)\n"
+            "    x = torch.rand(3, generator=g)\n",
+            note="an explicit generator is not the global one",
+        ),
+        Valid(
+            "import torch\nfrom mylib.seeding import seed_all\n\nif __name__ == '__main__':\n"
+            "    seed_all(3)\n    model = torch.nn.Linear(2, 2)\n",
+            config={"seed-functions": ["mylib.seeding.seed_all"]},
+            note="a configured seeding function",
+        ),
+        Valid(
+            "import torch\nfrom transformers import Trainer\n\nif __name__ == '__main__':\n"
+            "    trainer = Trainer(model=model, args=args)\n    trainer.train()\n"
+            "    noise = torch.randn(3)\n",
+            note="the Hugging Face Trainer seeds in its constructor",
+        ),
+        Valid(
+            "import typer\nimport torch\n\n\ndef train(seed: int = 0):\n    torch.manual_seed(seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == '__main__':\n    typer.run(train)\n",
+            note="seeded in the function a command-line runner calls",
+        ),
+        Valid(
+            "import random\n\nif __name__ == '__main__':\n    random.seed()\n    random.random()\n",
+            note="seeded from entropy: RPL103's business, not a missing seed",
+        ),
+    )
+
+    @classmethod
+    def check(cls, program: Program) -> Iterator[ProjectReport]:
+        for entry in program.entries:
+            used = entry.profile.used()
+            seeded = entry.seeded
+            if not seeded:
+                # Workers in fresh interpreters that seed nothing either: seeding the parent
+                # first lets RPL107 carry the seeds into them.
+                for _, worker in entry.workers:
+                    for family, chain in worker.unseeded().items():
+                        used.setdefault(family, chain)
+            missing = [family for family in FAMILIES if family in used and family not in seeded]
+            if not missing:
+                continue
+            places = ", ".join(
+                f"`{family}` ({program.where(used[family][-1])})" for family in missing
+            )
+            edits = cls._fix(program, entry, missing)
+            yield ProjectReport(
+                entry.unit,
+                entry.statement,
+                f"This entry point never seeds {places}",
+                edits=edits,
+                fix_safety=FixSafety.SAFE if edits else None,
+            )
+
+    @staticmethod
+    def _fix(program: Program, entry: EntryPoint, families: list[str]) -> tuple[Edit, ...]:
+        at, indent, end, prefix, suffix = program.entry_start(entry)
+        made = program.seed_lines(entry.unit, families, at.row)
+        if made is None:
+            return ()
+        lines, imports = made
+        edits = program.insertion(
+            entry.unit, at, lines, imports, indent=indent, prefix=prefix, suffix=suffix, end=end
+        )
+        return edits or ()

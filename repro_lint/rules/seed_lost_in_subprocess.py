@@ -1,0 +1,179 @@
+"""RPL107: a worker started in a fresh interpreter never seeds, while its parent does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from repro_lint.diagnostics import Edit, FixSafety
+from repro_lint.project import Program, ProjectReport, ProjectRule, Spawn
+from repro_lint.randomness import FAMILIES
+from repro_lint.rule import Invalid, Valid
+
+
+class SeedLostInSubprocess(ProjectRule):
+    """
+    ## What it does
+    Flags `torch.multiprocessing.spawn(fn, ...)`, `start_processes(fn, ...)` and
+    `Process(target=fn)` on a spawn or forkserver context (`get_context("spawn")`, or after
+    `set_start_method("spawn")`) when the parent process seeds but `fn`'s path, in its fresh
+    interpreter, never seeds a generator it consumes.
+
+    ## Why is this bad?
+    A spawned process starts a new interpreter: it re-imports the main module (without its
+    `__main__` block) and the worker's module, and every generator starts from OS entropy.
+    The parent's `torch.manual_seed` does not reach it, so each worker initialises and
+    shuffles differently in every run, although the script looks seeded. Seeds in the
+    top-level code of those modules do run in the child and count.
+
+    ## Fix safety
+    Safe: seed calls for the generators the worker consumes are inserted at the start of
+    `fn`, offset by the rank when the rank is its first argument (always so for
+    `torch.multiprocessing.spawn`, which passes the process index first; for `Process`,
+    when the first parameter is named like a rank), so workers draw different but repeatable
+    streams. No fix when `fn` lives in another file than the spawning call.
+
+    ## Options
+    `seed` (default 0) is the base value inserted.
+
+    ## Known limitations
+    Forked processes (the default `Process` start method on Linux before Python 3.14) inherit
+    the parent's seeded state and are not reported. Workers started through pools or
+    executors are not followed.
+
+    ## References
+    - PyTorch: "Multiprocessing best practices"; `torch.multiprocessing.spawn`
+    - Python: `multiprocessing` "Contexts and start methods"
+    """
+
+    CODE = "RPL107"
+    MESSAGE = "A spawned worker never seeds: the parent's seeds do not reach it"
+    FIX_TITLE = "Seed at the start of the worker function"
+    FIX_SAFETY = FixSafety.SAFE
+    INVALID = (
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank, size):\n"
+            "    torch.cuda.manual_seed(rank)\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    mp.spawn(worker, args=(2,), nprocs=2)\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank, size):\n"
+            "    torch.manual_seed(0 + rank)\n    torch.cuda.manual_seed(rank)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    mp.spawn(worker, args=(2,), nprocs=2)\n",
+            note="seeding only CUDA in the worker leaves its CPU generator unseeded",
+        ),
+        Invalid(
+            'import multiprocessing\nimport random\n\n\ndef work(queue):\n    """Sample."""\n'
+            "    queue.put(random.random())\n\n\n"
+            "if __name__ == '__main__':\n    random.seed(0)\n"
+            "    ctx = multiprocessing.get_context('spawn')\n"
+            "    ctx.Process(target=work, args=(q,)).start()\n",
+            fixed='import multiprocessing\nimport random\n\n\ndef work(queue):\n    """Sample."""\n'
+            "    random.seed(0)\n    queue.put(random.random())\n\n\n"
+            "if __name__ == '__main__':\n    random.seed(0)\n"
+            "    ctx = multiprocessing.get_context('spawn')\n"
+            "    ctx.Process(target=work, args=(q,)).start()\n",
+        ),
+        Invalid(
+            "import multiprocessing as mp\nimport numpy as np\n\n\ndef work(rank):\n"
+            "    np.random.rand(3)\n\n\nif __name__ == '__main__':\n    np.random.seed(0)\n"
+            "    mp.set_start_method('spawn')\n    p = mp.Process(target=work, args=(0,))\n",
+            fixed="import multiprocessing as mp\nimport numpy as np\n\n\ndef work(rank):\n"
+            "    np.random.seed(0 + rank)  # noqa: NPY002\n    np.random.rand(3)\n\n\n"
+            "if __name__ == '__main__':\n    np.random.seed(0)\n"
+            "    mp.set_start_method('spawn')\n    p = mp.Process(target=work, args=(0,))\n",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\nclass Launcher:\n"
+            "    def worker(self, rank):\n        torch.randn(3)\n\n    def run(self):\n"
+            "        mp.spawn(self.worker, nprocs=2)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    Launcher().run()\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n\n\nclass Launcher:\n"
+            "    def worker(self, rank):\n        torch.manual_seed(0 + rank)\n        torch.randn(3)\n\n"
+            "    def run(self):\n        mp.spawn(self.worker, nprocs=2)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    Launcher().run()\n",
+            note="a method as the worker: the rank follows `self`",
+        ),
+    )
+    VALID = (
+        Valid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank):\n"
+            "    torch.manual_seed(rank)\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    mp.spawn(worker, nprocs=2)\n",
+        ),
+        Valid(
+            "import torch\nimport torch.multiprocessing as mp\n\ntorch.manual_seed(0)\n\n\n"
+            "def worker(rank):\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    mp.spawn(worker, nprocs=2)\n",
+            note="top-level code of the main module runs again in the child",
+        ),
+        Valid(
+            "import lightning as L\nimport torch\nimport torch.multiprocessing as mp\n\n\n"
+            "def setup(rank):\n    L.seed_everything(rank)\n\n\ndef worker(rank):\n"
+            "    setup(rank)\n    torch.randn(3)\n\n\n"
+            "if __name__ == '__main__':\n    L.seed_everything(0)\n    mp.spawn(worker, nprocs=2)\n",
+            note="the worker seeds through a helper",
+        ),
+        Valid(
+            "import multiprocessing\nimport torch\n\n\ndef work():\n    torch.randn(3)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    multiprocessing.Process(target=work).start()\n",
+            note="a forked child inherits the seeded state",
+        ),
+        Valid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank):\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\nif __name__ == '__main__':\n"
+            "    mp.spawn(worker, nprocs=2)\n",
+            note="the parent does not seed either: RPL101's finding",
+        ),
+        Valid(
+            "import torch\nimport mylib\n\n\ndef worker(rank):\n    torch.randn(3)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n    mylib.spawn(worker, nprocs=2)\n",
+            note="a look-alike spawn from another library",
+        ),
+        Valid(
+            "import torch\n\n\ndef worker(rank):\n    torch.randn(3)\n\n\ndef launch():\n"
+            "    torch.multiprocessing.spawn(worker, nprocs=2)\n",
+            note="a library module",
+        ),
+    )
+
+    @classmethod
+    def check(cls, program: Program) -> Iterator[ProjectReport]:
+        for entry in program.entries:
+            if not entry.seeded:
+                continue
+            for spawn, worker in entry.workers:
+                unseeded = worker.unseeded()
+                missing = [family for family in FAMILIES if family in unseeded]
+                if not missing:
+                    continue
+                site = program.anchor(entry, spawn.chain)
+                if site[0] != entry.unit.index:
+                    continue
+                names = ", ".join(f"`{family}`" for family in missing)
+                function = spawn.key.rsplit(".", 1)[-1]
+                edits = cls._fix(program, entry.unit.index, spawn, missing)
+                yield ProjectReport(
+                    entry.unit,
+                    site[1],
+                    f"`{function}` runs in a fresh process that never seeds {names}",
+                    edits=edits,
+                    fix_safety=FixSafety.SAFE if edits else None,
+                )
+
+    @staticmethod
+    def _fix(program: Program, unit: int, spawn: Spawn, families: list[str]) -> tuple[Edit, ...]:
+        if spawn.unit != unit:
+            return ()
+        target = program.units[unit]
+        start = program.function_start(target, spawn.key)
+        if start is None:
+            return ()
+        at, indent, params = start
+        offset = None
+        if params and (spawn.indexed or "rank" in params[0].lower()):
+            offset = params[0]
+        made = program.seed_lines(target, families, at.row, offset)
+        if made is None:
+            return ()
+        lines, imports = made
+        return program.insertion(target, at, lines, imports, indent=indent) or ()

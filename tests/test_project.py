@@ -1,0 +1,419 @@
+"""Whole-project analysis on real files: findings across modules, partial runs, fixes."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro_lint.cli import main
+from repro_lint.config import Config, load_config
+from repro_lint.engine import Settings, lint_files, lint_paths
+from repro_lint.files import SourceFile, display_name
+from repro_lint.project import Program, ProjectOptions, Unit
+
+PROJECT_CODES = {"RPL101", "RPL104", "RPL107", "RPL202"}
+
+SEEDING = textwrap.dedent(
+    """\
+    import random
+
+    import torch
+
+
+    def seed_all(seed):
+        random.seed(seed)
+        torch.manual_seed(seed)
+"""
+)
+DATA = textwrap.dedent(
+    """\
+    import numpy as np
+
+
+    def make(count):
+        return np.random.rand(count, 3)
+"""
+)
+MODEL = textwrap.dedent(
+    """\
+    from torch import nn
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3)
+"""
+)
+TRAIN = textwrap.dedent(
+    """\
+    \"\"\"Train.\"\"\"
+    import torch
+
+    from data import make
+    from model import Net
+    from seeding import seed_all
+
+
+    def main():
+        seed_all(1)
+        data = make(10)
+        net = Net()
+
+
+    if __name__ == "__main__":
+        main()
+"""
+)
+
+
+def write(root: Path, files: dict[str, str], config: str = "") -> None:
+    (root / "pyproject.toml").write_text(
+        f'[project]\nname = "demo"\n{config}', encoding="utf-8", newline=""
+    )
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8", newline="")
+
+
+def row_of(root: Path, name: str, needle: str) -> int:
+    lines = (root / name).read_text(encoding="utf-8").splitlines()
+    return next(i for i, line in enumerate(lines, 1) if needle in line)
+
+
+def findings(
+    root: Path, *names: str, codes: set[str] = PROJECT_CODES
+) -> set[tuple[str, str, int, int]]:
+    config = load_config(root)
+    paths = [root / name for name in names] if names else [root]
+    results = lint_paths(paths, config)
+    return {
+        (Path(d.filename).name, d.code, d.location.row, d.location.column)
+        for r in results
+        for d in r.diagnostics
+        if d.code in codes
+    }
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"seeding.py": SEEDING, "data.py": DATA, "model.py": MODEL, "train.py": TRAIN})
+    return tmp_path
+
+
+def test_helper_in_another_module_seeds_only_what_it_seeds(project: Path) -> None:
+    main_row = row_of(project, "train.py", "__name__")
+    assert findings(project) == {
+        # numpy is used (data.py) and the helper forgot it; torch and random are seeded.
+        ("train.py", "RPL101", main_row, 1),
+        # seeded, builds a convolution (model.py) and never asks cuDNN for determinism.
+        ("train.py", "RPL202", main_row, 1),
+    }
+
+
+def test_a_helper_that_seeds_everything_settles_it(project: Path) -> None:
+    write(
+        project,
+        {
+            "seeding.py": SEEDING.replace(
+                "    torch.manual_seed(seed)\n",
+                "    torch.manual_seed(seed)\n    np.random.seed(seed)\n"
+                "    torch.backends.cudnn.deterministic = True\n",
+            ).replace("import torch\n", "import numpy as np\nimport torch\n")
+        },
+    )
+    assert findings(project) == set()
+
+
+def test_only_the_changed_file_passed_finds_helpers_on_disk(project: Path) -> None:
+    """What pre-commit does: the entry point alone, its imports read from the project."""
+    assert findings(project, "train.py") == findings(project)
+    assert findings(project, "train.py")
+
+
+def test_files_not_passed_are_never_reported(project: Path) -> None:
+    # train.py is an entry point with findings, but only the library modules are checked.
+    assert findings(project, "data.py", "model.py", "seeding.py") == set()
+
+
+def test_library_modules_never_get_missing_seed(project: Path) -> None:
+    write(project, {"lib.py": "import torch\n\n\ndef noise():\n    return torch.randn(3)\n"})
+    assert not {f for f in findings(project) if f[0] in ("lib.py", "data.py", "model.py")}
+
+
+def test_late_seed_across_modules(project: Path) -> None:
+    write(
+        project,
+        {
+            "train.py": TRAIN.replace(
+                "    seed_all(1)\n    data = make(10)\n    net = Net()\n",
+                "    net = Net()\n    seed_all(1)\n",
+            )
+        },
+    )
+    seed_row = row_of(project, "train.py", "seed_all(1)")
+    assert ("train.py", "RPL104", seed_row, 5) in findings(project)
+
+
+def test_noqa_and_file_level_suppression_apply_to_project_findings(project: Path) -> None:
+    text = (project / "train.py").read_text(encoding="utf-8")
+    guarded = text.replace(
+        'if __name__ == "__main__":', 'if __name__ == "__main__":  # noqa: RPL101'
+    )
+    (project / "train.py").write_text(guarded, encoding="utf-8")
+    assert {f[1] for f in findings(project)} == {"RPL202"}
+    (project / "train.py").write_text("# repro-lint: noqa: RPL202\n" + guarded, encoding="utf-8")
+    assert findings(project) == set()
+
+
+def test_per_file_ignores_apply_to_project_findings(project: Path) -> None:
+    write(project, {}, '[tool.repro-lint]\nper-file-ignores = { "train.py" = ["RPL1"] }\n')
+    assert {f[1] for f in findings(project)} == {"RPL202"}
+
+
+def test_seed_functions_option(project: Path) -> None:
+    # A seeding helper the analysis cannot see into (it calls an unknown library).
+    write(
+        project,
+        {"seeding.py": "import lab_rng\n\n\ndef seed_all(seed):\n    lab_rng.everything(seed)\n"},
+        '[tool.repro-lint]\nseed-functions = ["seeding.seed_all"]\n',
+    )
+    assert {f[1] for f in findings(project)} == {"RPL202"}
+
+
+def test_entry_points_option(project: Path) -> None:
+    write(project, {"job.py": "import numpy as np\n\nDATA = np.random.rand(10)\n"})
+    assert not {f for f in findings(project) if f[0] == "job.py"}
+    write(project, {}, '[tool.repro-lint]\nentry-points = ["job.py"]\n')
+    assert ("job.py", "RPL101", 3, 1) in findings(project)
+
+
+def test_packages_re_exports_and_src_layout(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "src/lab/__init__.py": "from .utils import set_seed\n",
+            "src/lab/utils.py": "from lightning import seed_everything as set_seed\n",
+            "src/lab/models.py": (
+                "from torch import nn\n\n\ndef build():\n    return nn.Linear(2, 2)\n"
+            ),
+            "scripts/train.py": (
+                "import torch\nfrom lab import set_seed\nfrom lab.models import build\n\n"
+                "if __name__ == '__main__':\n    set_seed(0)\n    build()\n"
+            ),
+        },
+    )
+    # Seeded through a re-export of Lightning's helper: nothing missing, nothing late.
+    assert findings(tmp_path, "scripts/train.py") == set()
+    write(tmp_path, {"src/lab/utils.py": "def set_seed(seed):\n    pass\n"})
+    assert findings(tmp_path, "scripts/train.py") == {("train.py", "RPL101", 5, 1)}
+
+
+def test_relative_imports_inside_a_package(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "app/seeding.py": "import torch\n\n\ndef seed(s):\n    torch.manual_seed(s)\n",
+            "app/__main__.py": (
+                "import torch\nfrom .seeding import seed\n\nif __name__ == '__main__':\n"
+                "    seed(0)\n    torch.randn(2)\n"
+            ),
+        },
+    )
+    assert findings(tmp_path) == set()
+
+
+def test_worker_in_another_file_is_reported_without_a_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "workers.py": "import torch\n\n\ndef run(rank):\n    torch.randn(3)\n",
+            "launch.py": (
+                "import torch\nimport torch.multiprocessing as mp\nfrom workers import run\n\n"
+                "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+                "    mp.spawn(run, nprocs=2)\n"
+            ),
+        },
+    )
+    results = lint_paths([tmp_path], load_config(tmp_path))
+    found = [d for r in results for d in r.diagnostics if d.code == "RPL107"]
+    assert [(Path(d.filename).name, d.location.row, d.location.column) for d in found] == [
+        ("launch.py", 7, 5)
+    ]
+    assert found[0].fix is None
+
+
+def test_fix_converges_across_files_and_is_idempotent(project: Path) -> None:
+    write(
+        project,
+        {
+            "data.py": DATA
+            + "\n\nclass Noisy:\n    def __init__(self):\n"
+            + "        self.rng = np.random.default_rng()\n"
+        },
+    )
+    runner = CliRunner()
+    first = runner.invoke(main, ["check", str(project), "--fix", "--no-cache"])
+    assert first.exit_code == 0, first.output
+    fixed = {p.name: p.read_text(encoding="utf-8") for p in project.glob("*.py")}
+    assert "np.random.default_rng(0)" in fixed["data.py"]
+    assert "  # noqa: NPY002" in fixed["train.py"]
+    # Fixed files re-lint clean for every fixed code, and fixing again changes nothing.
+    assert findings(project, codes={"RPL101", "RPL102", "RPL202"}) == set()
+    second = runner.invoke(main, ["check", str(project), "--fix", "--no-cache"])
+    assert second.exit_code == 0, second.output
+    assert {p.name: p.read_text(encoding="utf-8") for p in project.glob("*.py")} == fixed
+
+
+def test_diff_shows_project_fixes_without_writing(project: Path) -> None:
+    before = (project / "train.py").read_text(encoding="utf-8")
+    result = CliRunner().invoke(main, ["check", str(project), "--diff", "--no-cache"])
+    assert result.exit_code == 1
+    assert "+import numpy\n" in result.output
+    assert "+    numpy.random.seed(0)  # noqa: NPY002" in result.output
+    assert "+    torch.backends.cudnn.deterministic = True" in result.output
+    assert (project / "train.py").read_text(encoding="utf-8") == before
+
+
+def test_cached_entry_point_sees_a_changed_helper(project: Path) -> None:
+    runner = CliRunner()
+    args = ["check", str(project), "--output-format", "concise", "--select", "RPL101"]
+    assert "train.py" in runner.invoke(main, args).output
+    # Only the helper changes: train.py's summary comes from the cache, the project phase
+    # still sees the new helper.
+    text = SEEDING.replace("import torch\n", "import numpy\nimport torch\n").replace(
+        "    torch.manual_seed(seed)\n",
+        "    torch.manual_seed(seed)\n    numpy.random.seed(seed)\n",
+    )
+    write(project, {"seeding.py": text})
+    again = runner.invoke(main, args)
+    assert again.exit_code == 0, again.output
+
+
+def test_files_only_reached_are_summarised_on_demand(project: Path) -> None:
+    """model.py mentions no per-file rule's trigger word and cannot be an entry point: it
+    is parsed only because train.py reaches it, also when its result comes from the cache."""
+    settings = Settings.from_config(load_config(project))
+    files = [SourceFile(display_name(project / n), project / n) for n in ("model.py", "train.py")]
+    alone = {Path(r.filename).name: r.summary for r in lint_files(files, settings, project=False)}
+    assert alone["model.py"] == {"deferred": True}
+    assert alone["train.py"]["main"] is not None
+    runner = CliRunner()
+    args = ["check", str(project), "--output-format", "concise", "--select", "RPL202"]
+    for _ in range(2):  # the second run reads every per-file result from the cache
+        result = runner.invoke(main, args)
+        assert "train.py:15:1: RPL202" in result.output
+
+
+def test_stdin_with_a_filename_reads_helpers_from_disk(project: Path) -> None:
+    source = (project / "train.py").read_text(encoding="utf-8")
+    result = CliRunner().invoke(
+        main,
+        ["check", "-", "--stdin-filename", "train.py", "--output-format", "concise", "--no-cache"],
+        input=source,
+    )
+    assert "train.py:15:1: RPL101" in result.output
+    assert "train.py:15:1: RPL202" in result.output
+
+
+def test_module_level_seed_of_an_imported_module_counts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "settings.py": "import torch\n\ntorch.manual_seed(0)\n",
+            "run.py": (
+                "import torch\nimport settings\n\nif __name__ == '__main__':\n    torch.randn(2)\n"
+            ),
+        },
+    )
+    assert findings(tmp_path, "run.py") == set()
+
+
+def test_script_entry_calls_into_another_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "loop.py": "import torch\n\n\ndef train():\n    model = torch.nn.Linear(2, 2)\n",
+            "go.py": "import argparse\nfrom loop import train\n\nargs = None\ntrain()\n",
+        },
+    )
+    # A script with no __main__ guard whose top-level code calls project code.
+    assert findings(tmp_path) == {("go.py", "RPL101", 5, 1)}
+
+
+def _program(root: Path, *names: str) -> Program:
+    settings = Settings.from_config(Config(root=root))
+    files = [SourceFile(display_name(root / n), root / n) for n in names]
+    results = lint_files(files, settings, jobs=1, project=False)
+    paths = {file.display: file.path for file in files}
+    units = [Unit(r.filename, paths[r.filename], r.summary, True) for r in results]
+    return Program(units, ProjectOptions())
+
+
+def test_deterministic_algorithms_query(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The question RPL402 asks of an entry point's whole program."""
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "strictness.py": (
+                "import torch\n\n\ndef strict():\n    torch.use_deterministic_algorithms(True)\n"
+            ),
+            "on.py": "import strictness\n\nif __name__ == '__main__':\n    strictness.strict()\n",
+            "cudnn_only.py": (
+                "import torch\n\nif __name__ == '__main__':\n"
+                "    torch.backends.cudnn.deterministic = True\n"
+            ),
+            "off.py": (
+                "import torch\n\nif __name__ == '__main__':\n"
+                "    torch.use_deterministic_algorithms(False)\n"
+            ),
+        },
+    )
+    program = _program(tmp_path, "on.py", "cudnn_only.py", "off.py", "strictness.py")
+    answers = {
+        Path(e.unit.filename).name: e.enables_deterministic_algorithms() for e in program.entries
+    }
+    assert answers == {"on.py": True, "cudnn_only.py": False, "off.py": False}
+
+
+def test_files_an_entry_point_reaches(project: Path) -> None:
+    write(project, {"unused.py": "import torch\n\n\ndef f():\n    return torch.rand(1)\n"})
+    program = _program(project, "train.py", "data.py", "model.py", "seeding.py", "unused.py")
+    (entry,) = program.entries
+    reached = {Path(name).name for name in program.reached_files(entry)}
+    assert reached == {"train.py", "data.py", "model.py", "seeding.py"}
+
+
+def test_crlf_sources_keep_their_line_endings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    source = "import torch\r\n\r\nif __name__ == '__main__':\r\n    x = torch.rand(3)\r\n"
+    write(tmp_path, {})
+    (tmp_path / "crlf.py").write_bytes(source.encode())
+    assert findings(tmp_path) == {("crlf.py", "RPL101", 3, 1)}
+    CliRunner().invoke(main, ["check", str(tmp_path), "--fix", "--no-cache"])
+    assert (tmp_path / "crlf.py").read_bytes() == (
+        b"import torch\r\n\r\nif __name__ == '__main__':\r\n    torch.manual_seed(0)\r\n"
+        b"    x = torch.rand(3)\r\n"
+    )
