@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import ast
 import codecs
+import contextlib
 import dataclasses
 import io
 import multiprocessing
 import os
 import re
+import sys
 import tokenize
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -416,9 +418,22 @@ def lint_text(
     """Lint decoded source text. Never raises for bad input: that becomes RPL000."""
     rules = settings.rules_for(path)
     active = [r for r in rules if r.CODE not in rule_table.ALWAYS_ON and _triggered(r, text)]
+    # ast comes first even for files libcst will parse: libcst's native parser overflows the C
+    # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
+    # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
+    # ast runs before the limit is raised for libcst.
+    error = _syntax_error(text, filename, None)
+    if error is not None:
+        return error_result(filename, error, text)
     if not active:
-        error = _syntax_error(text, filename, None)
-        return error_result(filename, error, text) if error else FileResult(filename, ())
+        return FileResult(filename, ())
+    with _recursion_headroom():
+        return _lint_parsed(text, filename, settings, path, active)
+
+
+def _lint_parsed(
+    text: str, filename: str, settings: Settings, path: Path | None, active: list[type[Rule]]
+) -> FileResult:
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
@@ -441,6 +456,25 @@ def lint_text(
         return FileResult(filename, ())
     diagnostics = _diagnostics(text, filename, module, names, context.reports, comments)
     return FileResult(filename, tuple(diagnostics), source=text if diagnostics else None)
+
+
+# libcst walks trees by recursion, about four frames per level of nesting (more to position
+# and print them); ast admits ~3,000 levels, so the default limit of 1,000 frames made valid
+# files with a few hundred chained operators an RPL000 ("nested too deeply").
+RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def _recursion_headroom() -> Iterator[None]:
+    previous = sys.getrecursionlimit()
+    if previous >= RECURSION_LIMIT:
+        yield
+        return
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def _triggered(rule: type[Rule], text: str) -> bool:
