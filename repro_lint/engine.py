@@ -187,6 +187,31 @@ def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> S
     return SourceError(f"libcst cannot parse this file: {libcst_error}")
 
 
+def _misplaced(text: str, code: str, diagnostics: Iterable[Diagnostic]) -> SourceError | None:
+    """Where libcst's code stops matching the text, if a finding or a fix lies on a row that
+    the difference makes unreliable (that row, or any row after a lost line)."""
+    if code == text:
+        return None
+    ours, theirs = NEWLINE.split(text), NEWLINE.split(code)
+    bad = {row for row, (a, b) in enumerate(zip(ours, theirs, strict=False), start=1) if a != b}
+    if len(ours) != len(theirs):
+        bad.update(range(min(bad, default=min(len(ours), len(theirs)) + 1), len(ours) + 1))
+    used: set[int] = set()
+    for diagnostic in diagnostics:
+        used.update((diagnostic.location.row, diagnostic.end_location.row))
+        for edit in diagnostic.fix.edits if diagnostic.fix else ():
+            used.update((edit.location.row, edit.end_location.row))
+    if not bad & used:
+        return None
+    row = min(bad)
+    return SourceError(
+        f"libcst cannot reproduce line {row} exactly (a form feed or a lone backslash?), so "
+        "findings and fixes would be misplaced; file not analysed",
+        row,
+        1,
+    )
+
+
 def error_result(filename: str, error: SourceError, source: str | None = None) -> FileResult:
     rule = SyntaxErrorRule
     location = Location(error.row, error.column)
@@ -455,6 +480,13 @@ def _lint_parsed(
     if not context.reports:
         return FileResult(filename, ())
     diagnostics = _diagnostics(text, filename, module, names, context.reports, comments)
+    # Positions come from libcst's tree, which does not always reproduce the file: it drops a
+    # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
+    # a line holding only a backslash continuation (later rows shift). Checked only for files
+    # with findings: it costs a code generation.
+    misplaced = _misplaced(text, module.code, diagnostics) if diagnostics else None
+    if misplaced is not None:
+        return error_result(filename, misplaced, text)
     return FileResult(filename, tuple(diagnostics), source=text if diagnostics else None)
 
 

@@ -87,11 +87,15 @@ class Positions:
     def _lines(self) -> dict[cst.CSTNode, int]:
         if self._first_line is None:
             first: dict[cst.CSTNode, int] = {}
-            line = 1 + len(self.module.header)
+            # Counted, not assumed one per EmptyLine: libcst keeps a backslash continuation
+            # before a blank line ("\\\n\n") as one EmptyLine spanning two lines.
+            header = "".join(self.module.code_for_node(empty) for empty in self.module.header)
+            header_lines = len(_NEWLINE.findall(header))
+            line = 1 + header_lines
             for statement in self.module.body:
                 first[statement] = line
                 line += len(_NEWLINE.findall(self.module.code_for_node(statement)))
-            self._body_lines = line - 1 - len(self.module.header)
+            self._body_lines = line - 1 - header_lines
             self._first_line = first
         return self._first_line
 

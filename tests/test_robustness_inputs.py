@@ -211,6 +211,12 @@ ENDINGS = {
         b'import os\ros.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\r'
         b"import torch\rtorch.use_deterministic_algorithms(True)\r",
     ),
+    # libcst keeps a lone backslash line and the blank line after it as one header line.
+    "backslash-before-blank-line": (
+        b"\n\\\r\n\nimport torch\ntorch.backends.cudnn.benchmark = True\n",
+        [("RPL201", 5, 1)],
+        b"\n\\\r\n\nimport torch\ntorch.backends.cudnn.benchmark = False\n",
+    ),
     "continuation": (
         b"import torch\ntorch.backends.cudnn.benchmark = \\\r\n    True\r\n",
         [("RPL201", 2, 1)],
@@ -237,6 +243,29 @@ def test_line_endings_and_form_feeds_keep_positions_and_bytes(
         == 0
     )
     assert path.read_bytes() == fixed
+
+
+@pytest.mark.parametrize(
+    ("data", "row"),
+    [
+        (b"import torch\nx = 1\n\\\r\ntorch.backends.cudnn.benchmark = True\n", 3),
+        (b"import torch\n\x0ctorch.backends.cudnn.benchmark = True\n", 2),
+        (b"import torch\nif 1:\n    x = 1\n\x0c    torch.backends.cudnn.benchmark = True\n", 4),
+    ],
+    ids=["lone-backslash", "form-feed", "indented-form-feed"],
+)
+def test_lines_libcst_cannot_reproduce_are_rpl000_never_corrupted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, row: int
+) -> None:
+    # libcst drops a line holding only a backslash continuation (later rows shifted) and a form
+    # feed that starts a line (columns shifted): --fix wrote "torch.backends.cudnnFalsechmark"
+    # and "benchmark =Falsee".
+    (tmp_path / "t.py").write_bytes(data)
+    result = run(tmp_path, monkeypatch, ".", "--no-cache", "--output-format", "json")
+    got = [(d["code"], d["location"]["row"]) for d in json.loads(result.stdout)]
+    assert got == [("RPL000", row)]
+    assert run(tmp_path, monkeypatch, ".", "--no-cache", "--fix").exit_code == 1
+    assert (tmp_path / "t.py").read_bytes() == data
 
 
 # -- the file system --------------------------------------------------------------------------------
