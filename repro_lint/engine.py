@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import ast
 import codecs
+import contextlib
 import dataclasses
 import io
 import multiprocessing
 import os
 import re
+import sys
 import tokenize
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +26,7 @@ from repro_lint import rules as rule_table
 from repro_lint.cache import Cache
 from repro_lint.config import Config
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
-from repro_lint.files import SourceFile, display_name, module_name
+from repro_lint.files import SourceFile, display_name, module_name, real_path
 from repro_lint.fixes import FixOutcome, fix_texts, touches
 from repro_lint.names import Names
 from repro_lint.positions import Positions
@@ -110,7 +112,7 @@ class Settings:
 
             def matcher(path: Path) -> bool:
                 try:
-                    relative = path.resolve().relative_to(root).as_posix()
+                    relative = real_path(path).relative_to(root).as_posix()
                 except ValueError:
                     relative = path.name
                 return spec.match_file(relative)
@@ -126,7 +128,7 @@ class Settings:
         if path is None or not self._per_file:
             return self.rules
         try:
-            relative = path.resolve().relative_to(self.config.root.resolve()).as_posix()
+            relative = real_path(path).relative_to(self.config.root.resolve()).as_posix()
         except ValueError:
             relative = path.name
         ignored: set[type[Rule]] = set()
@@ -233,6 +235,31 @@ def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> S
             libcst_error.raw_column + 1,
         )
     return SourceError(f"libcst cannot parse this file: {libcst_error}")
+
+
+def _misplaced(text: str, code: str, diagnostics: Iterable[Diagnostic]) -> SourceError | None:
+    """Where libcst's code stops matching the text, if a finding or a fix lies on a row that
+    the difference makes unreliable (that row, or any row after a lost line)."""
+    if code == text:
+        return None
+    ours, theirs = NEWLINE.split(text), NEWLINE.split(code)
+    bad = {row for row, (a, b) in enumerate(zip(ours, theirs, strict=False), start=1) if a != b}
+    if len(ours) != len(theirs):
+        bad.update(range(min(bad, default=min(len(ours), len(theirs)) + 1), len(ours) + 1))
+    used: set[int] = set()
+    for diagnostic in diagnostics:
+        used.update((diagnostic.location.row, diagnostic.end_location.row))
+        for edit in diagnostic.fix.edits if diagnostic.fix else ():
+            used.update((edit.location.row, edit.end_location.row))
+    if not bad & used:
+        return None
+    row = min(bad)
+    return SourceError(
+        f"libcst cannot reproduce line {row} exactly (a form feed or a lone backslash?), so "
+        "findings and fixes would be misplaced; file not analysed",
+        row,
+        1,
+    )
 
 
 def error_result(filename: str, error: SourceError, source: str | None = None) -> FileResult:
@@ -499,11 +526,28 @@ def _lint_one(
     ]
     wanted = bool(settings.project_rules) and "import" in text
     collect = wanted and (summarise or bool(active) or _may_be_entry(text, path, settings))
+    # ast comes first even for files libcst will parse: libcst's native parser overflows the C
+    # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
+    # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
+    # ast runs before the limit is raised for libcst.
+    error = _syntax_error(text, filename, None)
+    if error is not None:
+        return error_result(filename, error, text)
     if not active and not collect:
-        error = _syntax_error(text, filename, None)
-        if error:
-            return error_result(filename, error, text)
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
+    with _recursion_headroom():
+        return _lint_parsed(text, filename, settings, path, rules, active, collect)
+
+
+def _lint_parsed(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None,
+    rules: Sequence[type[Rule]],
+    active: list[type[Rule]],
+    collect: bool,
+) -> FileResult:
     try:
         module = cst.parse_module(text)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
@@ -541,6 +585,13 @@ def _lint_one(
     diagnostics = _diagnostics(
         text, filename, module, names, context.reports, comments, unused_noqa
     )
+    # Positions come from libcst's tree, which does not always reproduce the file: it drops a
+    # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
+    # a line holding only a backslash continuation (later rows shift). Checked only for files
+    # with findings: it costs a code generation.
+    misplaced = _misplaced(text, module.code, diagnostics) if diagnostics else None
+    if misplaced is not None:
+        return error_result(filename, misplaced, text)
     return FileResult(
         filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
     )
@@ -559,6 +610,25 @@ def _may_be_entry(text: str, path: Path | None, settings: Settings) -> bool:
 
 
 _TRIGGER_PATTERNS: dict[type[Rule], re.Pattern[str]] = {}
+
+
+# libcst walks trees by recursion, about four frames per level of nesting (more to position
+# and print them); ast admits ~3,000 levels, so the default limit of 1,000 frames made valid
+# files with a few hundred chained operators an RPL000 ("nested too deeply").
+RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def _recursion_headroom() -> Iterator[None]:
+    previous = sys.getrecursionlimit()
+    if previous >= RECURSION_LIMIT:
+        yield
+        return
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
 
 
 def _triggered(rule: type[Rule], text: str) -> bool:

@@ -61,6 +61,7 @@ class _Matcher:
         self.include = _spec([*includes, *config.extend_include])
         self.respect_gitignore = config.respect_gitignore
         self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
+        self._chains: dict[Path, tuple[tuple[Path, pathspec.GitIgnoreSpec], ...]] = {}
 
     def _gitignore(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:
@@ -93,13 +94,24 @@ class _Matcher:
         if not self.respect_gitignore:
             return False
         # Every .gitignore from the project root (or the filesystem root) down to the file.
-        for directory in _ancestors_below(path.parent, self.root):
-            spec = self._gitignore(directory)
-            if spec is not None:
-                rel = path.relative_to(directory).as_posix() + suffix
-                if spec.match_file(rel):
-                    return True
+        for directory, spec in self._gitignores_above(path.parent):
+            rel = path.relative_to(directory).as_posix() + suffix
+            if spec.match_file(rel):
+                return True
         return False
+
+    def _gitignores_above(self, directory: Path) -> tuple[tuple[Path, pathspec.GitIgnoreSpec], ...]:
+        """The .gitignore files that apply in ``directory``, root first (cached: the files of
+        one directory share them)."""
+        chain = self._chains.get(directory)
+        if chain is None:
+            chain = tuple(
+                (ancestor, spec)
+                for ancestor in _ancestors_below(directory, self.root)
+                if (spec := self._gitignore(ancestor)) is not None
+            )
+            self._chains[directory] = chain
+        return chain
 
 
 def _ancestors_below(directory: Path, root: Path) -> list[Path]:
@@ -168,6 +180,12 @@ def _walk(
             continue
         if matcher.included(path) and not matcher.excluded(path, is_dir=False):
             found.setdefault(path, SourceFile(display_name(path, cwd), path))
+
+
+def real_path(path: Path) -> Path:
+    """The path with symlinks resolved; unlike ``Path.resolve()`` on Python 3.11, a symlink
+    loop does not raise (the looping part is kept as it is)."""
+    return Path(os.path.realpath(path))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -60,6 +60,7 @@ class Positions:
         self._body_lines = 0
         self._local: dict[cst.CSTNode | None, _Local] = {}
         self._indexed = False
+        self._indexed_tops: set[cst.CSTNode] = set()
 
     def hint(self, node: cst.CSTNode, top: cst.CSTNode | None) -> None:
         """Tell where ``node`` lives (its top-level statement, None for header/footer)."""
@@ -69,7 +70,15 @@ class Positions:
         if node in self._tops:
             return self._tops[node]
         if not self._indexed:
-            # A node nobody gave a hint for: index the whole module once (one walk).
+            # A node nobody gave a hint for is nearly always a fix's target inside a statement
+            # that holds a finding: index those statements before the whole module.
+            for top in [t for t in dict.fromkeys(self._tops.values()) if t is not None]:
+                if top not in self._indexed_tops:
+                    self._indexed_tops.add(top)
+                    top.visit(_Index(top, self._tops))
+                    if node in self._tops:
+                        return self._tops[node]
+            # Elsewhere: index the whole module once (one walk).
             self._indexed = True
             for statement in self.module.body:
                 statement.visit(_Index(statement, self._tops))
@@ -78,11 +87,15 @@ class Positions:
     def _lines(self) -> dict[cst.CSTNode, int]:
         if self._first_line is None:
             first: dict[cst.CSTNode, int] = {}
-            line = 1 + len(self.module.header)
+            # Counted, not assumed one per EmptyLine: libcst keeps a backslash continuation
+            # before a blank line ("\\\n\n") as one EmptyLine spanning two lines.
+            header = "".join(self.module.code_for_node(empty) for empty in self.module.header)
+            header_lines = len(_NEWLINE.findall(header))
+            line = 1 + header_lines
             for statement in self.module.body:
                 first[statement] = line
                 line += len(_NEWLINE.findall(self.module.code_for_node(statement)))
-            self._body_lines = line - 1 - len(self.module.header)
+            self._body_lines = line - 1 - header_lines
             self._first_line = first
         return self._first_line
 

@@ -26,12 +26,13 @@ from repro_lint import randomness as rng
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
 from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
+from repro_lint.files import real_path
 from repro_lint.fixes import touches
 from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext, Rule
 from repro_lint.suppressions import Directive, Suppressions, parse_comment
 
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -701,9 +702,11 @@ class SummaryCollector:
         }
 
     def _taken(self, name: str) -> bool:
-        """Whether ``import name`` would clash with what the module binds ``name`` to."""
+        """Whether ``import name`` would clash with what the module binds ``name`` to, or
+        would give a meaning to a ``name.x`` the module uses without binding ``name`` (from a
+        star import, or a NameError today): a fix must not change what existing code does."""
         if not self._names.is_bound(name):
-            return False
+            return _uses_unbound(name, self._text)
         bound = self._names.binding(name)
         return bound is None or bound.qualified != name
 
@@ -714,6 +717,16 @@ class SummaryCollector:
         if lines[-1] == "":
             return [len(lines), 1, ""]
         return [len(lines), len(lines[-1]) + 1, self._newline]
+
+
+def _uses_unbound(name: str, text: str) -> bool:
+    """Whether ``name.attr`` appears outside import statements (text-level, so a mention in a
+    comment or string also counts: the fix is then withheld, never wrong)."""
+    pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\.")
+    return any(
+        pattern.search(line) and not line.lstrip().startswith(("import ", "from "))
+        for line in text.splitlines()
+    )
 
 
 # -- the project half -------------------------------------------------------------------------
@@ -956,7 +969,7 @@ class Program:
         unit.index = len(self.units)
         self.units.append(unit)
         if unit.path is not None:
-            self._by_path[unit.path.resolve()] = unit
+            self._by_path[real_path(unit.path)] = unit
         if not unit.deferred:
             self._by_name.setdefault(unit.module, []).append(unit)
         return unit
@@ -971,11 +984,11 @@ class Program:
             return found
         roots: list[Path] = []
         if unit.path is not None:
-            base = unit.path.resolve().parent
+            base = real_path(unit.path).parent
             ups = unit.module.count(".") + (1 if unit.summary.get("package") else 0)
             for _ in range(ups):
                 base = base.parent
-            project = find_project_root(unit.path.resolve())
+            project = find_project_root(real_path(unit.path))
             for root in (base, project, project / "src"):
                 if root not in roots:
                     roots.append(root)
@@ -1003,7 +1016,7 @@ class Program:
         return None if path is None else self._unit_at(path, imported)
 
     def _unit_at(self, path: Path, imported: bool = False) -> Unit | None:
-        unit = self._by_path.get(path.resolve())
+        unit = self._by_path.get(real_path(path))
         if unit is not None and (not unit.deferred or (imported and unit.seedless)):
             return unit
         if self._load is None:
