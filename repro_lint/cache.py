@@ -103,9 +103,20 @@ class Cache:
             return _renamed(entry.result, file.display)
         return entry.result
 
-    def put(self, file: SourceFile, result: FileResult) -> None:
-        """Remember ``result`` unless the file changed while it was being linted."""
-        if any(
+    @staticmethod
+    def stamp(file: SourceFile) -> tuple[int, int] | None:
+        """The file's (mtime, size) before it is read for linting; ``put`` needs it."""
+        try:
+            info = file.path.stat()
+        except OSError:
+            return None
+        return info.st_mtime_ns, info.st_size
+
+    def put(self, file: SourceFile, result: FileResult, stamp: tuple[int, int] | None) -> None:
+        """Remember ``result`` unless the file changed since ``stamp`` was taken (before it
+        was read for linting): another process may be fixing the same tree, and a result
+        stored under the new content's hash would then be wrong for that content."""
+        if stamp is None or any(
             d.code == "RPL000" and d.message.startswith("cannot read") for d in result.diagnostics
         ):
             return
@@ -115,7 +126,7 @@ class Cache:
             after = file.path.stat()
         except OSError:
             return
-        if (before.st_mtime_ns, before.st_size) != (after.st_mtime_ns, after.st_size):
+        if not stamp == (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
             return
         stored = dataclasses.replace(result, source=None)
         self._entries[self._key(file)] = _Entry(

@@ -432,7 +432,7 @@ def _fix_files(
     # With project rules every parsable file takes part: a fix in one file can settle (or
     # raise) a finding in another.
     def takes_part(result: FileResult) -> bool:
-        if settings.project_rules:
+        if settings.needs_project:
             return not any(d.code == "RPL000" for d in result.diagnostics)
         return any(
             d.fix is not None and d.fix.applicability in applicable for d in result.diagnostics
@@ -452,7 +452,13 @@ def _fix_files(
 
     texts = {name: decoded.text for name, (_, decoded) in originals.items()}
     relint = Relinter(settings, paths, texts, results, cache)
-    initial = {r.filename: r for r in results if r.filename in texts}
+    # A file may have changed since it was linted (another process fixing it, an editor):
+    # findings computed from other text must not be applied to this one.
+    current = [r for r in results if r.filename in texts]
+    if any(r.diagnostics and r.source != texts[r.filename] for r in current):
+        initial = dict(relint(texts))
+    else:
+        initial = {r.filename: r for r in current}
     outcomes = fix_texts(texts, initial, relint, applicable) if texts else {}
     by_name = {r.filename: r for r in results}
     fixed_by_file: dict[str, Counter[str]] = {}

@@ -33,13 +33,19 @@ class Edit:
     content: str
     location: Location
     end_location: Location
+    # Another file of the run, when the fix for a finding belongs elsewhere (deterministic
+    # mode is turned on at the entry point, not in the module that calls the op).
+    filename: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "content": self.content,
             "location": self.location.to_json(),
             "end_location": self.end_location.to_json(),
         }
+        if self.filename is not None:
+            data["filename"] = self.filename
+        return data
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +121,9 @@ class FileResult:
     source: str | None = None
     # Per-file facts for the project phase (plain JSON-able data; empty for unparsable files).
     summary: dict[str, Any] = field(default_factory=dict)
+    # Findings of rules the project phase revises (``Rule.settle``), as the file alone gave
+    # them: re-running the project phase after a fix starts again from these.
+    unsettled: tuple[Diagnostic, ...] = ()
     # A notebook's cell sources (cell N is ``cells[N - 1]``; empty for cells that are not
     # code): findings in a notebook have cell rows, and their code frames come from here.
     cells: tuple[str, ...] = ()

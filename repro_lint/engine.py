@@ -100,6 +100,11 @@ class Settings:
         return cls(config, selected, target, tuple(per_file), _entry_points=entry_points)
 
     @property
+    def needs_project(self) -> bool:
+        """Whether a project phase runs: project rules, or per-file rules that it settles."""
+        return bool(self.project_rules) or any(rule.SETTLES for rule in self.rules)
+
+    @property
     def project_rules(self) -> tuple[type[ProjectRule], ...]:
         """The selected rules judged on whole programs (run after every file is linted)."""
         return tuple(r for r in self.rules if issubclass(r, ProjectRule))
@@ -524,7 +529,7 @@ def _lint_one(
         and not issubclass(r, ProjectRule)
         and _triggered(r, text)
     ]
-    wanted = bool(settings.project_rules) and "import" in text
+    wanted = settings.needs_project and "import" in text
     collect = wanted and (summarise or bool(active) or _may_be_entry(text, path, settings))
     # ast comes first even for files libcst will parse: libcst's native parser overflows the C
     # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
@@ -790,9 +795,10 @@ def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
                 return None
             if not any(word in text for word in seeding_words):
                 return file.display, DEFERRED
+        stamp = Cache.stamp(file)
         result = _lint_file_alone(file, settings, summarise=True)
         if cache is not None:
-            cache.put(file, result)
+            cache.put(file, result, stamp)
         return (result.filename, result.summary) if result.summary else None
 
     return load
@@ -807,33 +813,46 @@ def _with_project(
     """Add the project rules' findings to per-file results (those files are the linted
     ones; anything else they import is loaded for its summary only)."""
     rules = settings.project_rules
-    if not rules:
+    if not settings.needs_project:
         return list(results)
     codes = {rule.CODE for rule in rules}
+    settling = [rule for rule in settings.rules if rule.SETTLES]
+    settled_codes = {rule.CODE for rule in settling}
     units = []
+    findings: dict[str, list[Diagnostic]] = {}
     for result in results:
         path = paths.get(result.filename)
         enabled = frozenset(r.CODE for r in settings.rules_for(path) if r.CODE in codes)
         units.append(Unit(result.filename, path, result.summary, linted=True, codes=enabled))
-    found = analyse(units, rules, settings.project_options(), load)
+        mine = [d for d in result.diagnostics if d.code in settled_codes]
+        if mine:
+            findings[result.filename] = mine
+    found, settled = analyse(units, rules, settings.project_options(), load, findings, settling)
     merged = []
     for result in results:
-        extra = found.get(result.filename)
-        if not extra:
+        extra = found.get(result.filename, [])
+        if result.filename not in findings and not extra:
             merged.append(result)
             continue
-        diagnostics = sorted((*result.diagnostics, *extra), key=lambda d: d.sort_key)
-        merged.append(dataclasses.replace(result, diagnostics=tuple(diagnostics)))
+        kept = [d for d in result.diagnostics if d.code not in settled_codes]
+        kept.extend(settled.get(result.filename, []))
+        diagnostics = sorted((*kept, *extra), key=lambda d: d.sort_key)
+        unsettled = tuple(findings.get(result.filename, ()))
+        merged.append(
+            dataclasses.replace(result, diagnostics=tuple(diagnostics), unsettled=unsettled)
+        )
     return merged
 
 
 def _per_file_part(result: FileResult, settings: Settings) -> FileResult:
-    """A result without its project findings (what linting the file alone gives)."""
-    codes = {rule.CODE for rule in settings.project_rules}
-    if not any(d.code in codes for d in result.diagnostics):
+    """A result without what the project phase added or revised (what linting the file
+    alone gives)."""
+    codes = {rule.CODE for rule in settings.rules if issubclass(rule, ProjectRule) or rule.SETTLES}
+    if not result.unsettled and not any(d.code in codes for d in result.diagnostics):
         return result
-    kept = tuple(d for d in result.diagnostics if d.code not in codes)
-    return dataclasses.replace(result, diagnostics=kept)
+    kept = [d for d in result.diagnostics if d.code not in codes]
+    diagnostics = tuple(sorted((*kept, *result.unsettled), key=lambda d: d.sort_key))
+    return dataclasses.replace(result, diagnostics=diagnostics, unsettled=())
 
 
 class Relinter:
@@ -851,10 +870,12 @@ class Relinter:
         self._settings = settings
         self._paths = paths
         self._load = summary_loader(settings, cache)
+        # Only results known to come from these very texts are reused (findings carry their
+        # source); the others are linted again on the first call.
         self._memo: dict[str, tuple[str, FileResult]] = {
             r.filename: (texts[r.filename], _per_file_part(r, settings))
             for r in results
-            if r.filename in texts
+            if r.filename in texts and (not r.diagnostics or r.source == texts[r.filename])
         }
 
     def __call__(self, texts: Mapping[str, str]) -> dict[str, FileResult]:
@@ -913,6 +934,7 @@ def lint_files(
             results[file.display] = hit
         else:
             todo.append(file)
+    stamps = [Cache.stamp(file) for file in todo] if cache is not None else []
     jobs = jobs or default_jobs()
     if jobs > 1 and len(todo) >= POOL_THRESHOLD:
         context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
@@ -923,10 +945,10 @@ def lint_files(
             fresh = list(pool.map(_lint_in_worker, todo, chunksize=chunksize))
     else:
         fresh = [_lint_file_alone(file, settings) for file in todo]
-    for file, result in zip(todo, fresh, strict=True):
+    for index, (file, result) in enumerate(zip(todo, fresh, strict=True)):
         results[file.display] = result
         if cache is not None:
-            cache.put(file, result)
+            cache.put(file, result, stamps[index])
     ordered = [results[file.display] for file in sorted(files)]
     if not project:
         return ordered

@@ -65,28 +65,46 @@ def _conflicts(edit: Edit, taken: list[Edit]) -> bool:
     return False
 
 
-def choose(diagnostics: Iterable[Diagnostic], safeties: frozenset[FixSafety]) -> list[Diagnostic]:
-    """The fixes to apply in one round: in file order, skipping any that overlap earlier ones.
-    Identical edits (the same import added by two fixes) are shared, not conflicting."""
-    taken: list[Edit] = []
+def target(edit: Edit, owner: str) -> str:
+    """The file an edit of a finding in ``owner`` changes."""
+    return edit.filename if edit.filename is not None else owner
+
+
+def choose(
+    diagnostics: Iterable[Diagnostic],
+    safeties: frozenset[FixSafety],
+    taken: dict[str, list[Edit]] | None = None,
+) -> list[Diagnostic]:
+    """The fixes to apply in one round: in file order, skipping any that overlap earlier ones
+    (in whichever file they edit). Identical edits (the same import added by two fixes) are
+    shared, not conflicting. ``taken`` carries the edits chosen so far across files."""
+    taken = {} if taken is None else taken
     chosen: list[Diagnostic] = []
     for diagnostic in sorted(diagnostics, key=lambda d: d.sort_key):
         fix = diagnostic.fix
-        if fix is None or fix.applicability not in safeties:
+        if fix is None or fix.applicability not in safeties or not fix.edits:
             continue
-        if any(_conflicts(edit, taken) for edit in fix.edits):
+        owner = diagnostic.filename
+        if any(_conflicts(e, taken.get(target(e, owner), [])) for e in fix.edits):
             continue
         chosen.append(diagnostic)
-        taken.extend(e for e in fix.edits if e not in taken)
+        for edit in fix.edits:
+            edits = taken.setdefault(target(edit, owner), [])
+            if edit not in edits:
+                edits.append(edit)
     return chosen
 
 
-def _edits_of(chosen: Iterable[Diagnostic]) -> list[Edit]:
-    edits: list[Edit] = []
+def edits_by_file(chosen: Iterable[Diagnostic]) -> dict[str, list[Edit]]:
+    """The chosen fixes' edits, grouped by the file each one changes (shared edits once)."""
+    grouped: dict[str, list[Edit]] = {}
     for diagnostic in chosen:
         assert diagnostic.fix is not None
-        edits.extend(e for e in diagnostic.fix.edits if e not in edits)
-    return edits
+        for edit in diagnostic.fix.edits:
+            edits = grouped.setdefault(target(edit, diagnostic.filename), [])
+            if edit not in edits:
+                edits.append(edit)
+    return grouped
 
 
 def touches(edits: Iterable[Edit], rows: frozenset[int]) -> bool:
@@ -132,57 +150,65 @@ def fix_texts(
     """Fix files to a fixed point. ``relint`` receives the current text of every file of the
     run (those a round edits with the edits applied) and returns their results, so that
     project-level findings follow edits made in other files; it should re-lint only the texts
-    that changed. A round's edits to a file are kept only if the file still parses, else its
-    fixes are retried one at a time."""
+    that changed. A fix may edit another file of the run (``Edit.filename``). A round's edits
+    are kept only if every file they change still parses; otherwise the round's fixes are
+    retried one at a time, and one that breaks a file on its own is never tried again."""
     outcomes = {name: FixOutcome(texts[name], texts[name], results[name]) for name in texts}
     rejected: set[tuple[str, str, int, int]] = set()
+
+    def key(diagnostic: Diagnostic) -> tuple[str, str, int, int]:
+        location = diagnostic.location
+        return (diagnostic.filename, diagnostic.code, location.row, location.column)
 
     def current(changed: Mapping[str, str]) -> dict[str, str]:
         return {name: changed.get(name, outcome.text) for name, outcome in outcomes.items()}
 
-    # Results of files a round did not edit come from a relint that saw the round's proposed
-    # texts; when a proposal is then rejected they must be computed again.
+    def applied(chosen: list[Diagnostic]) -> dict[str, str] | None:
+        grouped = edits_by_file(chosen)
+        if any(name not in outcomes for name in grouped):
+            return None  # a file outside this run: the fix cannot be applied here
+        return {name: apply_edits(outcomes[name].text, edits) for name, edits in grouped.items()}
+
+    def accept(
+        chosen: list[Diagnostic], changed: dict[str, str], fresh: Mapping[str, FileResult]
+    ) -> None:
+        for name, result in fresh.items():
+            if name in outcomes:
+                outcomes[name].result = result
+        for name, text in changed.items():
+            outcomes[name].text = text
+        for diagnostic in chosen:
+            outcomes[diagnostic.filename].fixed[diagnostic.code] += 1
+
+    # True when the results in hand come from a relint of texts that were then not kept.
     stale = False
     for _ in range(max_rounds):
-        proposals: dict[str, tuple[str, list[Diagnostic]]] = {}
-        for name, outcome in outcomes.items():
-            candidates = [
-                d
-                for d in outcome.result.diagnostics
-                if (name, d.code, d.location.row, d.location.column) not in rejected
-            ]
-            chosen = choose(candidates, safeties)
-            if chosen:
-                proposals[name] = (apply_edits(outcome.text, _edits_of(chosen)), chosen)
-        if not proposals:
+        taken: dict[str, list[Edit]] = {}
+        chosen: list[Diagnostic] = []
+        for outcome in outcomes.values():
+            candidates = [d for d in outcome.result.diagnostics if key(d) not in rejected]
+            chosen.extend(choose(candidates, safeties, taken))
+        runnable = [d for d in chosen if applied([d]) is not None]
+        changed = applied(runnable) if runnable else None
+        if not changed or all(outcomes[n].text == t for n, t in changed.items()):
             break
-        fresh = relint(current({name: text for name, (text, _) in proposals.items()}))
-        stale = False
-        progressed = False
-        for name, result in fresh.items():
-            # Files this round did not edit may still gain or lose project-level findings.
-            if name in outcomes and name not in proposals:
-                outcomes[name].result = result
-        for name, (text, chosen) in proposals.items():
-            outcome = outcomes[name]
-            if not _broken(fresh[name]) and text != outcome.text:
-                outcome.text, outcome.result = text, fresh[name]
-                outcome.fixed.update(d.code for d in chosen)
-                progressed = True
+        fresh = relint(current(changed))
+        if not any(_broken(fresh[name]) for name in changed):
+            accept(runnable, changed, fresh)
+            stale = False
+            continue
+        # The combined edits broke a file: keep the first fix that works on its own (the
+        # next round proposes the rest again); one that breaks a file alone is dropped.
+        stale = True
+        for diagnostic in runnable:
+            single = applied([diagnostic])
+            assert single is not None
+            alone = relint(current(single))
+            if any(_broken(alone[name]) for name in single):
+                rejected.add(key(diagnostic))
                 continue
-            # The combined edits broke the file: try the first fix alone; if even that
-            # breaks it, never try it again.
-            first = chosen[0]
-            single = apply_edits(outcome.text, _edits_of([first]))
-            alone = relint(current({name: single}))[name]
-            stale = True
-            if _broken(alone) or single == outcome.text:
-                rejected.add((name, first.code, first.location.row, first.location.column))
-            else:
-                outcome.text, outcome.result = single, alone
-                outcome.fixed[first.code] += 1
-            progressed = True
-        if not progressed:
+            accept([diagnostic], single, alone)
+            stale = False
             break
     if stale:
         for name, result in relint(current({})).items():

@@ -178,7 +178,12 @@ class ReproLintServer(LanguageServer):
     ) -> list[lsp.CodeAction]:
         actions: list[lsp.CodeAction] = []
         fix = d.fix
-        if fix is not None and fix.applicability in _APPLIED:
+        # A fix that edits another file (RPL402 at an entry point) is left to the CLI.
+        if (
+            fix is not None
+            and fix.applicability in _APPLIED
+            and all(e.filename is None for e in fix.edits)
+        ):
             unsafe = " (unsafe fix)" if fix.applicability is FixSafety.UNSAFE else ""
             actions.append(
                 lsp.CodeAction(

@@ -1402,6 +1402,14 @@ class Program:
                 )
         return out
 
+    def linted_unit(self, filename: str) -> Unit | None:
+        """The unit of a file linted in this run."""
+        return next((u for u in self.units if u.linted and u.filename == filename), None)
+
+    def protected_rows(self, unit: Unit) -> frozenset[int]:
+        """Rows of ``unit`` a fix must not change (they carry a repro-lint noqa)."""
+        return _suppressions(unit).protected_rows(self.options.known_codes)
+
     # -- fix text -----------------------------------------------------------------------------
 
     def spell(self, unit: Unit, qualified: str, before_row: int) -> tuple[str, str | None] | None:
@@ -1537,11 +1545,21 @@ def analyse(
     rules: Sequence[type[ProjectRule]],
     options: ProjectOptions,
     load: Loader | None = None,
-) -> dict[str, list[Diagnostic]]:
-    """Project-level diagnostics of a run, by file name."""
-    if not rules:
-        return {}
-    return Program(units, options, load).diagnostics(rules)
+    findings: Mapping[str, Sequence[Diagnostic]] | None = None,
+    settling: Sequence[type[Rule]] = (),
+) -> tuple[dict[str, list[Diagnostic]], dict[str, list[Diagnostic]]]:
+    """Project-level diagnostics of a run, by file name; and the per-file ``findings`` of the
+    ``settling`` rules revised by ``Rule.settle`` now that the programs are known."""
+    if not rules and not settling:
+        return {}, {}
+    program = Program(units, options, load)
+    settled: dict[str, list[Diagnostic]] = {}
+    for filename, diagnostics in (findings or {}).items():
+        for rule in settling:
+            mine = [d for d in diagnostics if d.code == rule.CODE]
+            if mine:
+                settled.setdefault(filename, []).extend(rule.settle(program, filename, mine))
+    return program.diagnostics(rules), settled
 
 
 __all__ = [

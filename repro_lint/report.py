@@ -303,20 +303,21 @@ def render_sarif(report: Report, out: TextIO) -> None:
         if d.code in index:
             result["ruleIndex"] = index[d.code]
         if d.fix is not None and d.fix.edits and d.cell is None:
+            # One artifact change per file the fix edits (a fix may edit another file).
+            by_file: dict[str, list[Any]] = {}
+            for e in d.fix.edits:
+                by_file.setdefault(e.filename or d.filename, []).append(
+                    {
+                        "deletedRegion": _region(e.location, e.end_location),
+                        "insertedContent": {"text": e.content},
+                    }
+                )
             result["fixes"] = [
                 {
                     "description": {"text": d.fix.message},
                     "artifactChanges": [
-                        {
-                            "artifactLocation": _artifact_uri(d.filename),
-                            "replacements": [
-                                {
-                                    "deletedRegion": _region(e.location, e.end_location),
-                                    "insertedContent": {"text": e.content},
-                                }
-                                for e in d.fix.edits
-                            ],
-                        }
+                        {"artifactLocation": _artifact_uri(name), "replacements": replacements}
+                        for name, replacements in by_file.items()
                     ],
                 }
             ]

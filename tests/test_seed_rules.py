@@ -82,7 +82,7 @@ def test_summaries_survive_json(tmp_path: Path) -> None:
             for r, s in zip(results, summaries, strict=True)
         ]
         options = settings.project_options()
-        found = analyse(units, settings.project_rules, options, summary_loader(settings))
+        found, _ = analyse(units, settings.project_rules, options, summary_loader(settings))
         return sorted((d.filename, d.code, d.location.row) for ds in found.values() for d in ds)
 
     direct = run([r.summary for r in results])

@@ -3,12 +3,16 @@ turns deterministic mode on."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import libcst as cst
 
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
 from repro_lint.catalog import NEEDS_DETERMINISTIC_MODE
-from repro_lint.diagnostics import FixSafety
+from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety
+from repro_lint.fixes import touches
 from repro_lint.names import Names
+from repro_lint.project import EntryPoint, Program
 from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Valid
 from repro_lint.rules.cudnn_benchmark_enabled import LIGHTNING_TRAINERS
 from repro_lint.rules.nondeterministic_op import (
@@ -52,16 +56,6 @@ def _enables(node: cst.Call, names: Names) -> bool:
             and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
         )
     return name in _ENABLING_HELPERS
-
-
-def enables_deterministic_mode(context: FileContext, file_enables: bool) -> bool:
-    """Whether the program this file belongs to turns deterministic mode on, given whether
-    the file itself calls something that does.
-
-    TODO(#3): ask the project analysis whether the entry points that reach this file turn it
-    on; until then the file itself must.
-    """
-    return file_enables
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
@@ -114,9 +108,10 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     switches them to a deterministic kernel at some cost in speed; without it no seed helps.
 
     ## Fix safety
-    Safe: inserts `torch.use_deterministic_algorithms(True, warn_only=True)` at the entry
-    point (the top of the `if __name__ == "__main__":` block, else after the module's
-    imports). With `warn_only=True`, ops without a deterministic kernel warn instead of
+    Safe: inserts `torch.use_deterministic_algorithms(True, warn_only=True)` at each entry
+    point whose program reaches the call and never turns the mode on (the top of its
+    `if __name__ == "__main__":` block, else after the script's imports); when the call is in
+    another module than the entry point, the fix edits the entry point's file. With `warn_only=True`, ops without a deterministic kernel warn instead of
     raising, so the program still runs. Once those warnings are dealt with, switch to
     `torch.use_deterministic_algorithms(True)` (`warn_only=False`): that variant is unsafe,
     because it raises on any op without a deterministic kernel, and is not offered as a fix.
@@ -125,16 +120,19 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     `target-torch` decides which ops deterministic mode fixes (see the table).
 
     ## Known limitations
-    The decision is per file: enabling deterministic mode in another module of the program
-    (a training entry point that imports this one) is not seen yet, so suppress with
-    `# noqa: RPL402` there. The device is not known statically, so ops that are
-    nondeterministic only on CUDA are reported in CPU-only code too.
+    Whether the program turns deterministic mode on is decided from the entry points of the
+    run that reach the file (whole-project analysis). A file no entry point of the run
+    reaches (a library module checked alone, as pre-commit does with a changed file) is
+    judged on its own, and its fix then goes into that file. The device is not known
+    statically, so ops that are nondeterministic only on CUDA are reported in CPU-only code
+    too.
 
     ## References
     - `torch.use_deterministic_algorithms` documentation
     - PyTorch notes on randomness: "Avoiding nondeterministic algorithms"
     """
 
+    SETTLES = True
     CODE = "RPL402"
     MESSAGE = "This op is nondeterministic unless deterministic mode is on"
     FIX_TITLE = "Insert `torch.use_deterministic_algorithms(True, warn_only=True)`"
@@ -181,9 +179,10 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
         ),
         Invalid(
             "import torch as T\n\nif __name__ == '__main__': T.zeros(3).scatter_add_(0, i, v)\n",
-            fixed="import torch as T\n\nT.use_deterministic_algorithms(True, warn_only=True)\n"
-            "if __name__ == '__main__': T.zeros(3).scatter_add_(0, i, v)\n",
-            note="a one-line main block: the call goes before it",
+            fixed="import torch as T\n\nif __name__ == '__main__':\n"
+            "    T.use_deterministic_algorithms(True, warn_only=True)\n"
+            "    T.zeros(3).scatter_add_(0, i, v)\n",
+            note="a one-line main block becomes an indented block",
         ),
         Invalid(
             "import torch\ntorch.use_deterministic_algorithms(False)\n"
@@ -268,7 +267,9 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
             self._pending.append((node, finding))
 
     def leave_Module(self, original_node: cst.Module) -> None:
-        if not self._pending or enables_deterministic_mode(self.context, self._file_enables):
+        # Per file first (a file that turns the mode on is fine); ``settle`` then asks the
+        # programs that reach the file.
+        if not self._pending or self._file_enables:
             return
         fix = self._fix(original_node)
         tail = "is nondeterministic unless deterministic mode is on"
@@ -302,6 +303,55 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     ) -> list[NodeEdit]:
         spelling, imports = self.reference(ENABLE, "torch", before=before)
         return [*imports, edit(statement, f"{spelling}(True, warn_only=True)")]
+
+    @classmethod
+    def settle(
+        cls, program: Program, filename: str, diagnostics: list[Diagnostic]
+    ) -> list[Diagnostic]:
+        """Judge the findings by the programs that reach the file: none of them if every
+        entry point turns deterministic mode on; otherwise the fix goes to the entry points
+        that do not (it may edit another file). A file no entry point of the run reaches is
+        judged on its own, as the per-file pass did."""
+        unit = program.linted_unit(filename)
+        entries = [e for e in program.entries if filename in program.reached_files(e)]
+        if unit is None or not entries:
+            return diagnostics
+        needing = [e for e in entries if not e.enables_deterministic_algorithms()]
+        if not needing:
+            return []
+        edits: list[Edit] = []
+        for entry in needing:
+            made = cls._entry_edits(program, entry) if entry.unit.linted else None
+            if made is None:
+                edits = []
+                break
+            other = entry.unit.filename if entry.unit.filename != filename else None
+            edits.extend(dataclasses.replace(edit, filename=other) for edit in made)
+        where = ", ".join(sorted({e.unit.filename for e in needing}))
+        fix = Fix(FixSafety.SAFE, f"{cls.FIX_TITLE} in {where}", tuple(edits)) if edits else None
+        return [dataclasses.replace(d, fix=fix) for d in diagnostics]
+
+    @staticmethod
+    def _entry_edits(program: Program, entry: EntryPoint) -> tuple[Edit, ...] | None:
+        unit = entry.unit
+        at, indent, end, prefix, suffix = program.entry_start(entry)
+        spelled = program.spell(unit, ENABLE, at.row)
+        if spelled is None:
+            return None
+        text, module = spelled
+        edits = program.insertion(
+            unit,
+            at,
+            [f"{text}(True, warn_only=True)"],
+            [module] if module else [],
+            indent=indent,
+            prefix=prefix,
+            suffix=suffix,
+            end=end,
+        )
+        if not edits or touches(edits, program.protected_rows(unit)):
+            return None
+        return edits
 
     @classmethod
     def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:
