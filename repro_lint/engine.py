@@ -55,6 +55,7 @@ from repro_lint.rules.syntax_error import SyntaxError as SyntaxErrorRule
 from repro_lint.rules.unused_noqa import UnusedNoqa
 from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
 from repro_lint.torch_versions import TargetTorch, resolve_target
+from repro_lint.walker import walk
 
 NEWLINE = re.compile(r"\r\n?|\n")
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
@@ -242,6 +243,11 @@ def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> S
     return SourceError(f"libcst cannot parse this file: {libcst_error}")
 
 
+# What libcst is known not to reproduce: a form feed, or a line that is only a backslash
+# continuation. Only files containing one are compared with libcst's code (a full codegen).
+_UNFAITHFUL = re.compile(r"\f|^[ \t]*\\\r?$", re.M)
+
+
 def _misplaced(text: str, code: str, diagnostics: Iterable[Diagnostic]) -> SourceError | None:
     """Where libcst's code stops matching the text, if a finding or a fix lies on a row that
     the difference makes unreliable (that row, or any row after a lost line)."""
@@ -302,6 +308,35 @@ def _hooks(rule: type) -> tuple[tuple[str, str], ...]:
     return hooks
 
 
+_STATEMENT, _FUNCTION, _COMMENT, _NEWLINE, _SPACE, _TEXT, _BLOCK = 1, 2, 4, 8, 16, 32, 64
+_KINDS: dict[type, int] = {}
+_TEXTS = (cst.SimpleString, cst.FormattedStringText, cst.TemplatedStringText)
+
+
+def _kind(node_type: type) -> int:
+    """What the traversal tracks about a node type (cached: isinstance against libcst's
+    abstract classes is slow)."""
+    kind = _KINDS.get(node_type)
+    if kind is None:
+        kind = 0
+        if issubclass(node_type, _STATEMENTS):
+            kind |= _STATEMENT
+        if issubclass(node_type, cst.FunctionDef):
+            kind |= _FUNCTION
+        if issubclass(node_type, cst.Comment):
+            kind |= _COMMENT
+        if issubclass(node_type, cst.Newline):
+            kind |= _NEWLINE
+        if issubclass(node_type, cst.SimpleWhitespace):
+            kind |= _SPACE
+        if issubclass(node_type, _TEXTS):
+            kind |= _TEXT
+        if issubclass(node_type, cst.IndentedBlock):
+            kind |= _BLOCK
+        _KINDS[node_type] = kind
+    return kind
+
+
 class _Dispatcher(cst.CSTVisitor):
     """One traversal that feeds every node to each interested rule (and to the project
     summary collector, which rides along the same way)."""
@@ -310,7 +345,7 @@ class _Dispatcher(cst.CSTVisitor):
         self,
         visitors: Sequence[object],
         context: FileContext,
-        comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None,
+        comments: list[tuple[cst.Comment, int]] | None,
     ) -> None:
         self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
         self._leave: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
@@ -321,26 +356,69 @@ class _Dispatcher(cst.CSTVisitor):
         self._stack = context.statement_stack
         self._names = context.names
         self._comments = comments
+        self._cursor = context.cursor
+        self._default_indent = context.module.default_indent
+        self._indents: list[str] = []
+        self._elifs: set[cst.CSTNode] = set()
 
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, _STATEMENTS):
-            self._stack.append(node)
-            if isinstance(node, cst.FunctionDef):
-                self._names.enter_function(node)
-        elif self._comments is not None and isinstance(node, cst.Comment):
-            if "noqa" in node.value.lower():
-                self._comments.append((node, self._stack[0] if self._stack else None))
-        for hook in self._visit.get(type(node).__name__, ()):
-            hook(node)
+        kind = _kind(type(node))
+        if kind:
+            self._track(node, kind)
+        hooks = self._visit.get(type(node).__name__)
+        if hooks:
+            for hook in hooks:
+                hook(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        for hook in self._leave.get(type(original_node).__name__, ()):
-            hook(original_node)
-        if isinstance(original_node, _STATEMENTS):
+        hooks = self._leave.get(type(original_node).__name__)
+        if hooks:
+            for hook in hooks:
+                hook(original_node)
+        kind = _kind(type(original_node))
+        if kind & _STATEMENT:
             self._stack.pop()
-            if isinstance(original_node, cst.FunctionDef):
+            if kind & _FUNCTION:
                 self._names.leave_function()
+        elif kind & _BLOCK:
+            self._indents.pop()
+
+    def _track(self, node: cst.CSTNode, kind: int) -> None:
+        """Statements, rows (newlines passed) and indentation, for positions and summaries."""
+        cursor = self._cursor
+        if kind & _NEWLINE:
+            cursor.row += 1
+        elif kind & _SPACE:
+            # A backslash continuation is the only way plain whitespace spans lines.
+            value = node.value  # type: ignore[attr-defined]
+            if "\\" in value:
+                cursor.row += len(NEWLINE.findall(value))
+        elif kind & _TEXT:
+            value = node.value  # type: ignore[attr-defined]
+            if "\n" in value or "\r" in value:
+                cursor.row += len(NEWLINE.findall(value))
+        elif kind & _STATEMENT:
+            self._stack.append(node)
+            if node in self._elifs:
+                # An ``elif`` prints as ``if`` on its own: it is positioned with its ``if``.
+                self._elifs.discard(node)
+            else:
+                cursor.starts[node] = (cursor.row, "".join(self._indents))
+            if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
+                self._elifs.add(node.orelse)
+            if kind & _FUNCTION:
+                self._names.enter_function(node)  # type: ignore[arg-type]
+        elif kind & _BLOCK:
+            indent = node.indent  # type: ignore[attr-defined]
+            self._indents.append(self._default_indent if indent is None else indent)
+        elif kind & _COMMENT and self._comments is not None:
+            if "noqa" in node.value.lower():  # type: ignore[attr-defined]
+                self._comments.append((node, cursor.row))  # type: ignore[arg-type]
+
+    def run(self, module: cst.Module) -> None:
+        """One read-only walk of the tree (see walker.py for why not ``module.visit``)."""
+        walk(module, self.on_visit, self.on_leave)
 
     # libcst calls these for every child attribute of every node; the defaults look up
     # ``visit_<Node>_<attr>`` methods by name, which we never define.
@@ -564,7 +642,7 @@ def _lint_parsed(
         name, is_package = "__main__", False
     names = Names(module, name, is_package)
     context = FileContext(module, names, settings.config, settings.target.version, path, name)
-    comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None = (
+    comments: list[tuple[cst.Comment, int]] | None = (
         [] if "noqa" in text.lower() and not settings.ignore_noqa else None
     )
     visitors: list[object] = [rule(context) for rule in active]
@@ -573,7 +651,7 @@ def _lint_parsed(
         collector = SummaryCollector(context, text, frozenset(settings.config.seed_functions))
         visitors.append(collector)
     try:
-        module.visit(_Dispatcher(visitors, context, comments))
+        _Dispatcher(visitors, context, comments).run(module)
     except RecursionError:
         return error_result(filename, SourceError("file is nested too deeply to analyse"))
     summary = collector.summary() if collector is not None else {}
@@ -588,13 +666,24 @@ def _lint_parsed(
     if not context.reports and unused_noqa is None:
         return FileResult(filename, (), summary=summary)
     diagnostics = _diagnostics(
-        text, filename, module, names, context.reports, comments, unused_noqa
+        text,
+        filename,
+        module,
+        names,
+        context.reports,
+        comments,
+        unused_noqa,
+        context.cursor.starts,
     )
     # Positions come from libcst's tree, which does not always reproduce the file: it drops a
     # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
     # a line holding only a backslash continuation (later rows shift). Checked only for files
     # with findings: it costs a code generation.
-    misplaced = _misplaced(text, module.code, diagnostics) if diagnostics else None
+    misplaced = (
+        _misplaced(text, module.code, diagnostics)
+        if diagnostics and _UNFAITHFUL.search(text)
+        else None
+    )
     if misplaced is not None:
         return error_result(filename, misplaced, text)
     return FileResult(
@@ -657,18 +746,24 @@ def _diagnostics(
     module: cst.Module,
     names: Names,
     reports: list[PendingReport],
-    comments: list[tuple[cst.Comment, cst.CSTNode | None]] | None,
+    comments: list[tuple[cst.Comment, int]] | None,
     unused_noqa: Sequence[type[Rule]] | None = None,
+    starts: Mapping[cst.CSTNode, tuple[int, str]] | None = None,
 ) -> list[Diagnostic]:
     """Positioned, suppressed and de-duplicated findings; with ``unused_noqa`` (the rules that
     ran), also RPL901's findings for noqa entries that suppressed none of them."""
-    positions = Positions(module)
+    positions = Positions(module, starts)
     for report in reports:
+        if report.statement is not None:
+            positions.within(report.node, report.statement)
+            for edit in report.edits:
+                if isinstance(edit, Replace):
+                    positions.within(edit.node, report.statement)
         if report.top is not None:
             positions.hint(report.node, report.top)
             if report.statement is not None:
                 positions.hint(report.statement, report.top)
-    suppressions = _suppressions(comments or [], positions)
+    suppressions = _suppressions(comments or [], text)
     known = {code for code in rule_table.BY_CODE} | set(rule_table.BY_NAME)
     protected = suppressions.protected_rows(known)
     builder = _EditBuilder(text, module, names, positions)
@@ -718,16 +813,16 @@ def _diagnostics(
     return out
 
 
-def _suppressions(
-    comments: list[tuple[cst.Comment, cst.CSTNode | None]], positions: Positions
-) -> Suppressions:
+def _suppressions(comments: list[tuple[cst.Comment, int]], text: str) -> Suppressions:
     if not comments:
         return EMPTY
     directives: list[Directive] = []
-    for comment, top in comments:
-        positions.hint(comment, top)
-        start = positions.syntactic(comment).start
-        directive = parse_comment(comment.value, start.line, start.column + 1)
+    lines = NEWLINE.split(text)
+    for comment, row in comments:
+        # The traversal counted the row; a comment is the rest of its line, so its column is
+        # where its text last occurs there.
+        line = lines[row - 1] if 0 < row <= len(lines) else ""
+        directive = parse_comment(comment.value, row, line.rfind(comment.value) + 1 or 1)
         if directive is not None:
             directives.append(directive)
     return Suppressions.from_directives(directives)

@@ -10,6 +10,7 @@ node are positioned in full, as one-statement modules.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 import libcst as cst
 from libcst.metadata import (
@@ -42,25 +43,77 @@ class _Index(cst.CSTVisitor):
 
 
 class _Local:
-    """Positions inside one top-level statement (or the module's header and footer)."""
+    """Positions inside one statement (or the module's header and footer), rows shifted by
+    ``offset`` to the file's."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(self, module: cst.Module, offset: int = 0) -> None:
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.offset = offset
         self.syntactic: dict[cst.CSTNode, CodeRange] | None = None
         self.inclusive: dict[cst.CSTNode, CodeRange] | None = None
+
+    def lookup(self, node: cst.CSTNode, inclusive: bool) -> CodeRange | None:
+        if inclusive:
+            if self.inclusive is None:
+                self.inclusive = dict(self.wrapper.resolve(WhitespaceInclusivePositionProvider))
+            found = self.inclusive.get(node)
+        else:
+            if self.syntactic is None:
+                self.syntactic = dict(self.wrapper.resolve(PositionProvider))
+            found = self.syntactic.get(node)
+        if found is None or self.offset == 0:
+            return found
+        return CodeRange(
+            CodePosition(found.start.line + self.offset, found.start.column),
+            CodePosition(found.end.line + self.offset, found.end.column),
+        )
 
 
 class Positions:
     """1-based lines and 0-based columns (libcst's CodeRange) of nodes of one module."""
 
-    def __init__(self, module: cst.Module) -> None:
+    def __init__(
+        self, module: cst.Module, starts: Mapping[cst.CSTNode, tuple[int, str]] | None = None
+    ) -> None:
         self.module = module
+        # Rows and indentation of statements, counted by the traversal: a node inside one of
+        # them is positioned by printing that statement alone (cheap) rather than its
+        # top-level statement (a whole class, often).
+        self._starts = starts or {}
+        self._inside: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._statement_local: dict[cst.CSTNode, _Local] = {}
         self._tops: dict[cst.CSTNode, cst.CSTNode | None] = {}
         self._first_line: dict[cst.CSTNode, int] | None = None
         self._body_lines = 0
         self._local: dict[cst.CSTNode | None, _Local] = {}
         self._indexed = False
         self._indexed_tops: set[cst.CSTNode] = set()
+
+    def within(self, node: cst.CSTNode, statement: cst.CSTNode) -> None:
+        """Tell which statement (the innermost) holds ``node``."""
+        self._inside[node] = statement
+
+    def _in_statement(self, node: cst.CSTNode, inclusive: bool) -> CodeRange | None:
+        statement = self._inside.get(node)
+        if statement is None and node in self._starts:
+            statement = node
+        start = self._starts.get(statement) if statement is not None else None
+        if statement is None or start is None:
+            return None
+        local = self._statement_local.get(statement)
+        if local is None:
+            row, indent = start
+            if indent:
+                # Printed inside a block with the statement's own indentation, behind an
+                # ``if _:`` line, so every line of it comes out as it is in the file.
+                block = cst.IndentedBlock(body=[statement], indent=indent)  # type: ignore[list-item]
+                wrapper: cst.CSTNode = cst.If(test=cst.Name("_"), body=block)
+                offset = row - 2
+            else:
+                wrapper, offset = statement, row - 1
+            mini = self.module.with_changes(body=[wrapper], header=[], footer=[])
+            local = self._statement_local[statement] = _Local(mini, offset)
+        return local.lookup(node, inclusive)
 
     def hint(self, node: cst.CSTNode, top: cst.CSTNode | None) -> None:
         """Tell where ``node`` lives (its top-level statement, None for header/footer)."""
@@ -134,6 +187,9 @@ class Positions:
 
     def syntactic(self, node: cst.CSTNode) -> CodeRange:
         """The node's own range (no surrounding whitespace or comments)."""
+        found = self._in_statement(node, inclusive=False)
+        if found is not None:
+            return found
         top = self._top_of(node)
         local = self._positions(top)
         if local.syntactic is None:
@@ -142,6 +198,9 @@ class Positions:
 
     def inclusive(self, node: cst.CSTNode) -> CodeRange:
         """The node's range with the whitespace, comments and newline it owns."""
+        found = self._in_statement(node, inclusive=True)
+        if found is not None:
+            return found
         top = self._top_of(node)
         local = self._positions(top)
         if local.inclusive is None:

@@ -143,7 +143,8 @@ class SummaryCollector:
         self._seed_functions = seed_functions
         self._newline = context.module.default_newline
         self._default_indent = context.module.default_indent
-        self.row = 1
+        # The engine's traversal counts rows for everyone (see _Dispatcher).
+        self._cursor = context.cursor
         self._open: list[_Open] = []
         self._table: list[list[Json]] = []
         self._scopes: list[_Scope] = []
@@ -194,25 +195,9 @@ class SummaryCollector:
             self._lines = _LINE_BREAK.split(self._text)
         return self._lines[row - 1] if 0 < row <= len(self._lines) else ""
 
-    def visit_Newline(self, node: cst.Newline) -> None:
-        self.row += 1
-
-    def visit_SimpleWhitespace(self, node: cst.SimpleWhitespace) -> None:
-        # A backslash continuation is the only way plain whitespace spans lines.
-        if "\\" in node.value:
-            self.row += len(_LINE_BREAK.findall(node.value))
-
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if "\n" in node.value or "\r" in node.value:
-            self.row += len(_LINE_BREAK.findall(node.value))
-
-    def visit_FormattedStringText(self, node: cst.FormattedStringText) -> None:
-        if "\n" in node.value or "\r" in node.value:
-            self.row += len(_LINE_BREAK.findall(node.value))
-
-    def visit_TemplatedStringText(self, node: cst.TemplatedStringText) -> None:
-        if "\n" in node.value or "\r" in node.value:
-            self.row += len(_LINE_BREAK.findall(node.value))
+    @property
+    def row(self) -> int:
+        return self._cursor.row
 
     def visit_Comment(self, node: cst.Comment) -> None:
         if "noqa" not in node.value.lower():

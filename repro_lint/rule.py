@@ -86,6 +86,16 @@ class AddImport:
 NodeEdit = Replace | InsertBefore | InsertAfter | AddImport
 
 
+@dataclass
+class Cursor:
+    """Where the traversal is in the text: the row of the node being visited (counted from
+    the newlines passed, no positions needed), and the statements' starting rows."""
+
+    row: int = 1
+    # Each statement visited -> (the row its leading lines start on, its indentation).
+    starts: dict[cst.CSTNode, tuple[int, str]] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class FileContext:
     """What a rule may know about the file it checks."""
@@ -99,6 +109,7 @@ class FileContext:
     reports: list[PendingReport] = field(default_factory=list)
     # Innermost statement being visited (maintained by the engine's traversal).
     statement_stack: list[cst.CSTNode] = field(default_factory=list)
+    cursor: Cursor = field(default_factory=Cursor)
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,11 @@ SOURCES = [
     '"""doc"""\nfrom __future__ import annotations\n@dec\ndef g():\n    pass\nz = 3',
     "",
     "# only a comment\n",
+    'class A:\n\tdef f(self):\n\t\tif x:\n\t\t\ty = """a\nb"""\n\t\telse:\n'
+    "\t\t\t# c\n\t\t\tz = (1,\n  2)\n",
+    "def f():\n    @dec\n    # between\n    def g():\n        x = 1 + \\\n            2\n"
+    "        return f'{x}'\n    try:\n        pass\n    except E:\n          pass\n",
+    "if a:\n  if b:\n      with c as d:\n          e()\n  elif f:\n   g = [\n1]\n",
 ]
 EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples").glob("*.py"))
 
@@ -47,5 +52,40 @@ def test_positions_match_the_full_provider(source: str) -> None:
     for node in _all_nodes(module):
         if node is module:
             continue
+        assert positions.syntactic(node) == full[node], type(node).__name__
+        assert positions.inclusive(node) == inclusive[node], type(node).__name__
+
+
+@pytest.mark.parametrize("source", [*SOURCES, *(p.read_text(encoding="utf-8") for p in EXAMPLES)])
+def test_statement_positions_match_the_full_provider(source: str) -> None:
+    """Nodes positioned through their innermost statement, whose row and indentation the
+    engine's traversal counted, land where libcst's whole-module provider puts them."""
+    from repro_lint.config import Config
+    from repro_lint.engine import Settings, _Dispatcher
+    from repro_lint.names import Names
+    from repro_lint.rule import FileContext
+
+    module = cst.parse_module(source)
+    settings = Settings.from_config(Config())
+    context = FileContext(
+        module, Names(module, "m"), settings.config, settings.target.version, None, "m"
+    )
+    inside: list[tuple[cst.CSTNode, cst.CSTNode]] = []
+
+    class Record(_Dispatcher):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            result = super().on_visit(node)
+            if context.statement_stack:
+                inside.append((node, context.statement_stack[-1]))
+            return result
+
+    Record([], context, None).run(module)
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    full = wrapper.resolve(PositionProvider)
+    inclusive = wrapper.resolve(WhitespaceInclusivePositionProvider)
+    positions = Positions(module, context.cursor.starts)
+    for node, statement in inside:
+        positions.within(node, statement)
+    for node, _ in inside:
         assert positions.syntactic(node) == full[node], type(node).__name__
         assert positions.inclusive(node) == inclusive[node], type(node).__name__

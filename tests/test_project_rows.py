@@ -1,4 +1,5 @@
-"""Rows in project summaries are counted during the traversal; they must match libcst's."""
+"""Rows in project summaries are counted during the engine's traversal; they must match
+libcst's."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from repro_lint.config import Config
-from repro_lint.engine import Settings
+from repro_lint.engine import Settings, _Dispatcher
 from repro_lint.names import Names
 from repro_lint.project import SummaryCollector
 from repro_lint.rule import FileContext
@@ -73,24 +74,6 @@ class _Recorder(SummaryCollector):
         super().visit_Comment(node)
 
 
-class _Feed(cst.CSTVisitor):
-    """Feeds every node to the collector's hooks by type name, as the engine does."""
-
-    def __init__(self, collector: _Recorder) -> None:
-        self.collector = collector
-
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        hook = getattr(self.collector, f"visit_{type(node).__name__}", None)
-        if hook is not None:
-            hook(node)
-        return True
-
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        hook = getattr(self.collector, f"leave_{type(original_node).__name__}", None)
-        if hook is not None:
-            hook(original_node)
-
-
 def _mismatches(text: str) -> list[tuple[str, int, int]]:
     module = cst.parse_module(text)
     settings = Settings.from_config(Config())
@@ -98,7 +81,8 @@ def _mismatches(text: str) -> list[tuple[str, int, int]]:
         module, Names(module, "m"), settings.config, settings.target.version, None, "m"
     )
     recorder = _Recorder(context, text)
-    module.visit(_Feed(recorder))
+    # The engine's dispatcher counts rows and statements; the collector reads them from it.
+    _Dispatcher([recorder], context, None).run(module)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     wrong = []
     for node, row in recorder.rows:

@@ -1,0 +1,77 @@
+"""A read-only walk over a libcst tree, in libcst's own visiting order, rebuilding nothing.
+
+``CSTNode.visit`` rebuilds (and re-validates) every node of the tree even for a visitor that
+changes nothing; on real files that costs about as much as parsing them. The linter only reads
+the tree, so it walks the children itself. The order of each node type's children is learned
+once, from libcst's ``_visit_and_replace_children`` (the order it announces the attributes in),
+so rules and the row counting that rides along see exactly what a libcst visitor would.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import libcst as cst
+
+_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+# isinstance against libcst's abstract base classes goes through abc and is slow; the answer
+# per concrete type is cached instead.
+_IS_NODE: dict[type, bool] = {}
+
+
+def _is_node(kind: type) -> bool:
+    answer = _IS_NODE.get(kind)
+    if answer is None:
+        answer = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+    return answer
+
+
+class _Recorder(cst.CSTVisitor):
+    """Learns the attribute order of one node without descending into its children."""
+
+    def __init__(self) -> None:
+        self.attributes: list[str] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return False
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.attributes.append(attribute)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+def _order(node: cst.CSTNode) -> tuple[str, ...]:
+    kind = type(node)
+    order = _ORDER.get(kind)
+    if order is None:
+        recorder = _Recorder()
+        node._visit_and_replace_children(recorder)
+        names = list(dict.fromkeys(recorder.attributes))
+        # An attribute libcst skips when it is None (an f-string's format_spec) comes last
+        # in its visiting order; fields that never hold nodes are skipped while walking.
+        names += [f.name for f in dataclasses.fields(node) if f.name not in names]
+        order = _ORDER[kind] = tuple(names)
+    return order
+
+
+def walk(
+    node: cst.CSTNode,
+    enter: Callable[[cst.CSTNode], bool],
+    leave: Callable[[cst.CSTNode], object],
+) -> None:
+    """Call ``enter`` on each node before its children (False skips them) and ``leave``
+    after them, depth first, in the order a libcst visitor sees the nodes."""
+    if enter(node):
+        for attribute in _ORDER.get(type(node)) or _order(node):
+            child = getattr(node, attribute)
+            kind = type(child)
+            if kind is tuple or kind is list:
+                for item in child:
+                    if _is_node(type(item)):
+                        walk(item, enter, leave)
+            elif _is_node(kind):
+                walk(child, enter, leave)
+    leave(node)
