@@ -51,6 +51,9 @@ class Config:
     seed_functions: tuple[str, ...] = ()
     # Glob patterns of files that are entry points whatever their shape.
     entry_points: tuple[str, ...] = ()
+    # RPL301: "always" reports every multi-worker loader that may need a worker_init_fn;
+    # "when-proven" only those whose worker random streams provably collide.
+    dataloader_worker_rng: str = "always"
     output_format: str = "full"
     # Directory that relative patterns (exclude, per-file-ignores) are anchored to, and where
     # the cache lives: the config file's directory, else the project root.
@@ -71,6 +74,7 @@ class Config:
             f"seed={self.seed}",
             f"seed_functions={self.seed_functions}",
             f"entry_points={self.entry_points}",
+            f"dataloader_worker_rng={self.dataloader_worker_rng}",
         ]
         return "|".join(parts)
 
@@ -153,6 +157,7 @@ OPTIONS: dict[str, tuple[str, Callable[[str, Any, Path | None], Any]]] = {
     "seed": ("seed", _seed),
     "seed-functions": ("seed_functions", _qualified_names),
     "entry-points": ("entry_points", _string_list),
+    "dataloader-worker-rng": ("dataloader_worker_rng", _choice(("always", "when-proven"))),
     "output-format": ("output_format", _choice(OUTPUT_FORMATS)),
 }
 

@@ -128,6 +128,8 @@ class Settings:
             seed_functions=frozenset(self.config.seed_functions),
             entry_points=matcher,
             known_codes=frozenset(rule_table.BY_CODE) | frozenset(rule_table.BY_NAME),
+            target_torch=self.target.version,
+            dataloader_worker_rng=self.config.dataloader_worker_rng,
         )
 
     def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
@@ -609,6 +611,11 @@ def _lint_one(
     ]
     wanted = settings.needs_project and "import" in text
     collect = wanted and (summarise or bool(active) or _may_be_entry(text, path, settings))
+    # Project rules with triggers judge the code of every file that mentions one (a file
+    # that calls ``sampler.set_epoch`` need not import anything).
+    collect = collect or any(
+        r.TRIGGERS and _triggered(r, text) for r in settings.project_rules if r in rules
+    )
     # ast comes first even for files libcst will parse: libcst's native parser overflows the C
     # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
     # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so

@@ -28,11 +28,13 @@ from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import real_path
 from repro_lint.fixes import touches
+from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext, Rule
 from repro_lint.suppressions import Directive, Suppressions, parse_comment
+from repro_lint.torch_versions import TorchVersion
 
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -170,6 +172,8 @@ class SummaryCollector:
         self._top_count = 0
         self._bindings: list[list[Json]] = []
         self._binding_statements: dict[int, list[tuple[str, str]]] = {}
+        # DataLoaders, samplers and the generators datasets own (the data-loading rules).
+        self._data = LoaderFacts(context)
         for binding in self._names.bindings():
             top = binding.qualified.split(".", 1)[0]
             if binding.is_import and binding.module_level and top in _FIX_MODULES:
@@ -276,6 +280,7 @@ class SummaryCollector:
 
     def visit_For(self, node: cst.For) -> None:
         self._enter(node, node.leading_lines)
+        self._data.assign([node.target], None, self._function_key())
 
     def leave_For(self, original_node: cst.For) -> None:
         self._leave(original_node)
@@ -352,8 +357,10 @@ class SummaryCollector:
         if first is not None:
             self._body_of[id(first)] = key
         self._scopes.append(_Scope("func", key))
+        self._data.enter_function(node, method)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._data.leave_function()
         self._scopes.pop()
         self._leave(original_node)
 
@@ -370,8 +377,10 @@ class SummaryCollector:
         row += sum(1 + len(d.leading_lines) for d in node.decorators)
         self._classes[key] = {"bases": bases, "methods": [], "row": row}
         self._scopes.append(_Scope("class", key))
+        self._data.enter_class(key)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._data.leave_class()
         self._scopes.pop()
         self._leave(original_node)
 
@@ -438,6 +447,7 @@ class SummaryCollector:
 
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self._names.qualified_name(node.func)
+        self._data.call(node, qualified, self._function_key(), self)
         if qualified is None:
             self._unresolved_call(node)
         else:
@@ -628,6 +638,33 @@ class SummaryCollector:
                 if isinstance(target.target, cst.Name):
                     self._spawn_contexts.add(target.target.value)
 
+    def leave_Assign(self, original_node: cst.Assign) -> None:
+        targets = [target.target for target in original_node.targets]
+        self._data.assign(targets, original_node.value, self._function_key())
+
+    def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
+        self._data.assign([original_node.target], original_node.value, self._function_key())
+
+    def site(self, node: cst.CSTNode) -> CallSite:
+        """Where ``node``, being visited, is: its innermost statement (indexed in the
+        statement table), its row and indentation, and its top-level statement with the row
+        where a helper function can be inserted before it (for the data-loading rules)."""
+        statement = self._index(self._open[-1]) if self._open else -1
+        top = self._open[0] if self._open else None
+        indent = self._indent(self._open[-1].row) if self._open else ""
+        if top is None:
+            return CallSite(statement, self.node_row(node), indent, None, 1)
+        leading: Sequence[cst.EmptyLine] = getattr(top.node, "leading_lines", ())
+        blank = 0
+        for line in leading:
+            if line.comment is not None:
+                break
+            blank += 1
+        # After the blank lines (so the inserted text never starts with a line break, which
+        # would join a lone "\r" before it into "\r\n"), before comments and decorators.
+        helper_row = top.row - len(leading) + blank
+        return CallSite(statement, self.node_row(node), indent, top.node, helper_row)
+
     def visit_Import(self, node: cst.Import) -> None:
         modules = [dotted_name(alias.name) for alias in node.names]
         self._import(node, modules)
@@ -663,7 +700,9 @@ class SummaryCollector:
                 exports[binding.local] = qualified
         taken = [name for name in _FIX_MODULES if self._taken(name)]
         anchor = self._anchor or self._end_anchor()
+        data = self._data.summary()
         return {
+            **({"data": data} if data is not None else {}),
             "v": SUMMARY_VERSION,
             "module": self._module,
             "package": self._package,
@@ -899,6 +938,10 @@ class ProjectOptions:
     entry_points: Callable[[Path], bool] | None = None
     # Every rule code and name, to tell our noqa comments from other tools'.
     known_codes: frozenset[str] = frozenset()
+    # The torch release the project targets (None: the default target).
+    target_torch: TorchVersion | None = None
+    # RPL301: "always", or "when-proven" (only worker random streams that provably collide).
+    dataloader_worker_rng: str = "always"
 
 
 @dataclass(frozen=True)
@@ -911,6 +954,8 @@ class ProjectReport:
     edits: tuple[Edit, ...] = ()
     fix_title: str | None = None
     fix_safety: FixSafety | None = None
+    # Where exactly (a call inside the statement); the statement's first line otherwise.
+    span: tuple[Location, Location] | None = None
 
 
 # Loads the summary of a file on disk (None when it cannot be read or parsed). With the flag
@@ -1087,6 +1132,55 @@ class Program:
         if kind == "m":
             return self._method(unit, str(ref[1]), str(ref[2]), skip_own=bool(ref[3]))
         return None
+
+    # -- classes and functions, for rules that follow them (the data-loading rules) --------------
+
+    def referent(self, unit: Unit, ref: Sequence[Json]) -> tuple[str, Unit, str] | None:
+        """What a summary reference (``["q", qualified]``, ``["l", key]``, ``["m", class,
+        name, skip]``) names in the project: ``("class" | "function", its unit, its key)``;
+        None for library names and what cannot be resolved."""
+        target = self._resolve_ref(unit, list(ref))
+        if isinstance(target, _Class):
+            return "class", target.unit, target.key
+        if isinstance(target, _Function):
+            return "function", target.unit, target.key
+        return None
+
+    def methods(self, unit: Unit, klass: str) -> list[tuple[Unit, str]]:
+        """The methods of a project class and of its project base classes (own ones first)."""
+        return list(self._methods(unit, klass))
+
+    def method(self, unit: Unit, klass: str, name: str) -> tuple[Unit, str] | None:
+        """Method ``name`` of a project class, found on it or on its project base classes."""
+        found = self._method(unit, klass, name)
+        return None if found is None else (found.unit, found.key)
+
+    def external_bases(self, unit: Unit, klass: str) -> list[str]:
+        """The qualified names of the library classes a project class extends (through its
+        project base classes)."""
+        return [base for _, _, base in self._external_bases(unit, klass)]
+
+    def callees(self, unit: Unit, key: str) -> Iterator[tuple[Unit, str]]:
+        """The project functions a function calls (for a constructed class, its methods)."""
+        for event in unit.functions().get(key, ()):
+            yield from self._callees(unit, event)
+
+    def import_edits(
+        self, unit: Unit, modules: Sequence[str], before: Location
+    ) -> tuple[Edit, ...] | None:
+        """Edits adding ``import module`` lines where ``insertion`` puts them, for code at
+        ``before``; None when a name is taken or the imports would land after ``before``."""
+        if not modules:
+            return ()
+        if any(module in unit.summary.get("taken", ()) for module in modules):
+            return None
+        newline = str(unit.summary.get("newline", "\n"))
+        row, column, lead = unit.summary["anchor"]
+        where = Location(int(row), int(column))
+        if where > before:
+            return None
+        text = str(lead) + "".join(f"import {module}{newline}" for module in modules)
+        return (Edit(text, where, where),)
 
     # -- profiles -----------------------------------------------------------------------------
 
@@ -1350,7 +1444,7 @@ class Program:
         out: dict[str, list[Diagnostic]] = {}
         suppressions: dict[int, Suppressions] = {}
         for rule in rules:
-            seen: set[tuple[str, int, str]] = set()
+            seen: set[tuple[str, int, int, str]] = set()
             for report in rule.check(self):
                 unit = report.unit
                 if not unit.linted or rule.CODE not in unit.codes or report.statement < 0:
@@ -1360,9 +1454,13 @@ class Program:
                 found = suppressions[unit.index]
                 start_row, _, indent, end_column = unit.statement(report.statement)
                 start = Location(start_row, len(indent) + 1)
-                if found.suppressing(rule.CODE, rule.name, [start_row]) is not None:
+                end = Location(start_row, max(end_column, len(indent) + 1))
+                if report.span is not None:
+                    start, end = report.span
+                rows = sorted({start_row, start.row})
+                if found.suppressing(rule.CODE, rule.name, rows) is not None:
                     continue
-                key = (unit.filename, start_row, report.message)
+                key = (unit.filename, start.row, start.column, report.message)
                 if key in seen:
                     continue
                 seen.add(key)
@@ -1379,9 +1477,9 @@ class Program:
                         message=report.message,
                         filename=unit.filename,
                         location=start,
-                        end_location=Location(start_row, max(end_column, len(indent) + 1)),
+                        end_location=end,
                         fix=fix,
-                        noqa_row=start_row,
+                        noqa_row=start.row,
                         url=rule.url(),
                     )
                 )

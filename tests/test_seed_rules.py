@@ -88,7 +88,15 @@ def test_summaries_survive_json(tmp_path: Path) -> None:
     direct = run([r.summary for r in results])
     again = run([json.loads(json.dumps(r.summary)) for r in results])
     assert direct == again
-    assert {code for _, code, _ in direct} == {"RPL101", "RPL104", "RPL107", "RPL202"}
+    assert {code for _, code, _ in direct} == {
+        "RPL101",
+        "RPL104",
+        "RPL107",
+        "RPL202",
+        "RPL301",
+        "RPL302",
+        "RPL304",
+    }
 
 
 def test_files_that_import_nothing_are_not_parsed_for_a_summary() -> None:

@@ -6,7 +6,10 @@ from repro_lint.config import ConfigError
 from repro_lint.rule import Rule
 from repro_lint.rules.autotune_enabled import AutotuneEnabled
 from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
+from repro_lint.rules.dataloader_missing_generator import DataloaderMissingGenerator
+from repro_lint.rules.dataloader_worker_rng import DataloaderWorkerRng
 from repro_lint.rules.deterministic_mode_disabled import DeterministicModeDisabled
+from repro_lint.rules.distributed_sampler_without_set_epoch import DistributedSamplerWithoutSetEpoch
 from repro_lint.rules.hashseed_set_in_process import HashseedSetInProcess
 from repro_lint.rules.late_seed import LateSeed
 from repro_lint.rules.missing_cublas_workspace_config import MissingCublasWorkspaceConfig
@@ -17,10 +20,12 @@ from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
     NondeterministicOpWithoutDeterministicMode,
 )
 from repro_lint.rules.nondeterministic_seed import NondeterministicSeed
+from repro_lint.rules.random_split_missing_generator import RandomSplitMissingGenerator
 from repro_lint.rules.seed_lost_in_subprocess import SeedLostInSubprocess
 from repro_lint.rules.sklearn_missing_random_state import SklearnMissingRandomState
 from repro_lint.rules.syntax_error import SyntaxError
 from repro_lint.rules.unseeded_generator import UnseededGenerator
+from repro_lint.rules.unsorted_file_listing import UnsortedFileListing
 from repro_lint.rules.unused_noqa import UnusedNoqa
 
 ALL_RULES: tuple[type[Rule], ...] = (
@@ -37,6 +42,11 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeterministicModeDisabled,
     MissingCublasWorkspaceConfig,
     AutotuneEnabled,
+    DataloaderWorkerRng,
+    DataloaderMissingGenerator,
+    RandomSplitMissingGenerator,
+    DistributedSamplerWithoutSetEpoch,
+    UnsortedFileListing,
     NondeterministicOp,
     NondeterministicOpWithoutDeterministicMode,
     UnusedNoqa,

@@ -1,0 +1,119 @@
+"""RPL302: a shuffling DataLoader, or a random sampler, without its own ``generator=``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from repro_lint.datasets import data, loaders, span
+from repro_lint.diagnostics import Edit, FixSafety
+from repro_lint.project import Program, ProjectReport, ProjectRule, Unit
+from repro_lint.rule import Invalid, Valid
+
+
+class DataloaderMissingGenerator(ProjectRule):
+    """
+    ## What it does
+    Flags a DataLoader (any alias, project subclass, `functools.partial` or known wrapper)
+    that shuffles, `shuffle=True` by keyword or by position (`DataLoader(ds, 8, True)`), a
+    value that may be true, or a `**kwargs` dict built in the same scope that sets it, or
+    that gets a `RandomSampler`, `SubsetRandomSampler` or `WeightedRandomSampler` built
+    without `generator=` (directly, through a variable or inside a `BatchSampler`), and has
+    no `generator=` of its own. Also flags those samplers themselves.
+
+    ## When it does not fire
+    - The loader has `generator=`, or a `**mapping` the rule cannot see may hold one.
+    - The loader does not shuffle: `shuffle` absent, `False` or `None`, a deterministic
+      sampler (`SequentialSampler`, a custom one), or a `DistributedSampler`, which shuffles
+      with its own generator seeded from its `seed` argument and ignores the loader's.
+      Evaluation loaders are quiet for this reason.
+    - A random sampler with `generator=` (a loader given such a sampler is quiet too, unless
+      it shuffles by itself, which torch rejects anyway).
+
+    ## Why is this bad?
+    Without a generator, a shuffling loader draws its order from the global torch
+    generator at every `iter(loader)`, and every loader draws its workers' base seed there
+    too. The data order then depends on every other use of the global generator: adding a
+    validation pass, a dropout layer or a random augmentation before the next epoch changes
+    the order of all later batches. With its own seeded generator, a loader's order depends
+    only on that seed and the epoch count.
+
+    ## Fix safety
+    Safe: `generator=torch.Generator().manual_seed(<seed>)` is added (with `+ rank` when a
+    rank-named variable is in scope in distributed code, so that ranks shuffle differently).
+    The order is still random, now from its own repeatable stream.
+
+    ## Options
+    `seed` (default 0) is the value inserted.
+
+    ## Known limitations
+    Samplers are followed through assignments in the same scope; a sampler built in another
+    function or kept in an attribute counts as deterministic.
+
+    ## References
+    - PyTorch: "Reproducibility", DataLoader section (`generator`)
+    - PyTorch: `torch.utils.data.DataLoader`, `RandomSampler`
+    """
+
+    CODE = "RPL302"
+    MESSAGE = "A shuffling DataLoader without `generator=` takes its order from the global RNG"
+    FIX_TITLE = "Pass `generator=torch.Generator().manual_seed(<seed>)`"
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = ("Loader", "loader", "Sampler", "shuffle")
+    INVALID = (
+        Invalid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, shuffle=True)\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader\n"
+            "loader = DataLoader(ds, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(0))\n",
+        ),
+    )
+    VALID = (
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader\n"
+            "loader = DataLoader(ds, shuffle=True, generator=torch.Generator().manual_seed(0))\n",
+        ),
+    )
+
+    @classmethod
+    def check(cls, program: Program) -> Iterator[ProjectReport]:
+        for loader in loaders(program):
+            if loader.given("generator") or loader.opaque:
+                continue
+            sampler = loader.sampler()
+            shuffle = loader.args.get("shuffle", {"v": False}).get("v", True) not in (False, None)
+            if sampler == "random":
+                message = (
+                    "This DataLoader's random sampler has no `generator=`: its order comes "
+                    "from the global RNG"
+                )
+            elif shuffle and sampler is None:
+                message = cls.MESSAGE
+            else:
+                continue
+            yield cls._report(program, loader.unit, loader.record, message)
+        for unit in program.units:
+            if not unit.linted:
+                continue
+            for record in data(unit).get("samplers", ()):
+                message = (
+                    f"`{record['class']}` without `generator=` takes its order from the global RNG"
+                )
+                yield cls._report(program, unit, record, message)
+
+    @classmethod
+    def _report(
+        cls, program: Program, unit: Unit, record: Mapping[str, Any], message: str
+    ) -> ProjectReport:
+        start, end = span(record)
+        imports = program.import_edits(unit, ["torch"] if record.get("import") else [], start)
+        edits: tuple[Edit, ...] = ()
+        if imports is not None:
+            edits = (*imports, Edit(str(record["generator"]), start, end))
+        return ProjectReport(
+            unit,
+            int(record["s"]),
+            message,
+            edits=edits,
+            fix_safety=FixSafety.SAFE if edits else None,
+            span=(start, end),
+        )

@@ -1,0 +1,372 @@
+"""RPL301: a multi-worker DataLoader without ``worker_init_fn`` whose workers may repeat each
+other's random numbers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from repro_lint.datasets import Judge, Loader, Randomness, contexts, data, loaders, span
+from repro_lint.diagnostics import Edit, FixSafety, Location
+from repro_lint.loaders import GENERATOR_KINDS, HELPER
+from repro_lint.project import Program, ProjectReport, ProjectRule, Unit
+from repro_lint.randomness import FAMILIES
+from repro_lint.rule import Invalid, Valid
+from repro_lint.torch_versions import TorchVersion
+
+# Workers seed random, numpy and torch themselves since this release (pytorch/pytorch#56488).
+WORKERS_RESEED = TorchVersion(1, 9)
+# Random number libraries the fix reseeds, with the call that does it.
+LIBRARY_SEEDS = {
+    "imgaug": "imgaug.random.seed",
+    "cupy": "cupy.random.seed",
+    "tensorflow": "tensorflow.random.set_seed",
+}
+# Generator kinds -> how the fix gives a dataset's generator the worker's seed.
+_RESEED = {
+    "numpy": "dataset.{name} = {default_rng}(worker_seed)",
+    "numpy-legacy": "dataset.{name}.seed(worker_seed)",
+    "random": "dataset.{name}.seed(worker_seed)",
+    "torch": "dataset.{name}.manual_seed(worker_seed)",
+}
+# Rank r's workers get seeds 65536 * r apart: distinct for any realistic number of workers.
+_RANK_STRIDE = 65536
+
+
+@dataclass
+class _Finding:
+    loader: Loader
+    message: str
+    randomness: Randomness
+    distributed: bool
+    fixable: bool
+
+
+class DataloaderWorkerRng(ProjectRule):
+    """
+    ## What it does
+    Flags a DataLoader (`torch.utils.data.DataLoader` under any alias, a project subclass of
+    it, a `functools.partial` of it, torchdata's `StatefulDataLoader`, PyG's `DataLoader`)
+    whose `num_workers` may be above zero (a literal, a variable, a config value,
+    `os.cpu_count()`, or a `**kwargs` dict built in the same scope) and that has no
+    `worker_init_fn`, when the random numbers its workers draw may repeat.
+
+    The dataset is followed to its class, across files: its `__getitem__` (or `__iter__`),
+    the methods and functions they call, the transforms it builds or is given. The message
+    says how the workers' random streams collide:
+
+    - the dataset or one of its transforms owns a generator object (a numpy `Generator` or
+      `RandomState`, `random.Random`, `torch.Generator`), or uses a module-level one: every
+      worker starts from a copy of the same state;
+    - it uses a random number library PyTorch does not reseed (`imgaug`, `cupy.random`,
+      `tensorflow.random`);
+    - the run is distributed (`torch.distributed`, DDP, a `DistributedSampler`) and every
+      rank uses one seed: worker *k* of every rank gets the same base seed;
+    - the target torch is older than 1.9, where workers share numpy's global state.
+
+    When the dataset cannot be resolved (a library dataset other than torchvision's and
+    torchaudio's, a dataset built by a function, an attribute), a shuffling loader is
+    reported with the general message: the PyTorch notes recommend a `worker_init_fn` for
+    every multi-worker loader.
+
+    ## When it does not fire
+    - `num_workers` absent, `0`, or a name bound to `0`: everything runs in the main process.
+    - A `worker_init_fn` is passed (also through a `**kwargs` dict built in scope, or by the
+      project subclass), or a `**mapping` the rule cannot see may hold one.
+    - MONAI's `DataLoader` (it installs its own `worker_init_fn`), or the program calls
+      Lightning's `seed_everything(..., workers=True)` (Lightning then gives every loader a
+      worker seed that mixes in the rank).
+    - The dataset is a `TensorDataset`, a torchvision/torchaudio dataset, or a project class
+      whose worker code draws no random numbers or draws only from the global `torch`,
+      `numpy` and `random` generators: since torch 1.9 each worker reseeds those three from
+      `base_seed + worker_id`, so their streams already differ (and repeat with the seed).
+      A dataset owning a generator it never uses in its worker methods is quiet too.
+    - The dataset cannot be resolved and the loader does not shuffle (an evaluation loader),
+      or `dataloader-worker-rng = "when-proven"`.
+    - Distributed code whose ranks seed differently (`torch.manual_seed(seed + rank)`, or a
+      loader `generator=` that mixes in the rank).
+
+    ## Why is this bad?
+    Each worker process starts as a copy of the main process. PyTorch reseeds the global
+    `torch`, `numpy` and `random` generators in each worker (since 1.9), but nothing else: a
+    generator object held by the dataset is copied as is, so all workers produce the same
+    "random" augmentations, and (without persistent workers) every epoch repeats them. With
+    one seed on every rank, the same happens across ranks. Results still repeat run to
+    run, but the randomness the experiment relies on is not there.
+
+    ## Fix safety
+    Safe: `worker_init_fn=seed_worker` is added to the loader and `seed_worker` is defined
+    once per module, as in the PyTorch recipe: it reseeds numpy (when the module or the
+    dataset's uses numpy) and `random` from `torch.initial_seed()` (distinct per worker,
+    repeatable for a seeded run), gives the dataset's own generator attributes that seed
+    (through `torch.utils.data.get_worker_info().dataset`, looking inside `Subset`s),
+    reseeds `imgaug`/`cupy`/`tensorflow` when the dataset uses them, and in distributed code
+    mixes in the rank (`torch.distributed.get_rank()`) and reseeds torch. It changes which
+    random numbers the workers draw, which is the point, and nothing else. A module that
+    already defines `seed_worker` keeps its own. No fix is offered when the colliding
+    generator belongs to a transform object or a module (the helper cannot reach it).
+
+    ## Options
+    `dataloader-worker-rng` (`"always"`, default, or `"when-proven"`): with `"when-proven"`
+    only the collisions above are reported, not the general recommendation.
+
+    ## Known limitations
+    Datasets are followed through assignments in the same function or at module level,
+    `random_split`, `Subset` and `ConcatDataset`; a dataset kept in an attribute
+    (`self.train_set`) or built by a function counts as unresolved. Library code other than
+    the random number libraries above is assumed not to own generators. A project
+    DataLoader subclass or `partial` is recognised when it is called in a file that mentions
+    `Loader`, `loader` or `num_workers`, or that an entry point reaches.
+
+    ## References
+    - PyTorch: "Reproducibility", DataLoader section (`seed_worker`, `generator`)
+    - PyTorch: `torch.utils.data` "Randomness in multi-process data loading"
+    - pytorch/pytorch#5059 (numpy state shared by workers before 1.9);
+      huggingface/transformers#37932 (identical worker seeds across ranks)
+    """
+
+    CODE = "RPL301"
+    MESSAGE = "Multi-worker DataLoader without `worker_init_fn`: workers may repeat randomness"
+    FIX_TITLE = "Pass `worker_init_fn=seed_worker` and define `seed_worker`"
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = ("Loader", "loader", "num_workers")
+    INVALID = (
+        Invalid(
+            "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n"
+            "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
+            "        return self.rng.normal()\n\n\n"
+            "loader = DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
+            fixed="import random\nimport numpy as np\nimport torch\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n"
+            "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
+            "        return self.rng.normal()\n\n\n"
+            "def seed_worker(worker_id: int) -> None:\n"
+            '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
+            "    worker_seed = torch.initial_seed() % 2**32\n"
+            "    np.random.seed(worker_seed)  # noqa: NPY002\n"
+            "    random.seed(worker_seed)\n"
+            "    dataset = torch.utils.data.get_worker_info().dataset\n"
+            "    while isinstance(dataset, torch.utils.data.Subset):\n"
+            "        dataset = dataset.dataset\n"
+            "    dataset.rng = np.random.default_rng(worker_seed)\n\n\n"
+            "loader = DataLoader(Noisy(), batch_size=2, num_workers=2, worker_init_fn=seed_worker)\n",
+            note="the dataset owns a numpy Generator: every worker draws the same numbers",
+        ),
+    )
+    VALID = (
+        Valid(
+            "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n"
+            "    def __getitem__(self, index):\n        return self.rng.normal()\n\n\n"
+            "loader = DataLoader(Noisy(), batch_size=2)\n",
+            note="no workers: everything runs in the main process",
+        ),
+    )
+
+    @classmethod
+    def check(cls, program: Program) -> Iterator[ProjectReport]:
+        judge = Judge(program)
+        known = contexts(program)
+        target = program.options.target_torch
+        old = target is not None and target < WORKERS_RESEED
+        proven_only = program.options.dataloader_worker_rng == "when-proven"
+        findings: dict[int, list[_Finding]] = {}
+        for loader in loaders(program):
+            if loader.seeds_workers or loader.given("worker_init_fn"):
+                continue
+            if loader.opaque and "worker_init_fn" not in loader.args:
+                continue
+            if not loader.may_be_positive("num_workers"):
+                continue
+            context = known[loader.unit.index].flags
+            if "seeds_workers" in context:
+                continue
+            finding = cls._judge(judge, loader, context, old, target, proven_only)
+            if finding is not None:
+                findings.setdefault(loader.unit.index, []).append(finding)
+        for index, found in findings.items():
+            unit = program.units[index]
+            helper = cls._helper(program, unit, [f for f in found if f.fixable])
+            for finding in found:
+                record = finding.loader.record
+                start, end = span(record)
+                edits: tuple[Edit, ...] = ()
+                if finding.fixable and helper is not None:
+                    edits = (Edit(str(record["init"]), start, end), *helper)
+                yield ProjectReport(
+                    unit,
+                    int(record["s"]),
+                    finding.message,
+                    edits=edits,
+                    fix_safety=FixSafety.SAFE if edits else None,
+                    span=(start, end),
+                )
+
+    @classmethod
+    def _judge(
+        cls,
+        judge: Judge,
+        loader: Loader,
+        context: frozenset[str],
+        old: bool,
+        target: TorchVersion | None,
+        proven_only: bool,
+    ) -> _Finding | None:
+        randomness = judge.dataset(loader.unit, loader.dataset)
+        distributed = "distributed" in context or loader.sampler() == "distributed"
+        generator = loader.args.get("generator")
+        if generator is not None and generator.get("v", "?") is not None:
+            shared = generator.get("g") == "set"
+        else:
+            shared = "rank_seed" not in context
+        shared = distributed and shared
+
+        def found(message: str, fixable: bool = True) -> _Finding:
+            return _Finding(loader, message, randomness, distributed, fixable)
+
+        for owned in randomness.owned:
+            if owned.where == "dataset":
+                return found(
+                    f"`{owned.owner}.{owned.name}` is copied into every DataLoader worker: "
+                    "workers repeat its random numbers",
+                    fixable=all(o.where == "dataset" for o in randomness.owned),
+                )
+        for owned in randomness.owned:
+            what = "Transform" if owned.where == "transform" else "Module-level generator"
+            return found(
+                f"{what} `{owned.owner}.{owned.name}` is copied into every DataLoader worker: "
+                "workers repeat its random numbers",
+                fixable=False,
+            )
+        if randomness.libraries:
+            return found(
+                f"`{randomness.libraries[0]}` keeps its own random state, which every "
+                "DataLoader worker copies unchanged"
+            )
+        if shared and (randomness.draws or not randomness.known):
+            return found(
+                "Every rank seeds alike: DataLoader worker k draws the same random numbers "
+                "on every rank"
+            )
+        if old and (randomness.numpy_global or not randomness.known):
+            return found(
+                f"With torch {target}, every DataLoader worker copies numpy's global random state"
+            )
+        if not randomness.known and not proven_only and loader.may_shuffle():
+            return found(cls.MESSAGE)
+        return None
+
+    @classmethod
+    def _helper(
+        cls, program: Program, unit: Unit, found: Sequence[_Finding]
+    ) -> tuple[Edit, ...] | None:
+        """The edits defining ``seed_worker`` in ``unit`` for its fixable findings (none when
+        the module already binds the name); None when it cannot be written there."""
+        if not found:
+            return None
+        if "helper" in data(unit).get("flags", ()):
+            return ()
+        at = Location(min(int(f.loader.record["helper_row"]) for f in found), 1)
+        imports: list[str] = []
+
+        def name(qualified: str) -> str | None:
+            spelled = program.spell(unit, qualified, at.row)
+            if spelled is None:
+                return None
+            text, module = spelled
+            if module is not None and module not in imports:
+                imports.append(module)
+            return text
+
+        lines = cls._lines(unit, found, name)
+        if lines is None:
+            return None
+        # Imports in the order the seeding fixes use (torch, numpy, random), then others.
+        order = {module: index for index, module in enumerate(FAMILIES)}
+        imports.sort(key=lambda module: (order.get(module, len(order)), module))
+        newline = str(unit.summary.get("newline", "\n"))
+        return program.insertion(
+            unit,
+            at,
+            lines,
+            imports,
+            indent="",
+            suffix=newline * 2,
+        )
+
+    @staticmethod
+    def _lines(
+        unit: Unit, found: Sequence[_Finding], name: Callable[[str], str | None]
+    ) -> list[str] | None:
+        """The lines of ``seed_worker`` (unindented; the body carries its own indent)."""
+        attributes: dict[str, str] = {}
+        for finding in found:
+            for owned in finding.randomness.owned:
+                if owned.where == "dataset":
+                    attributes.setdefault(owned.name, owned.kind)
+        kinds = {GENERATOR_KINDS[kind].split("-")[0] for kind in attributes.values()}
+        numpy = (
+            any(n.split(".", 1)[0] == "numpy" for _, n, _ in unit.summary.get("bindings", ()))
+            or "numpy" in kinds
+            or any(f.randomness.numpy or f.randomness.numpy_global for f in found)
+        )
+        libraries = sorted({lib for f in found for lib in f.randomness.libraries})
+        distributed = any(f.distributed for f in found)
+        spelled: dict[str, str] = {}
+        wanted = ["torch.initial_seed", "random.seed"]
+        if numpy:
+            wanted += ["numpy.random.seed", "numpy.random.default_rng"]
+        if distributed:
+            wanted += [
+                "torch.distributed.get_rank",
+                "torch.distributed.is_initialized",
+                "torch.manual_seed",
+            ]
+        if attributes:
+            wanted += ["torch.utils.data.get_worker_info", "torch.utils.data.Subset"]
+        wanted += [LIBRARY_SEEDS[lib] for lib in libraries if lib in LIBRARY_SEEDS]
+        for qualified in wanted:
+            text = name(qualified)
+            if text is None:
+                return None
+            spelled[qualified] = text
+        lines = [
+            f"def {HELPER}(worker_id: int) -> None:",
+            '    """Reseed what PyTorch does not reseed in each DataLoader worker."""',
+        ]
+        if distributed:
+            lines += [
+                f"    rank = {spelled['torch.distributed.get_rank']}() "
+                f"if {spelled['torch.distributed.is_initialized']}() else 0",
+                f"    worker_seed = ({spelled['torch.initial_seed']}() + {_RANK_STRIDE} * rank)"
+                " % 2**32",
+                f"    {spelled['torch.manual_seed']}(worker_seed)",
+            ]
+        else:
+            lines.append(f"    worker_seed = {spelled['torch.initial_seed']}() % 2**32")
+        if numpy:
+            lines.append(f"    {spelled['numpy.random.seed']}(worker_seed)  # noqa: NPY002")
+        lines.append(f"    {spelled['random.seed']}(worker_seed)")
+        for lib in libraries:
+            if lib in LIBRARY_SEEDS:
+                lines.append(f"    {spelled[LIBRARY_SEEDS[lib]]}(worker_seed)")
+        if attributes:
+            lines += [
+                f"    dataset = {spelled['torch.utils.data.get_worker_info']}().dataset",
+                f"    while isinstance(dataset, {spelled['torch.utils.data.Subset']}):",
+                "        dataset = dataset.dataset",
+            ]
+            # Datasets of several classes share the helper: reseed what each one has.
+            guarded = len({tuple(sorted(o.name for o in f.randomness.owned)) for f in found}) > 1
+            for attribute, kind in attributes.items():
+                default_rng = spelled.get("numpy.random.default_rng", "")
+                line = _RESEED[GENERATOR_KINDS[kind]].format(
+                    name=attribute, default_rng=default_rng
+                )
+                if guarded:
+                    lines += [f'    if hasattr(dataset, "{attribute}"):', f"        {line}"]
+                else:
+                    lines.append(f"    {line}")
+        return lines

@@ -1,0 +1,450 @@
+"""RPL305: a directory listing whose filesystem order feeds data, without ``sorted()``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from repro_lint.diagnostics import FixSafety
+from repro_lint.loaders import block_indent, expression_code
+from repro_lint.names import dotted_name
+from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
+
+# Functions that list a directory (qualified) -> how to sort what they return.
+LISTINGS: dict[str, str] = {
+    "os.listdir": "sorted({})",
+    "os.scandir": "sorted({}, key=lambda entry: entry.name)",
+    "glob.glob": "sorted({})",
+    "glob.iglob": "sorted({})",
+}
+PATH_LISTINGS = frozenset({"glob", "rglob", "iterdir"})
+PATH_CLASSES = frozenset(
+    {
+        "pathlib.Path", "pathlib.PurePath", "pathlib.PosixPath", "pathlib.WindowsPath",
+        "pathlib.PurePosixPath", "pathlib.PureWindowsPath",
+    }
+)  # fmt: skip
+# Path methods and properties that give a Path again.
+_PATH_STEPS = frozenset(
+    {"parent", "resolve", "absolute", "expanduser", "with_name", "with_suffix", "with_stem",
+     "joinpath", "cwd", "home"}
+)  # fmt: skip
+# Calls whose result does not depend on the order of the iterable they get.
+_ORDER_FREE = frozenset(
+    {
+        "builtins.sorted", "builtins.len", "builtins.set", "builtins.frozenset", "builtins.any",
+        "builtins.all", "builtins.sum", "builtins.max", "builtins.min", "builtins.bool",
+        "builtins.print", "collections.Counter",
+    }
+)  # fmt: skip
+# Calls whose result keeps the order of the iterable they get.
+_ORDER_KEEPING = frozenset(
+    {"builtins.list", "builtins.tuple", "builtins.iter", "builtins.filter", "builtins.map",
+     "builtins.reversed"}
+)  # fmt: skip
+# In a loop body, these mean the loop builds a sequence in iteration order.
+_COLLECTING = frozenset({"append", "extend", "insert", "appendleft"})
+
+ORDER = "order"  # the order of the listing matters
+FREE = "free"  # it does not (a count, a set, a membership test, a side effect per file)
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """A listing call and the statements around it (reported later than it is visited)."""
+
+    call: cst.Call
+    anchor: tuple[cst.CSTNode, ...]
+
+
+@dataclass
+class _Scope:
+    values: dict[str, cst.BaseExpression] = field(default_factory=dict)
+    paths: set[str] = field(default_factory=set)
+    # Names and attributes holding unsorted listings, waiting for their first use.
+    pending: dict[str, list[_Listing]] = field(default_factory=dict)
+
+
+class UnsortedFileListing(Rule):
+    """
+    ## What it does
+    Flags `os.listdir`, `os.scandir`, `glob.glob`, `glob.iglob`, and `glob`, `rglob` and
+    `iterdir` on a `pathlib.Path` (built in the same scope, a parameter annotated `Path`, or
+    an attribute set from one), when the order of what they return matters: it is kept in
+    an attribute (`self.files = ...`), returned, passed to a call (a dataset, `zip` with
+    another listing, `enumerate`, `random.shuffle`), indexed, or iterated by a loop that
+    builds a list (`samples.append(...)`), directly or through a variable or a list
+    comprehension, and was not sorted.
+
+    ## When it does not fire
+    - The listing is sorted: `sorted(os.listdir(d))`, or `files.sort()` /
+      `files = sorted(files)` before the list is used.
+    - The order cannot matter: `len(...)`, `set(...)`, `any(...)`, `x in os.listdir(d)`,
+      `if os.listdir(d):`, a loop that handles each file on its own (`os.remove`), a set
+      comprehension, a listing that is never used.
+    - `.glob(...)` on something not known to be a `Path` (a `Dataset` method, a string
+      pattern helper): it is not a directory listing the rule can recognise.
+
+    ## Why is this bad?
+    Directory listings come in the order the filesystem stores entries, which differs
+    between filesystems, machines and even copies of the same data. A dataset built from
+    such a list numbers its samples differently on another machine, so a seeded shuffle or
+    split selects different files, class indices from `enumerate` change, and pairs zipped
+    from two listings (images and masks) can be mismatched.
+
+    ## Fix safety
+    Safe: the listing is wrapped in `sorted(...)` (`os.scandir` entries by name). The same
+    files are used, in an order that is the same everywhere.
+
+    ## Known limitations
+    `os.walk` is not flagged. Listings are followed through assignments in the same
+    function; a list kept in an attribute is reported unless it is sorted in the same
+    method. A variable used only in another function counts as unused.
+
+    ## References
+    - Python: `os.listdir` ("in arbitrary order"), `glob.glob`, `pathlib.Path.iterdir`
+    """
+
+    CODE = "RPL305"
+    MESSAGE = "Files listed in filesystem order, which differs between machines"
+    FIX_TITLE = "Wrap the listing in `sorted(...)`"
+    FIX_SAFETY = FixSafety.SAFE
+    TRIGGERS = ("listdir", "scandir", "glob", "iterdir")
+    INVALID = (
+        Invalid(
+            "import os\n\n\ndef samples(root):\n"
+            "    return [os.path.join(root, name) for name in os.listdir(root)]\n",
+            fixed="import os\n\n\ndef samples(root):\n"
+            "    return [os.path.join(root, name) for name in sorted(os.listdir(root))]\n",
+        ),
+    )
+    VALID = (
+        Valid(
+            "import os\n\n\ndef samples(root):\n"
+            "    return [os.path.join(root, name) for name in sorted(os.listdir(root))]\n",
+        ),
+    )
+
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        self._scopes: list[_Scope] = [_Scope()]
+        self._classes: list[set[str]] = []
+        self._reported: set[int] = set()
+
+    # -- scopes -----------------------------------------------------------------------------
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(set())
+
+    def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._classes.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = _Scope()
+        params = node.params
+        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if param.annotation is not None and self._mentions_path(param.annotation.annotation):
+                scope.paths.add(param.name.value)
+        self._scopes.append(scope)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._finish(self._scopes.pop())
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        self._finish(self._scopes[0])
+
+    def _finish(self, scope: _Scope) -> None:
+        # A list kept in an attribute is read later (``self.files[index]``); a local
+        # variable never used in an order-sensitive way is harmless.
+        for target, listings in scope.pending.items():
+            if "." in target:
+                for listing in listings:
+                    self._report(listing)
+
+    def _mentions_path(self, node: cst.BaseExpression) -> bool:
+        stack: list[cst.CSTNode] = [node]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Name | cst.Attribute):
+                if self.qualified_name(current) in PATH_CLASSES:
+                    return True
+            stack.extend(current.children)
+        return False
+
+    # -- statements -------------------------------------------------------------------------
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._assign(node.targets[0].target, node.value)
+        else:
+            self._scan(node.value, ORDER)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assign(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        target = self._text(node.target)
+        scope = self._scopes[-1]
+        if target is not None and target in scope.pending:
+            self._scan(node.value, f"+{target}")
+        else:
+            self._scan(node.value, ORDER)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._scan(node.value, ORDER)
+
+    def visit_Expr(self, node: cst.Expr) -> None:
+        self._scan(node.value, FREE)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._scan(node.iter, ORDER if self._collects(node.body) else FREE)
+
+    def visit_If(self, node: cst.If) -> None:
+        self._scan(node.test, FREE)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._scan(node.test, FREE)
+
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        text = self._text(target)
+        scope = self._scopes[-1]
+        if isinstance(target, cst.Name | cst.Attribute) and text is not None:
+            self._scan(value, f"={text}")
+            if not self._listing_value(value):
+                scope.pending.pop(text, None)
+            if isinstance(target, cst.Name):
+                scope.values[target.value] = value
+            if self._is_path(value):
+                if isinstance(target, cst.Name):
+                    scope.paths.add(target.value)
+                elif text.startswith("self.") and self._classes:
+                    self._classes[-1].add(text)
+        else:
+            self._scan(value, ORDER)
+
+    def _collects(self, body: cst.BaseSuite) -> bool:
+        stack: list[cst.CSTNode] = [body]
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.Yield):
+                return True
+            if (
+                isinstance(current, cst.Call)
+                and isinstance(current.func, cst.Attribute)
+                and current.func.attr.value in _COLLECTING
+            ):
+                return True
+            if isinstance(current, cst.AugAssign) and isinstance(current.operator, cst.AddAssign):
+                return True
+            stack.extend(current.children)
+        return False
+
+    # -- expressions ------------------------------------------------------------------------
+
+    def _scan(self, node: cst.BaseExpression, context: str) -> None:
+        """Judge the listings in ``node``, whose value is used as ``context`` says: ORDER,
+        FREE, or ``=target`` / ``+target`` (kept in, or added to, a variable or attribute:
+        judged by its later use)."""
+        listing = self._listing(node)
+        if listing is not None:
+            self._found(node, context)
+            return
+        if isinstance(node, cst.Name | cst.Attribute):
+            self._use(node, context)
+            if isinstance(node, cst.Attribute):
+                self._scan(node.value, ORDER)
+            return
+        if isinstance(node, cst.Call):
+            self._call(node, context)
+        elif isinstance(node, cst.ListComp | cst.GeneratorExp | cst.DictComp | cst.SetComp):
+            inner = FREE if isinstance(node, cst.SetComp) else context
+            comp: cst.CompFor | None = node.for_in
+            while comp is not None:
+                self._scan(comp.iter, inner)
+                comp = comp.inner_for_in
+        elif isinstance(node, cst.List | cst.Tuple):
+            for element in node.elements:
+                self._scan(element.value, context)
+        elif isinstance(node, cst.Set):
+            for element in node.elements:
+                self._scan(element.value, FREE)
+        elif isinstance(node, cst.BinaryOperation | cst.BooleanOperation):
+            self._scan(node.left, context)
+            self._scan(node.right, context)
+        elif isinstance(node, cst.IfExp):
+            self._scan(node.test, FREE)
+            self._scan(node.body, context)
+            self._scan(node.orelse, context)
+        elif isinstance(node, cst.UnaryOperation):
+            self._scan(node.expression, FREE if isinstance(node.operator, cst.Not) else ORDER)
+        elif isinstance(node, cst.Comparison):
+            membership = all(isinstance(c.operator, cst.In | cst.NotIn) for c in node.comparisons)
+            inner = FREE if membership else ORDER
+            self._scan(node.left, inner)
+            for comparison in node.comparisons:
+                self._scan(comparison.comparator, inner)
+        elif isinstance(node, cst.Subscript):
+            self._scan(node.value, ORDER)
+        elif isinstance(node, cst.StarredElement | cst.Await):
+            self._scan(
+                node.value if isinstance(node, cst.StarredElement) else node.expression, context
+            )
+        elif isinstance(node, cst.Lambda):
+            return
+        else:
+            for child in node.children:
+                if isinstance(child, cst.BaseExpression):
+                    self._scan(child, ORDER)
+
+    def _call(self, node: cst.Call, context: str) -> None:
+        qualified = self.qualified_name(node.func)
+        func = node.func
+        if qualified in _ORDER_FREE:
+            inner = FREE
+        elif qualified in _ORDER_KEEPING:
+            inner = context
+        elif isinstance(func, cst.Attribute) and func.attr.value == "sort":
+            text = self._text(func.value)
+            if text is not None:
+                self._resolve_pending(text)
+            return
+        else:
+            inner = ORDER
+        for arg in node.args:
+            self._scan(arg.value, inner)
+        if isinstance(func, cst.Attribute) and qualified is None:
+            # A method of the listing's result (``files.index(x)``) depends on its order.
+            self._scan(func.value, ORDER)
+
+    def _use(self, node: cst.Name | cst.Attribute, context: str) -> None:
+        text = self._text(node)
+        if text is None:
+            return
+        for scope in (self._scopes[-1], self._scopes[0]):
+            listings = scope.pending.get(text)
+            if listings is None:
+                continue
+            if context == ORDER:
+                del scope.pending[text]
+                for listing in listings:
+                    self._report(listing)
+            elif context[:1] in "=+":
+                self._keep(context, listings)
+            return
+
+    def _keep(self, context: str, listings: list[_Listing]) -> None:
+        """``target = <listing>`` replaces what ``target`` held; ``target += ...`` adds."""
+        pending = self._scopes[-1].pending
+        target = context[1:]
+        if context[0] == "=":
+            pending[target] = list(listings)
+        else:
+            pending.setdefault(target, []).extend(listings)
+
+    def _resolve_pending(self, text: str) -> None:
+        for scope in (self._scopes[-1], self._scopes[0]):
+            scope.pending.pop(text, None)
+
+    def _found(self, node: cst.BaseExpression, context: str) -> None:
+        assert isinstance(node, cst.Call)
+        listing = _Listing(node, self.anchor())
+        if context == ORDER:
+            self._report(listing)
+        elif context[:1] in "=+":
+            self._keep(context, [listing])
+
+    # -- what is a listing --------------------------------------------------------------------
+
+    def _listing_value(self, node: cst.BaseExpression) -> bool:
+        """Whether a value is a listing, possibly inside a comprehension or ``list()``."""
+        if self._listing(node) is not None:
+            return True
+        if isinstance(node, cst.ListComp | cst.GeneratorExp):
+            return self._listing_value(node.for_in.iter)
+        if isinstance(node, cst.Call) and self.qualified_name(node.func) in _ORDER_KEEPING:
+            return any(self._listing_value(arg.value) for arg in node.args)
+        return False
+
+    def _listing(self, node: cst.BaseExpression) -> str | None:
+        """The sort template for a directory listing call, None for anything else."""
+        if not isinstance(node, cst.Call):
+            return None
+        qualified = self.qualified_name(node.func)
+        if qualified in LISTINGS:
+            return LISTINGS[qualified]
+        func = node.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in PATH_LISTINGS
+            and self._is_path(func.value)
+        ):
+            return "sorted({})"
+        return None
+
+    def _is_path(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        if depth > 8:
+            return False
+        if isinstance(node, cst.Call):
+            if self.qualified_name(node.func) in PATH_CLASSES:
+                return True
+            func = node.func
+            return (
+                isinstance(func, cst.Attribute)
+                and func.attr.value in _PATH_STEPS
+                and (
+                    self.qualified_name(func.value) in PATH_CLASSES
+                    or self._is_path(func.value, depth + 1)
+                )
+            )
+        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+            return self._is_path(node.left, depth + 1)
+        if isinstance(node, cst.Attribute):
+            text = self._text(node)
+            if text is not None and self._classes and text in self._classes[-1]:
+                return True
+            return node.attr.value == "parent" and self._is_path(node.value, depth + 1)
+        if isinstance(node, cst.Name):
+            scope = self._scopes[-1]
+            if node.value in scope.paths:
+                return True
+            value = scope.values.get(node.value)
+            return value is not None and self._is_path(value, depth + 1)
+        return False
+
+    @staticmethod
+    def _text(node: cst.BaseExpression) -> str | None:
+        try:
+            return dotted_name(node)
+        except TypeError:
+            return None
+
+    # -- reports ------------------------------------------------------------------------------
+
+    def _report(self, listing: _Listing) -> None:
+        call = listing.call
+        if id(call) in self._reported:
+            return
+        self._reported.add(id(call))
+        template = self._listing(call) or "sorted({})"
+        fix: list[NodeEdit] = []
+        if not self.context.names.is_bound("sorted"):
+            module = self.context.module
+            code = expression_code(module, call, block_indent(listing.anchor, module))
+            fix = [Replace(call, cst.parse_expression(template.format(code)))]
+        self.report(
+            call,
+            f"`{self._name(call)}` lists files in filesystem order, which differs between machines",
+            fix=fix,
+            anchor=listing.anchor,
+        )
+
+    def _name(self, call: cst.Call) -> str:
+        qualified = self.qualified_name(call.func)
+        if qualified in LISTINGS:
+            return qualified
+        func = call.func
+        assert isinstance(func, cst.Attribute)
+        return f"Path.{func.attr.value}"
