@@ -14,6 +14,7 @@ rules (``ProjectRule``), whose findings it turns into diagnostics with fixes as 
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -985,10 +986,15 @@ class Program:
         self.units: list[Unit] = []
         self._by_path: dict[Path, Unit] = {}
         self._by_name: dict[str, list[Unit]] = {}
+        # Symlinks resolved once per path: module lookups repeat the same few thousand paths.
+        self._real: dict[Path, Path] = {}
         for unit in units:
             self._add(unit)
-        self._paths: dict[tuple[str, tuple[Path, ...]], Path | None] = {}
-        self._roots: dict[int, list[Path]] = {}
+        self._paths: dict[tuple[str, tuple[str, ...]], Path | None] = {}
+        self._project_roots: dict[Path, Path] = {}
+        self._modules: dict[tuple[str, int], Unit | None] = {}
+        self._tops: dict[tuple[Path, str], bool] = {}
+        self._roots: dict[int, tuple[list[Path], tuple[str, ...]]] = {}
         self._profiles: dict[tuple[int, str], Profile] = {}
         self._constructed: dict[tuple[int, str], Profile] = {}
         self._active: set[tuple[str, int, str]] = set()
@@ -999,30 +1005,40 @@ class Program:
         unit.index = len(self.units)
         self.units.append(unit)
         if unit.path is not None:
-            self._by_path[real_path(unit.path)] = unit
+            self._by_path[self._real_path(unit.path)] = unit
         if not unit.deferred:
             self._by_name.setdefault(unit.module, []).append(unit)
         return unit
 
     # -- modules ------------------------------------------------------------------------------
 
+    def _real_path(self, path: Path) -> Path:
+        found = self._real.get(path)
+        if found is None:
+            found = self._real[path] = real_path(path)
+        return found
+
     def _search_roots(self, unit: Unit) -> list[Path]:
         """Where ``import x`` from this file looks: the directory its top-level package lives
         in (what ``python file.py`` puts on sys.path), the project root and its src/."""
         found = self._roots.get(unit.index)
         if found is not None:
-            return found
+            return found[0]
         roots: list[Path] = []
         if unit.path is not None:
-            base = real_path(unit.path).parent
+            directory = self._real_path(unit.path).parent
+            base = directory
             ups = unit.module.count(".") + (1 if unit.summary.get("package") else 0)
             for _ in range(ups):
                 base = base.parent
-            project = find_project_root(real_path(unit.path))
+            project = self._project_roots.get(directory)
+            if project is None:
+                project = self._project_roots[directory] = find_project_root(directory)
             for root in (base, project, project / "src"):
                 if root not in roots:
                     roots.append(root)
-        self._roots[unit.index] = roots
+        # The roots as strings key the shared module lookups (cheaper to compare than paths).
+        self._roots[unit.index] = (roots, tuple(map(str, roots)))
         return roots
 
     def module(self, name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
@@ -1034,19 +1050,29 @@ class Program:
         """
         if name == importer.module:
             return importer
+        memo = (name, importer.index)
+        if memo in self._modules:
+            return self._modules[memo]
         roots = self._search_roots(importer)
         if not roots:
             named = self._by_name.get(name)
             return named[0] if named else None
         # Files under the same roots import the same modules: share the lookups.
-        key = (name, tuple(roots))
+        key = (name, self._roots[importer.index][1])
         if key not in self._paths:
-            self._paths[key] = _find_module(name, roots)
+            self._paths[key] = _find_module(name, roots, self._tops)
         path = self._paths[key]
-        return None if path is None else self._unit_at(path, imported)
+        if path is None:
+            self._modules[memo] = None
+            return None
+        found = self._unit_at(path, imported)
+        if found is not None and not found.deferred:
+            # Settled: a summarised module stays what it is for the rest of the run.
+            self._modules[memo] = found
+        return found
 
     def _unit_at(self, path: Path, imported: bool = False) -> Unit | None:
-        unit = self._by_path.get(real_path(path))
+        unit = self._by_path.get(self._real_path(path))
         if unit is not None and (not unit.deferred or (imported and unit.seedless)):
             return unit
         if self._load is None:
@@ -1599,13 +1625,26 @@ class Program:
         return Location(row, 1), "", None, "", ""
 
 
-def _find_module(name: str, roots: Sequence[Path]) -> Path | None:
+def _find_module(
+    name: str, roots: Sequence[Path], tops: dict[tuple[Path, str], bool] | None = None
+) -> Path | None:
+    """The file ``import name`` loads from one of ``roots``. ``tops`` remembers whether a
+    root holds the name's top-level package or module at all: most imports name libraries,
+    and one check of their first part spares probing every dotted path."""
     parts = name.split(".")
     for root in roots:
-        base = root.joinpath(*parts)
-        for candidate in (base.with_name(base.name + ".py"), base / "__init__.py"):
-            if candidate.is_file():
-                return candidate
+        if tops is not None:
+            top = (root, parts[0])
+            present = tops.get(top)
+            if present is None:
+                first = os.path.join(root, parts[0])
+                present = tops[top] = os.path.isdir(first) or os.path.isfile(first + ".py")
+            if not present:
+                continue
+        base = os.path.join(root, *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return Path(candidate)
     return None
 
 
