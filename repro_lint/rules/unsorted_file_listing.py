@@ -118,11 +118,37 @@ class UnsortedFileListing(Rule):
             fixed="import os\n\n\ndef samples(root):\n"
             "    return [os.path.join(root, name) for name in sorted(os.listdir(root))]\n",
         ),
+        Invalid(
+            "import glob\n\n\ndef pairs(root):\n"
+            "    return list(zip(glob.glob(root + '/img/*'), glob.glob(root + '/mask/*')))\n",
+            fixed="import glob\n\n\ndef pairs(root):\n"
+            "    return list(zip(sorted(glob.glob(root + '/img/*')), sorted(glob.glob(root + '/mask/*'))))\n",
+            note="two listings zipped into pairs: images and masks can be mismatched",
+        ),
     )
     VALID = (
         Valid(
             "import os\n\n\ndef samples(root):\n"
             "    return [os.path.join(root, name) for name in sorted(os.listdir(root))]\n",
+        ),
+        Valid(
+            "import os\n\n\ndef samples(root):\n    names = os.listdir(root)\n    names.sort()\n"
+            "    return names\n",
+            note="sorted in place before it is used",
+        ),
+        Valid(
+            "import os\n\n\ndef count(root):\n    return len(os.listdir(root))\n",
+            note="the order cannot matter",
+        ),
+        Valid(
+            "import os\n\n\ndef clean(root):\n    for name in os.listdir(root):\n"
+            "        os.remove(os.path.join(root, name))\n",
+            note="each file handled on its own",
+        ),
+        Valid(
+            "from pathlib import Path\n\n\ndef images(store, root: Path):\n"
+            "    return list(store.glob('*.png')) + [Path(root, 'a.png')]\n",
+            note="`glob` on something not known to be a `Path`",
         ),
     )
 
