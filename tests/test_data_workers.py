@@ -1,4 +1,4 @@
-"""RPL301 on a real run: a dataset owning a numpy Generator, two CPU DataLoader workers.
+"""RPL301 on a real run: a dataset owning generator objects, two CPU DataLoader workers.
 
 Before `repro-lint --fix` both workers draw the same numbers; after it they differ, and the
 fixed run still repeats itself.
@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,7 +63,7 @@ def _lint(path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def _draws(path: Path) -> dict[str, list[float]]:
+def _draws(path: Path) -> dict[str, list[Any]]:
     done = subprocess.run(
         [sys.executable, str(path)],
         capture_output=True,
@@ -72,7 +73,7 @@ def _draws(path: Path) -> dict[str, list[float]]:
         cwd=path.parent,
     )
     assert done.returncode == 0, done.stderr
-    draws: dict[str, list[float]] = json.loads(done.stdout)
+    draws: dict[str, list[Any]] = json.loads(done.stdout)
     assert sorted(draws) == ["0", "1"]
     assert [len(values) for values in draws.values()] == [4, 4]
     return draws
@@ -110,3 +111,39 @@ def test_fix_gives_each_worker_its_own_stream(tmp_path: Path) -> None:
     assert not set(after["0"]) & set(after["1"])
     # Still repeatable: the worker seeds come from the seeded global generator.
     assert _draws(script) == after
+
+
+OTHER_GENERATORS = (
+    SCRIPT.replace(
+        "        self.rng = np.random.default_rng(0)\n",
+        "        self.state = np.random.RandomState(0)\n"
+        "        self.py = random.Random(0)\n"
+        "        self.g = torch.Generator().manual_seed(0)\n",
+    )
+    .replace(
+        "float(self.rng.random())",
+        "[float(self.state.rand()), self.py.random(), float(torch.rand(1, generator=self.g))]",
+    )
+    .replace("import json\n", "import json\nimport random\n")
+)
+
+
+@pytest.mark.torch
+@pytest.mark.slow
+def test_fix_reseeds_every_kind_of_generator_a_dataset_owns(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    script = tmp_path / "noisy.py"
+    script.write_text(OTHER_GENERATORS, encoding="utf-8")
+    before = _draws(script)
+    assert before["0"] == before["1"]
+    assert _lint(script, "--fix").returncode == 0
+    text = script.read_text(encoding="utf-8")
+    assert (
+        "    dataset.state.seed(worker_seed)\n"
+        "    dataset.py.seed(worker_seed)\n"
+        "    dataset.g.manual_seed(worker_seed)\n"
+    ) in text
+    after = _draws(script)
+    for kind in range(3):
+        streams = [{float(values[kind]) for values in after[worker]} for worker in ("0", "1")]
+        assert not streams[0] & streams[1], kind
