@@ -981,3 +981,31 @@ def test_a_listing_kept_in_a_dataset_attribute() -> None:
 
 def test_a_glob_on_something_not_known_to_be_a_path_is_quiet() -> None:
     assert rows("def build(store):\n    return list(store.glob('*.png'))\n", "RPL305") == []
+
+
+def test_a_filtered_listing_stored_in_an_attribute_through_a_variable() -> None:
+    source = LISTING_HEADER + (
+        "class Images:\n    def __init__(self, root):\n"
+        "        files = [f for f in os.listdir(root) if f.endswith('.png')]\n"
+        "        self.files = files\n"
+    )
+    assert rows(source, "RPL305") == [8]
+    assert "[f for f in sorted(os.listdir(root)) if f.endswith('.png')]" in fixed(source, "RPL305")
+    # Replaced by something else before it is kept: nothing to report.
+    assert rows(source.replace("self.files = files", "files = []\n        self.files = files"),
+                "RPL305") == []  # fmt: skip
+
+
+def test_a_module_level_path_listed_in_a_function() -> None:
+    source = LISTING_HEADER + (
+        "ROOT = Path(__file__).parent / 'data'\n\n\n"
+        "def images():\n    return list(ROOT.glob('*.png'))\n"
+    )
+    assert found(source, "RPL305") == [
+        (
+            "RPL305",
+            10,
+            "`Path.glob` lists files in filesystem order, which differs between machines",
+        )
+    ]
+    assert "return list(sorted(ROOT.glob('*.png')))" in fixed(source, "RPL305")
