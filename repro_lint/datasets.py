@@ -57,6 +57,12 @@ class Loader:
     seeds_workers: bool
     # Arguments the class passes to DataLoader itself whatever the caller says.
     forced: frozenset[str] = frozenset()
+    # The keywords a project subclass's ``__init__`` takes (None: any).
+    accepts: frozenset[str] | None = None
+
+    def takes(self, name: str) -> bool:
+        """Whether a fix may pass ``name=...`` to this loader's class."""
+        return self.accepts is None or name in self.accepts
 
     def given(self, name: str) -> bool:
         """Whether an argument is passed with a value other than a literal None."""
@@ -176,6 +182,7 @@ def _subclass(
         return None
     params: Sequence[str] = LOADERS[bases[0]]
     forced: dict[str, Json] = {}
+    accepts: frozenset[str] | None = None
     init = program.method(home, klass, "__init__")
     if init is not None:
         init_unit, key = init
@@ -185,6 +192,8 @@ def _subclass(
         for fact in data(init_unit).get("facts", {}).get(key, ()):
             if fact[0] == "super":
                 forced.update(fact[1])
+            elif fact[0] == "accepts" and not fact[2]:
+                accepts = frozenset(str(name) for name in fact[1])
     loader = _loader(unit, record, params, pos, kw, opaque, bases[0] in SEEDS_WORKERS)
     return Loader(
         unit,
@@ -193,6 +202,7 @@ def _subclass(
         opaque,
         loader.seeds_workers,
         frozenset(forced),
+        accepts,
     )
 
 
@@ -389,6 +399,13 @@ class Judge:
                         if (m[0].index, m[1]) not in own
                     )
         result = self._reach(starts, own, dataset=(unit.index, klass))
+        # An augmenter of another random number library built in ``__init__``
+        # (``self.aug = iaa.Fliplr(0.5)``) draws from that library's state in the workers.
+        for method_unit, key in methods:
+            for fact in data(method_unit).get("facts", {}).get(key, ()):
+                if fact[0] == "lib" and fact[1] not in result.libraries:
+                    result.draws = True
+                    result.libraries.append(str(fact[1]))
         result.classes.append(klass.rsplit(".", 1)[-1])
         bases = program.external_bases(unit, klass)
         if any(

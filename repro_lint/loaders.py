@@ -296,6 +296,8 @@ class _Scope:
     # Parameters and other names bound here without a value we follow.
     bound: set[str] = field(default_factory=set)
     method: str | None = None  # the function's name, when it is a method
+    # An ``__init__``'s named parameters and whether it takes ``**kwargs``.
+    accepts: tuple[list[str], bool] | None = None
 
 
 @dataclass
@@ -339,6 +341,9 @@ class LoaderFacts:
         for star in (params.star_arg, params.star_kwarg):
             if isinstance(star, cst.Param):
                 scope.bound.add(star.name.value)
+        if method and node.name.value == "__init__":
+            named = [p.name.value for p in (*params.params, *params.kwonly_params)]
+            scope.accepts = (named, isinstance(params.star_kwarg, cst.Param))
         self._scopes.append(scope)
 
     def leave_function(self) -> None:
@@ -624,6 +629,9 @@ class LoaderFacts:
         _, kw, _ = self._describe_args(node.args)
         if kw:
             self._fact(self._key, ["super", kw])
+        if scope.accepts is not None:
+            # The keywords a loader subclass takes: a fix may add only those.
+            self._fact(self._key, ["accepts", *scope.accepts])
 
     # -- records --------------------------------------------------------------------------------
 

@@ -41,7 +41,8 @@ class DataloaderMissingGenerator(ProjectRule):
     ## Fix safety
     Safe: `generator=torch.Generator().manual_seed(<seed>)` is added (with `+ rank` when a
     rank-named variable is in scope in distributed code, so that ranks shuffle differently).
-    The order is still random, now from its own repeatable stream.
+    The order is still random, now from its own repeatable stream. No fix is offered for a
+    project subclass whose `__init__` takes no `generator` (nor `**kwargs`).
 
     ## Options
     `seed` (default 0) is the value inserted.
@@ -66,11 +67,43 @@ class DataloaderMissingGenerator(ProjectRule):
             fixed="import torch\nfrom torch.utils.data import DataLoader\n"
             "loader = DataLoader(ds, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(0))\n",
         ),
+        Invalid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, 8, True)\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader\n"
+            "loader = DataLoader(ds, 8, True, generator=torch.Generator().manual_seed(0))\n",
+            note="`shuffle=True` by position",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import RandomSampler\nsampler = RandomSampler(ds)\n",
+            fixed="import torch\nfrom torch.utils.data import RandomSampler\n"
+            "sampler = RandomSampler(ds, generator=torch.Generator().manual_seed(0))\n",
+            note="a random sampler without its own generator",
+        ),
     )
     VALID = (
         Valid(
             "import torch\nfrom torch.utils.data import DataLoader\n"
             "loader = DataLoader(ds, shuffle=True, generator=torch.Generator().manual_seed(0))\n",
+        ),
+        Valid(
+            "from torch.utils.data import DataLoader, DistributedSampler\n"
+            "loader = DataLoader(ds, sampler=DistributedSampler(ds))\n",
+            note="`DistributedSampler` shuffles with its own seeded generator",
+        ),
+        Valid(
+            "from torch.utils.data import DataLoader, SequentialSampler\n"
+            "loader = DataLoader(ds, sampler=SequentialSampler(ds))\n",
+            note="a deterministic sampler",
+        ),
+        Valid(
+            "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=64)\n",
+            note="no shuffling: an evaluation loader",
+        ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n"
+            "g = torch.Generator().manual_seed(0)\n"
+            "loader = DataLoader(ds, sampler=RandomSampler(ds, generator=g))\n",
+            note="the random sampler has its own generator",
         ),
     )
 
@@ -90,7 +123,9 @@ class DataloaderMissingGenerator(ProjectRule):
                 message = cls.MESSAGE
             else:
                 continue
-            yield cls._report(program, loader.unit, loader.record, message)
+            yield cls._report(
+                program, loader.unit, loader.record, message, fixable=loader.takes("generator")
+            )
         for unit in program.units:
             if not unit.linted:
                 continue
@@ -102,12 +137,18 @@ class DataloaderMissingGenerator(ProjectRule):
 
     @classmethod
     def _report(
-        cls, program: Program, unit: Unit, record: Mapping[str, Any], message: str
+        cls,
+        program: Program,
+        unit: Unit,
+        record: Mapping[str, Any],
+        message: str,
+        fixable: bool = True,
     ) -> ProjectReport:
         start, end = span(record)
         imports = program.import_edits(unit, ["torch"] if record.get("import") else [], start)
         edits: tuple[Edit, ...] = ()
-        if imports is not None:
+        # A project subclass whose ``__init__`` takes no ``generator`` would raise with one.
+        if imports is not None and fixable:
             edits = (*imports, Edit(str(record["generator"]), start, end))
         return ProjectReport(
             unit,

@@ -82,7 +82,8 @@ class DataloaderWorkerRng(ProjectRule):
       `base_seed + worker_id`, so their streams already differ (and repeat with the seed).
       A dataset owning a generator it never uses in its worker methods is quiet too.
     - The dataset cannot be resolved and the loader does not shuffle (an evaluation loader),
-      or `dataloader-worker-rng = "when-proven"`.
+      or `dataloader-worker-rng = "when-proven"`; also in distributed code and for a target
+      torch before 1.9, where only a dataset known to draw random numbers proves a collision.
     - Distributed code whose ranks seed differently (`torch.manual_seed(seed + rank)`, or a
       loader `generator=` that mixes in the rank).
 
@@ -104,7 +105,9 @@ class DataloaderWorkerRng(ProjectRule):
     mixes in the rank (`torch.distributed.get_rank()`) and reseeds torch. It changes which
     random numbers the workers draw, which is the point, and nothing else. A module that
     already defines `seed_worker` keeps its own. No fix is offered when the colliding
-    generator belongs to a transform object or a module (the helper cannot reach it).
+    generator belongs to a transform object or a module (the helper cannot reach it), or
+    when the loader is a project subclass whose `__init__` takes no `worker_init_fn` (nor
+    `**kwargs`).
 
     ## Options
     `dataloader-worker-rng` (`"always"`, default, or `"when-proven"`): with `"when-proven"`
@@ -154,6 +157,26 @@ class DataloaderWorkerRng(ProjectRule):
             "loader = DataLoader(Noisy(), batch_size=2, num_workers=2, worker_init_fn=seed_worker)\n",
             note="the dataset owns a numpy Generator: every worker draws the same numbers",
         ),
+        Invalid(
+            "import torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __getitem__(self, index):\n        return torch.rand(1)\n\n\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(0)\n"
+            "loader = DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
+            note="distributed, one seed on every rank: worker k of each rank draws alike",
+        ),
+        Invalid(
+            "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __getitem__(self, index):\n        return np.random.rand()\n\n\n"
+            "loader = DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
+            config={"target-torch": "1.8"},
+            note="before torch 1.9 workers share numpy's global state",
+        ),
+        Invalid(
+            "from torch.utils.data import DataLoader\n\n\ndef train_loader(dataset, workers):\n"
+            "    return DataLoader(dataset, batch_size=8, shuffle=True, num_workers=workers)\n",
+            note="the dataset cannot be resolved: the general recommendation",
+        ),
     )
     VALID = (
         Valid(
@@ -162,6 +185,43 @@ class DataloaderWorkerRng(ProjectRule):
             "    def __getitem__(self, index):\n        return self.rng.normal()\n\n\n"
             "loader = DataLoader(Noisy(), batch_size=2)\n",
             note="no workers: everything runs in the main process",
+        ),
+        Valid(
+            "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __getitem__(self, index):\n"
+            "        return torch.rand(1) + np.random.rand()\n\n\n"
+            "loader = DataLoader(Noisy(), batch_size=2, shuffle=True, num_workers=2)\n",
+            note="only the global generators, which every worker reseeds (torch >= 1.9)",
+        ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "dataset = TensorDataset(torch.zeros(8, 3))\n"
+            "loader = DataLoader(dataset, batch_size=2, shuffle=True, num_workers=2)\n",
+            note="a TensorDataset draws no random numbers",
+        ),
+        Valid(
+            "from torch.utils.data import DataLoader\n\n\ndef evaluate(dataset):\n"
+            "    return DataLoader(dataset, batch_size=64, num_workers=4)\n",
+            note="an unresolved dataset in a loader that does not shuffle (evaluation)",
+        ),
+        Valid(
+            "from torch.utils.data import DataLoader\n\n\ndef train_loader(dataset, workers):\n"
+            "    return DataLoader(dataset, batch_size=8, shuffle=True, num_workers=workers)\n",
+            config={"dataloader-worker-rng": "when-proven"},
+            note="an unresolved dataset proves no collision",
+        ),
+        Valid(
+            "import torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Noisy(Dataset):\n    def __getitem__(self, index):\n        return torch.rand(1)\n\n\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(0 + dist.get_rank())\n"
+            "loader = DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
+            note="distributed, each rank seeded differently",
+        ),
+        Valid(
+            "from torch.utils.data import DataLoader\n\n\ndef train_loader(dataset, seed_worker):\n"
+            "    return DataLoader(\n        dataset, shuffle=True, num_workers=4, worker_init_fn=seed_worker\n    )\n",
+            note="a `worker_init_fn` is given",
         ),
     )
 
@@ -224,6 +284,8 @@ class DataloaderWorkerRng(ProjectRule):
         shared = distributed and shared
 
         def found(message: str, fixable: bool = True) -> _Finding:
+            # A project subclass whose ``__init__`` takes no ``worker_init_fn`` would raise.
+            fixable = fixable and loader.takes("worker_init_fn")
             return _Finding(loader, message, randomness, distributed, fixable)
 
         for owned in randomness.owned:
@@ -245,16 +307,19 @@ class DataloaderWorkerRng(ProjectRule):
                 f"`{randomness.libraries[0]}` keeps its own random state, which every "
                 "DataLoader worker copies unchanged"
             )
-        if shared and (randomness.draws or not randomness.known):
+        # An unresolved dataset proves nothing: like the general message, it is reported only
+        # for a shuffling (training) loader, and never under "when-proven".
+        unproven = not randomness.known and not proven_only and loader.may_shuffle()
+        if shared and (randomness.draws or unproven):
             return found(
                 "Every rank seeds alike: DataLoader worker k draws the same random numbers "
                 "on every rank"
             )
-        if old and (randomness.numpy_global or not randomness.known):
+        if old and (randomness.numpy_global or unproven):
             return found(
                 f"With torch {target}, every DataLoader worker copies numpy's global random state"
             )
-        if not randomness.known and not proven_only and loader.may_shuffle():
+        if unproven:
             return found(cls.MESSAGE)
         return None
 

@@ -6,8 +6,23 @@ from collections.abc import Iterator
 
 from repro_lint.datasets import data, flags, span
 from repro_lint.diagnostics import FixSafety
-from repro_lint.project import Program, ProjectReport, ProjectRule
+from repro_lint.project import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.rule import Invalid, Valid
+
+# Flags of a file that calls ``set_epoch``, or builds a Lightning Trainer (which calls it).
+SETS_EPOCH = frozenset({"set_epoch", "trainer"})
+
+
+def _imports(program: Program, unit: Unit) -> Iterator[Unit]:
+    """The project modules ``unit`` imports, anywhere in it."""
+    for events in unit.functions().values():
+        for event in events:
+            if event[0] != "i":
+                continue
+            for name in event[1]:
+                found = program.module(str(name), unit)
+                if found is not None and found is not unit:
+                    yield found
 
 
 class DistributedSamplerWithoutSetEpoch(ProjectRule):
@@ -67,32 +82,50 @@ class DistributedSamplerWithoutSetEpoch(ProjectRule):
             "    loader = DataLoader(dataset, sampler=sampler)\n    for epoch in range(epochs):\n"
             "        sampler.set_epoch(epoch)\n        for batch in loader:\n            step(batch)\n",
         ),
+        Valid(
+            "from torch.utils.data.distributed import DistributedSampler\n"
+            "sampler = DistributedSampler(dataset, shuffle=False)\n",
+            note="no shuffling: the order is fixed by design",
+        ),
+        Valid(
+            "import lightning as L\nfrom torch.utils.data.distributed import DistributedSampler\n"
+            "sampler = DistributedSampler(dataset)\ntrainer = L.Trainer()\n",
+            note="Lightning's fit loop calls `set_epoch`",
+        ),
     )
 
     @classmethod
     def check(cls, program: Program) -> Iterator[ProjectReport]:
+        found = [
+            (unit, record)
+            for unit in program.units
+            if unit.linted
+            for record in data(unit).get("distributed", ())
+            if record.get("shuffle", {"v": True}).get("v", True) not in (False, None)
+        ]
+        if not found:
+            return
         # The linted files, and the project modules their entry points reach (loaded now).
         reached = {name for entry in program.entries for name in program.reached_files(entry)}
         if any(
-            flags(unit) & {"set_epoch", "trainer"}
+            flags(unit) & SETS_EPOCH
             for unit in program.units
             if unit.linted or unit.filename in reached
         ):
             return
-        for unit in program.units:
-            if not unit.linted:
-                continue
-            for record in data(unit).get("distributed", ()):
-                shuffle = record.get("shuffle", {"v": True})
-                if shuffle.get("v", True) in (False, None):
-                    continue
-                name = record.get("name") or "sampler"
-                start, end = span(record)
-                yield ProjectReport(
-                    unit,
-                    int(record["s"]),
-                    cls.MESSAGE,
-                    fix_title=f"Call `{name}.set_epoch(epoch)` at the start of every epoch",
-                    fix_safety=FixSafety.DISPLAY_ONLY,
-                    span=(start, end),
-                )
+        # The project modules the files with samplers import (pre-commit passes a changed
+        # library file alone, which no entry point reaches).
+        for unit in {unit.index: unit for unit, _ in found}.values():
+            if any(flags(imported) & SETS_EPOCH for imported in _imports(program, unit)):
+                return
+        for unit, record in found:
+            name = record.get("name") or "sampler"
+            start, end = span(record)
+            yield ProjectReport(
+                unit,
+                int(record["s"]),
+                cls.MESSAGE,
+                fix_title=f"Call `{name}.set_epoch(epoch)` at the start of every epoch",
+                fix_safety=FixSafety.DISPLAY_ONLY,
+                span=(start, end),
+            )

@@ -61,6 +61,15 @@ class RandomSplitMissingGenerator(Rule):
             "import torch\nfrom torch.utils.data import random_split\n"
             "g = torch.Generator().manual_seed(0)\ntrain, val = random_split(ds, [80, 20], generator=g)\n",
         ),
+        Valid(
+            "import torch\nfrom torch.utils.data import random_split\n"
+            "train, val = random_split(ds, [0.8, 0.2], torch.Generator().manual_seed(0))\n",
+            note="the generator passed by position",
+        ),
+        Valid(
+            "from sklearn_like import random_split\ntrain, val = random_split(ds, [80, 20])\n",
+            note="another library's `random_split`",
+        ),
     )
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -98,7 +98,8 @@ class UnsortedFileListing(Rule):
     files are used, in an order that is the same everywhere.
 
     ## Known limitations
-    `os.walk` is not flagged. Listings are followed through assignments in the same
+    `os.walk` is not flagged, nor a listing opened in a `with` statement
+    (`with os.scandir(d) as entries:`). Listings are followed through assignments in the same
     function; a list kept in an attribute is reported unless it is sorted in the same
     method. A variable used only in another function counts as unused.
 
@@ -118,11 +119,37 @@ class UnsortedFileListing(Rule):
             fixed="import os\n\n\ndef samples(root):\n"
             "    return [os.path.join(root, name) for name in sorted(os.listdir(root))]\n",
         ),
+        Invalid(
+            "import glob\n\n\ndef pairs(root):\n"
+            "    return list(zip(glob.glob(root + '/img/*'), glob.glob(root + '/mask/*')))\n",
+            fixed="import glob\n\n\ndef pairs(root):\n"
+            "    return list(zip(sorted(glob.glob(root + '/img/*')), sorted(glob.glob(root + '/mask/*'))))\n",
+            note="two listings zipped into pairs: images and masks can be mismatched",
+        ),
     )
     VALID = (
         Valid(
             "import os\n\n\ndef samples(root):\n"
             "    return [os.path.join(root, name) for name in sorted(os.listdir(root))]\n",
+        ),
+        Valid(
+            "import os\n\n\ndef samples(root):\n    names = os.listdir(root)\n    names.sort()\n"
+            "    return names\n",
+            note="sorted in place before it is used",
+        ),
+        Valid(
+            "import os\n\n\ndef count(root):\n    return len(os.listdir(root))\n",
+            note="the order cannot matter",
+        ),
+        Valid(
+            "import os\n\n\ndef clean(root):\n    for name in os.listdir(root):\n"
+            "        os.remove(os.path.join(root, name))\n",
+            note="each file handled on its own",
+        ),
+        Valid(
+            "from pathlib import Path\n\n\ndef images(store, root: Path):\n"
+            "    return list(store.glob('*.png')) + [Path(root, 'a.png')]\n",
+            note="`glob` on something not known to be a `Path`",
         ),
     )
 
@@ -212,8 +239,11 @@ class UnsortedFileListing(Rule):
         text = self._text(target)
         scope = self._scopes[-1]
         if isinstance(target, cst.Name | cst.Attribute) and text is not None:
+            held = scope.pending.get(text)
             self._scan(value, f"={text}")
-            if not self._listing_value(value):
+            # What ``target`` held is replaced, unless the value carries listings on
+            # (``self.files = files`` after ``files = [f for f in os.listdir(d) if ...]``).
+            if not self._listing_value(value) and scope.pending.get(text) is held:
                 scope.pending.pop(text, None)
             if isinstance(target, cst.Name):
                 scope.values[target.value] = value
@@ -407,11 +437,13 @@ class UnsortedFileListing(Rule):
                 return True
             return node.attr.value == "parent" and self._is_path(node.value, depth + 1)
         if isinstance(node, cst.Name):
-            scope = self._scopes[-1]
-            if node.value in scope.paths:
-                return True
-            value = scope.values.get(node.value)
-            return value is not None and self._is_path(value, depth + 1)
+            # A local name, else a module-level one (``ROOT = Path(__file__).parent``).
+            for scope in (self._scopes[-1], self._scopes[0]):
+                if node.value in scope.paths:
+                    return True
+                value = scope.values.get(node.value)
+                if value is not None:
+                    return self._is_path(value, depth + 1)
         return False
 
     @staticmethod

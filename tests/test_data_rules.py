@@ -1,0 +1,1011 @@
+"""The data-loading rules RPL301-RPL305: what fires, what stays quiet, what the fixes write."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro_lint.config import Config, load_config, parse_table
+from repro_lint.diagnostics import FixSafety
+from repro_lint.engine import Settings, fix_source, lint_paths, lint_text
+
+DATA_CODES = ("RPL301", "RPL302", "RPL303", "RPL304", "RPL305")
+SAFE = frozenset({FixSafety.SAFE})
+GENERAL = "Multi-worker DataLoader without `worker_init_fn`: workers may repeat randomness"
+SHUFFLING = "A shuffling DataLoader without `generator=` takes its order from the global RNG"
+RANKS_ALIKE = (
+    "Every rank seeds alike: DataLoader worker k draws the same random numbers on every rank"
+)
+
+
+def settings(codes: tuple[str, ...], options: Mapping[str, Any] | None = None) -> Settings:
+    values = parse_table(dict(options or {}), None)
+    values.setdefault("select", codes)
+    return Settings.from_config(Config(**values))
+
+
+def found(
+    source: str, *codes: str, options: Mapping[str, Any] | None = None
+) -> list[tuple[str, int, str]]:
+    """(code, row, message) of every finding of ``codes`` in one file."""
+    result = lint_text(textwrap.dedent(source), "example.py", settings(codes, options))
+    return [(d.code, d.location.row, d.message) for d in result.diagnostics]
+
+
+def rows(source: str, *codes: str, options: Mapping[str, Any] | None = None) -> list[int]:
+    return [row for _, row, _ in found(source, *codes, options=options)]
+
+
+def fixed(source: str, *codes: str, options: Mapping[str, Any] | None = None) -> str:
+    """The safely fixed text; it must parse, and fixing it again must change nothing."""
+    chosen = settings(codes, options)
+    outcome = fix_source(textwrap.dedent(source), chosen, SAFE, "example.py")
+    ast.parse(outcome.text)
+    assert fix_source(outcome.text, chosen, SAFE, "example.py").text == outcome.text
+    return outcome.text
+
+
+def write(root: Path, files: Mapping[str, str], config: str = "") -> None:
+    (root / "pyproject.toml").write_text(
+        f'[project]\nname = "demo"\n{config}', encoding="utf-8", newline=""
+    )
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text), encoding="utf-8", newline="")
+
+
+def project_findings(root: Path, *names: str) -> set[tuple[str, str, int, str]]:
+    paths = [root / name for name in names] if names else [root]
+    results = lint_paths(paths, load_config(root))
+    return {
+        (Path(d.filename).name, d.code, d.location.row, d.message)
+        for r in results
+        for d in r.diagnostics
+        if d.code in DATA_CODES
+    }
+
+
+LOADER = "from torch.utils.data import DataLoader\n"
+
+
+# -- RPL301: which calls are multi-worker loaders ---------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("source", "row"),
+    [
+        pytest.param(
+            LOADER
+            + "def f(ds, workers):\n    return DataLoader(ds, 8, True, None, None, workers)\n",
+            3,
+            id="positional",
+        ),
+        pytest.param(
+            LOADER
+            + "def f(ds, cfg):\n    return DataLoader(ds, shuffle=True, num_workers=cfg.n)\n",
+            3,
+            id="config-value",
+        ),
+        pytest.param(
+            "import os\n" + LOADER + "def f(ds):\n"
+            "    return DataLoader(ds, shuffle=True, num_workers=os.cpu_count())\n",
+            4,
+            id="cpu-count",
+        ),
+        pytest.param(
+            LOADER + "def f(ds):\n    kw = {'shuffle': True, 'num_workers': 4}\n"
+            "    return DataLoader(ds, **kw)\n",
+            4,
+            id="kwargs-literal",
+        ),
+        pytest.param(
+            LOADER + "def f(ds):\n    kw = dict(shuffle=True)\n    kw.update(num_workers=4)\n"
+            "    return DataLoader(ds, **kw)\n",
+            5,
+            id="kwargs-update",
+        ),
+        pytest.param(
+            LOADER + "def f(ds):\n    kw = {'shuffle': True}\n    kw['num_workers'] = 4\n"
+            "    return DataLoader(ds, **kw)\n",
+            5,
+            id="kwargs-setitem",
+        ),
+        pytest.param(
+            "import functools\n"
+            + LOADER
+            + "make = functools.partial(DataLoader, shuffle=True, num_workers=4)\n"
+            "def f(ds):\n    return make(ds)\n",
+            5,
+            id="functools-partial",
+        ),
+        pytest.param(
+            "from functools import partial\n" + LOADER + "def f(ds):\n"
+            "    return partial(DataLoader, num_workers=4)(ds, shuffle=True)\n",
+            4,
+            id="partial-called-in-place",
+        ),
+        pytest.param(
+            LOADER + "class Loader(DataLoader):\n    pass\n"
+            "def f(ds):\n    return Loader(ds, 8, True, num_workers=4)\n",
+            5,
+            id="subclass",
+        ),
+        pytest.param(
+            "import torch.utils.data as tud\n"
+            "def f(ds):\n    return tud.DataLoader(ds, shuffle=True, num_workers=4)\n",
+            3,
+            id="module-alias",
+        ),
+        pytest.param(
+            "from torch.utils.data import DataLoader as DL\n"
+            "def f(ds):\n    return DL(ds, shuffle=True, num_workers=4)\n",
+            3,
+            id="name-alias",
+        ),
+        pytest.param(
+            "from torchdata.stateful_dataloader import StatefulDataLoader\n"
+            "def f(ds):\n    return StatefulDataLoader(ds, shuffle=True, num_workers=4)\n",
+            3,
+            id="stateful-wrapper",
+        ),
+        pytest.param(
+            LOADER + "def f(ds):\n"
+            "    return DataLoader(ds, shuffle=True, num_workers=4, worker_init_fn=None)\n",
+            3,
+            id="worker-init-fn-none",
+        ),
+    ],
+)
+def test_multi_worker_loaders_with_unresolved_datasets(source: str, row: int) -> None:
+    assert found(source, "RPL301") == [("RPL301", row, GENERAL)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(
+            LOADER + "def f(ds):\n    return DataLoader(ds, shuffle=True, num_workers=0)\n",
+            id="zero-workers",
+        ),
+        pytest.param(
+            LOADER + "def f(ds):\n    n = 0\n    return DataLoader(ds, 8, True, num_workers=n)\n",
+            id="name-bound-to-zero",
+        ),
+        pytest.param(LOADER + "def f(ds):\n    return DataLoader(ds, 8, True)\n", id="no-workers"),
+        pytest.param(
+            LOADER + "def f(ds):\n    kw = dict(shuffle=True, num_workers=0)\n"
+            "    return DataLoader(ds, **kw)\n",
+            id="kwargs-zero",
+        ),
+        pytest.param(
+            LOADER
+            + "def f(ds, fn):\n    kw = dict(shuffle=True, num_workers=4, worker_init_fn=fn)\n"
+            "    return DataLoader(ds, **kw)\n",
+            id="kwargs-worker-init-fn",
+        ),
+        pytest.param(
+            LOADER + "def f(ds, cfg):\n    return DataLoader(ds, shuffle=True, **cfg.loader)\n",
+            id="opaque-kwargs",
+        ),
+        pytest.param(
+            LOADER + "def f(ds, fn):\n"
+            "    return DataLoader(ds, shuffle=True, num_workers=4, worker_init_fn=fn)\n",
+            id="worker-init-fn",
+        ),
+        pytest.param(
+            LOADER + "def evaluate(ds):\n    return DataLoader(ds, batch_size=64, num_workers=4)\n",
+            id="eval-loader",
+        ),
+        pytest.param(
+            "import monai.data\n"
+            "def f(ds):\n    return monai.data.DataLoader(ds, shuffle=True, num_workers=4)\n",
+            id="monai-seeds-its-workers",
+        ),
+        pytest.param(
+            "import lightning as L\n" + LOADER + "L.seed_everything(0, workers=True)\n"
+            "def f(ds):\n    return DataLoader(ds, shuffle=True, num_workers=4)\n",
+            id="lightning-workers-true",
+        ),
+        pytest.param(
+            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"
+            "ds = TensorDataset(torch.zeros(8, 3))\n"
+            "loader = DataLoader(ds, 8, True, num_workers=4)\n",
+            id="tensor-dataset",
+        ),
+        pytest.param(
+            "import torch\nfrom torch.utils.data import DataLoader, TensorDataset, random_split\n"
+            "train, val = random_split(TensorDataset(torch.zeros(8)), [6, 2])\n"
+            "loader = DataLoader(train, shuffle=True, num_workers=4)\n",
+            id="split-of-tensor-dataset",
+        ),
+        pytest.param(
+            LOADER + "from torchvision import datasets, transforms\n"
+            "ds = datasets.CIFAR10('data', transform=transforms.RandomCrop(32))\n"
+            "loader = DataLoader(ds, shuffle=True, num_workers=4)\n",
+            id="torchvision-dataset",
+        ),
+    ],
+)
+def test_quiet_loaders(source: str) -> None:
+    assert found(source, "RPL301") == []
+
+
+# -- RPL301: what the dataset does with random numbers --------------------------------------
+
+
+def dataset(draw: str, init: str = "pass", header: str = "") -> str:
+    """A module with a dataset ``D`` drawing ``draw`` and a two-worker loader (row 20)."""
+    return (
+        "import random\nimport numpy as np\nimport torch\n"
+        "from torch.utils.data import DataLoader, Dataset\n"
+        f"{header or '# no header'}\n\n\n"
+        "class D(Dataset):\n"
+        "    def __init__(self):\n"
+        f"        {init}\n\n"
+        "    def __len__(self):\n"
+        "        return 8\n\n"
+        "    def __getitem__(self, index):\n"
+        f"        return {draw}\n\n\n"
+        "if True:\n"
+        "    loader = DataLoader(D(), batch_size=2, num_workers=2)\n"
+    )
+
+
+LOADER_ROW = 20
+
+
+def test_the_dataset_template_puts_the_loader_on_its_row() -> None:
+    assert dataset("index").splitlines()[LOADER_ROW - 1].strip().startswith("loader = ")
+
+
+@pytest.mark.parametrize(
+    ("init", "draw", "name"),
+    [
+        ("self.rng = np.random.default_rng(0)", "self.rng.normal()", "rng"),
+        ("self.state = np.random.RandomState(0)", "self.state.rand()", "state"),
+        ("self.gen = np.random.Generator(np.random.PCG64(0))", "self.gen.random()", "gen"),
+        ("self.py = random.Random(0)", "self.py.random()", "py"),
+        ("self.g = torch.Generator().manual_seed(0)", "torch.rand(1, generator=self.g)", "g"),
+    ],
+)
+def test_a_dataset_owning_a_generator_collides(init: str, draw: str, name: str) -> None:
+    # Even an unshuffled loader: the collision is proven.
+    assert found(dataset(draw, init), "RPL301") == [
+        (
+            "RPL301",
+            LOADER_ROW,
+            f"`D.{name}` is copied into every DataLoader worker: workers repeat its random numbers",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("init", "draw"),
+    [
+        ("pass", "index"),
+        ("pass", "np.random.rand() + random.random() + torch.rand(1)"),
+        # Owned but never drawn from in the workers.
+        ("self.rng = np.random.default_rng(0)", "index"),
+    ],
+    ids=["no-randomness", "global-generators", "owned-but-unused"],
+)
+def test_a_dataset_that_is_provably_safe_is_quiet(init: str, draw: str) -> None:
+    source = dataset(draw, init).replace("batch_size=2,", "batch_size=2, shuffle=True,")
+    assert found(source, "RPL301") == []
+
+
+def test_a_transform_owning_a_generator_collides_without_a_fix() -> None:
+    source = """\
+        import numpy as np
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Jitter:
+            def __init__(self):
+                self.rng = np.random.default_rng(0)
+
+            def __call__(self, x):
+                return x + self.rng.normal()
+
+
+        class D(Dataset):
+            def __init__(self, transform):
+                self.transform = transform
+
+            def __getitem__(self, index):
+                return self.transform(index)
+
+
+        loader = DataLoader(D(transform=Jitter()), num_workers=2)
+    """
+    message = (
+        "Transform `Jitter.rng` is copied into every DataLoader worker: workers repeat its "
+        "random numbers"
+    )
+    assert found(source, "RPL301") == [("RPL301", 21, message)]
+    # The helper cannot reach a transform's generator: no fix is offered.
+    assert fixed(source, "RPL301") == textwrap.dedent(source)
+
+
+def test_a_module_level_generator_collides() -> None:
+    source = dataset("_RNG.normal()", header="_RNG = np.random.default_rng(0)")
+    [(code, row, message)] = found(source, "RPL301")
+    assert (code, row) == ("RPL301", LOADER_ROW)
+    assert message.startswith("Module-level generator `")
+    assert message.endswith(
+        "._RNG` is copied into every DataLoader worker: workers repeat its random numbers"
+    )
+
+
+def test_another_rng_library_collides_and_the_fix_reseeds_it() -> None:
+    source = dataset(
+        "self.aug(image=index)",
+        "self.aug = iaa.Fliplr(0.5)",
+        header="import imgaug.augmenters as iaa",
+    )
+    message = "`imgaug` keeps its own random state, which every DataLoader worker copies unchanged"
+    assert found(source, "RPL301") == [("RPL301", LOADER_ROW, message)]
+    text = fixed(source, "RPL301")
+    assert "import imgaug\n" in text
+    assert "    imgaug.random.seed(worker_seed)\n" in text
+    assert "num_workers=2, worker_init_fn=seed_worker)" in text
+
+
+DISTRIBUTED = "import torch.distributed as dist\ndist.init_process_group('gloo')\n{seed}\n"
+
+
+@pytest.mark.parametrize(
+    ("seed", "extra", "expected"),
+    [
+        ("torch.manual_seed(0)", "", [RANKS_ALIKE]),
+        ("torch.manual_seed(0 + dist.get_rank())", "", []),
+        ("torch.manual_seed(int(os.environ['RANK']))", "", []),
+        # The loader's generator seeds the workers' base seed: it must mix in the rank too.
+        ("torch.manual_seed(dist.get_rank())", ", generator=torch.Generator().manual_seed(0)",
+         [RANKS_ALIKE]),
+        ("torch.manual_seed(0)",
+         ", generator=torch.Generator().manual_seed(dist.get_rank())", []),
+    ],
+    ids=["one-seed", "rank-seeded", "rank-from-env", "generator-without-rank",
+         "generator-with-rank"],
+)  # fmt: skip
+def test_distributed_ranks(seed: str, extra: str, expected: list[str]) -> None:
+    source = (
+        "import os\n"
+        + dataset("torch.rand(1)").replace("# no header", DISTRIBUTED.format(seed=seed))
+    ).replace("num_workers=2)", f"num_workers=2{extra})")
+    row = LOADER_ROW + 4
+    assert found(source, "RPL301") == [("RPL301", row, message) for message in expected]
+
+
+def test_distributed_with_a_dataset_that_draws_nothing_is_quiet() -> None:
+    source = dataset("index").replace(
+        "# no header", DISTRIBUTED.format(seed="torch.manual_seed(0)")
+    )
+    assert found(source, "RPL301") == []
+
+
+def test_a_distributed_sampler_makes_the_run_distributed() -> None:
+    source = dataset("torch.rand(1)").replace(
+        "DataLoader(D(), batch_size=2,",
+        "DataLoader(D(), batch_size=2, sampler=torch.utils.data.DistributedSampler(D()),",
+    )
+    assert found(source, "RPL301") == [("RPL301", LOADER_ROW, RANKS_ALIKE)]
+
+
+def test_the_distributed_fix_mixes_in_the_rank() -> None:
+    source = dataset("torch.rand(1)").replace(
+        "# no header", DISTRIBUTED.format(seed="torch.manual_seed(0)")
+    )
+    text = fixed(source, "RPL301")
+    helper = (
+        "def seed_worker(worker_id: int) -> None:\n"
+        '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
+        "    rank = dist.get_rank() if dist.is_initialized() else 0\n"
+        "    worker_seed = (torch.initial_seed() + 65536 * rank) % 2**32\n"
+        "    torch.manual_seed(worker_seed)\n"
+        "    np.random.seed(worker_seed)  # noqa: NPY002\n"
+        "    random.seed(worker_seed)\n"
+    )
+    assert helper in text
+    assert text.count("def seed_worker") == 1
+
+
+@pytest.mark.parametrize(
+    ("draw", "target", "expected"),
+    [
+        ("np.random.rand()", "1.8", ["With torch 1.8, every DataLoader worker copies numpy's "
+                                     "global random state"]),
+        ("np.random.rand()", "1.9", []),
+        ("np.random.rand()", None, []),
+        # torch and random were reseeded per worker before 1.9 too.
+        ("torch.rand(1) + random.random()", "1.8", []),
+    ],
+)  # fmt: skip
+def test_old_torch_targets(draw: str, target: str | None, expected: list[str]) -> None:
+    options = {"target-torch": target} if target else {}
+    assert found(dataset(draw), "RPL301", options=options) == [
+        ("RPL301", LOADER_ROW, message) for message in expected
+    ]
+
+
+def test_the_target_torch_comes_from_the_declared_dependencies(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"job.py": dataset("np.random.rand()")}, 'dependencies = ["torch==1.8.1"]\n')
+    assert project_findings(tmp_path) == {
+        ("job.py", "RPL301", LOADER_ROW,
+         "With torch 1.8, every DataLoader worker copies numpy's global random state"),
+    }  # fmt: skip
+
+
+def test_an_unresolved_dataset_on_old_torch_in_an_eval_loader_is_quiet() -> None:
+    source = LOADER + "def evaluate(ds):\n    return DataLoader(ds, num_workers=4)\n"
+    assert found(source, "RPL301", options={"target-torch": "1.8"}) == []
+    shuffled = source.replace("num_workers=4", "shuffle=True, num_workers=4")
+    assert rows(shuffled, "RPL301", options={"target-torch": "1.8"}) == [3]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        pytest.param(
+            LOADER + "def f(ds):\n    return DataLoader(ds, shuffle=True, num_workers=4)\n",
+            [],
+            id="unresolved",
+        ),
+        pytest.param(
+            dataset("self.rng.normal()", "self.rng = np.random.default_rng(0)"),
+            [LOADER_ROW],
+            id="owned-generator",
+        ),
+        pytest.param(
+            dataset("np.random.rand()").replace(
+                "# no header",
+                "import torch.distributed\ntorch.distributed.init_process_group('gloo')",
+            ),
+            [LOADER_ROW + 1],
+            id="ranks-alike",
+        ),
+        pytest.param(
+            LOADER + "import torch.distributed\ntorch.distributed.init_process_group('gloo')\n"
+            "def f(ds):\n    return DataLoader(ds, shuffle=True, num_workers=4)\n",
+            [],
+            id="ranks-alike-but-unresolved",
+        ),
+    ],
+)
+def test_when_proven_reports_only_proven_collisions(source: str, expected: list[int]) -> None:
+    options = {"dataloader-worker-rng": "when-proven"}
+    assert rows(source, "RPL301", options=options) == expected
+
+
+def test_a_subclass_that_takes_no_worker_init_fn_gets_no_fix() -> None:
+    source = """\
+        import numpy as np
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class D(Dataset):
+            def __init__(self):
+                self.rng = np.random.default_rng(0)
+
+            def __getitem__(self, index):
+                return self.rng.normal()
+
+
+        class Loader(DataLoader):
+            def __init__(self, dataset, num_workers):
+                super().__init__(dataset, num_workers=num_workers)
+
+
+        loader = Loader(D(), 2)
+    """
+    assert rows(source, "RPL301") == [18]
+    # ``Loader(D(), 2, worker_init_fn=seed_worker)`` would raise a TypeError.
+    assert fixed(source, "RPL301") == textwrap.dedent(source)
+    with_kwargs = source.replace("num_workers):", "num_workers, **kwargs):")
+    assert "Loader(D(), 2, worker_init_fn=seed_worker)" in fixed(with_kwargs, "RPL301")
+
+
+def test_a_subclass_that_passes_its_own_worker_init_fn_is_quiet() -> None:
+    source = """\
+        from torch.utils.data import DataLoader
+
+
+        def init(worker_id):
+            pass
+
+
+        class Loader(DataLoader):
+            def __init__(self, dataset, num_workers):
+                super().__init__(dataset, num_workers=num_workers, worker_init_fn=init)
+
+
+        def f(ds):
+            return Loader(ds, 4)
+    """
+    assert found(source, "RPL301") == []
+
+
+# -- RPL301 across files ------------------------------------------------------------------------
+
+DATASETS = """\
+    import numpy as np
+    import torch
+    from torch.utils.data import Dataset
+
+    _RNG = np.random.default_rng(0)
+
+
+    class Safe(Dataset):
+        def __getitem__(self, index):
+            return torch.rand(1) + np.random.rand()
+
+
+    class Owning(Dataset):
+        def __init__(self):
+            self.rng = np.random.default_rng(0)
+
+        def __getitem__(self, index):
+            return self.rng.normal()
+
+
+    class ModuleLevel(Dataset):
+        def __getitem__(self, index):
+            return _RNG.normal()
+"""
+LOADING = """\
+    from functools import partial
+
+    from torch.utils.data import DataLoader
+
+
+    class Loader(DataLoader):
+        pass
+
+
+    make_loader = partial(DataLoader, shuffle=True, num_workers=4)
+"""
+TRAIN = """\
+    from torch.utils.data import DataLoader
+
+    from pkg.data import ModuleLevel, Owning, Safe
+    from pkg.loading import Loader, make_loader
+
+
+    def main(workers):
+        safe = DataLoader(Safe(), 8, True, num_workers=workers)
+        owning = DataLoader(Owning(), 8, True, num_workers=workers)
+        module = DataLoader(ModuleLevel(), 8, True, num_workers=workers)
+        subclass = Loader(Owning(), 8, True, num_workers=workers)
+        partial = make_loader(Owning())
+        return safe, owning, module, subclass, partial
+
+
+    if __name__ == "__main__":
+        main(2)
+"""
+OWNING = "`Owning.rng` is copied into every DataLoader worker: workers repeat its random numbers"
+
+
+@pytest.fixture
+def data_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {"pkg/__init__.py": "", "pkg/data.py": DATASETS, "pkg/loading.py": LOADING,
+         "train.py": TRAIN},
+    )  # fmt: skip
+    return tmp_path
+
+
+def test_datasets_are_resolved_across_files(data_project: Path) -> None:
+    expected = {
+        ("train.py", "RPL301", 9, OWNING),
+        ("train.py", "RPL301", 10,
+         "Module-level generator `pkg.data._RNG` is copied into every DataLoader worker: "
+         "workers repeat its random numbers"),
+        ("train.py", "RPL301", 11, OWNING),
+        ("train.py", "RPL301", 12, OWNING),
+    }  # fmt: skip
+    assert {f for f in project_findings(data_project) if f[1] == "RPL301"} == expected
+    # Pre-commit passes the changed file alone: its imports are still read from the project.
+    assert {f for f in project_findings(data_project, "train.py") if f[1] == "RPL301"} == expected
+
+
+def test_a_dataset_module_alone_has_no_loader_findings(data_project: Path) -> None:
+    assert project_findings(data_project, "pkg/data.py") == set()
+
+
+def test_the_cli_fix_across_files_parses_and_converges(data_project: Path) -> None:
+    from click.testing import CliRunner
+
+    from repro_lint.cli import main
+
+    args = ["train.py", "--fix", "--no-cache", "--select", "RPL301,RPL302"]
+    first = CliRunner().invoke(main, args)
+    # The module-level generator has no fix: exit 1.
+    assert first.exit_code == 1, first.output
+    text = (data_project / "train.py").read_text(encoding="utf-8")
+    ast.parse(text)
+    assert text.count("def seed_worker(") == 1
+    assert "    dataset.rng = numpy.random.default_rng(worker_seed)\n" in text
+    generator = "generator=torch.Generator().manual_seed(0)"
+    assert (
+        f"owning = DataLoader(Owning(), 8, True, num_workers=workers, {generator}, "
+        "worker_init_fn=seed_worker)\n" in text
+    )
+    assert f"partial = make_loader(Owning(), {generator}, worker_init_fn=seed_worker)\n" in text
+    assert f"safe = DataLoader(Safe(), 8, True, num_workers=workers, {generator})\n" in text
+    again = CliRunner().invoke(main, args)
+    assert again.exit_code == 1
+    assert (data_project / "train.py").read_text(encoding="utf-8") == text
+    assert {f[1:3] for f in project_findings(data_project)} == {("RPL301", 24)}
+
+
+# -- RPL302 -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("DataLoader(ds, batch_size=8, shuffle=True)", SHUFFLING),
+        ("DataLoader(ds, 8, True)", SHUFFLING),
+        ("DataLoader(ds, 8, train)", SHUFFLING),
+        ("DataLoader(ds, **{'shuffle': True})", SHUFFLING),
+        ("DataLoader(ds, sampler=RandomSampler(ds))", "random"),
+        ("DataLoader(ds, batch_sampler=BatchSampler(RandomSampler(ds), 8, False))", "random"),
+        ("DataLoader(ds, shuffle=False)", None),
+        ("DataLoader(ds, 8)", None),
+        ("DataLoader(ds, shuffle=None)", None),
+        ("DataLoader(ds, shuffle=True, generator=g)", None),
+        ("DataLoader(ds, 8, True, None, None, 0, None, False, False, 0, None, None, g)", None),
+        ("DataLoader(ds, shuffle=True, **options)", None),
+        ("DataLoader(ds, sampler=SequentialSampler(ds))", None),
+        ("DataLoader(ds, sampler=DistributedSampler(ds))", None),
+        ("DataLoader(ds, sampler=RandomSampler(ds, generator=g))", None),
+    ],
+)
+def test_loaders_without_a_generator(call: str, expected: str | None) -> None:
+    source = (
+        "from torch.utils.data import BatchSampler, DataLoader, DistributedSampler\n"
+        "from torch.utils.data import RandomSampler, SequentialSampler\n\n\n"
+        f"def f(ds, train, g, options):\n    return {call}\n"
+    )
+    loader = [m for code, row, m in found(source, "RPL302") if row == 6 and "Sampler`" not in m]
+    if expected is None:
+        assert found(source, "RPL302") == []
+    elif expected == "random":
+        assert loader == [
+            "This DataLoader's random sampler has no `generator=`: its order comes from the "
+            "global RNG"
+        ]
+    else:
+        assert loader == [expected]
+
+
+@pytest.mark.parametrize(
+    ("sampler", "expected"),
+    [
+        ("RandomSampler(ds)", "RandomSampler"),
+        ("RandomSampler(ds, True, 10)", "RandomSampler"),
+        ("SubsetRandomSampler(indices)", "SubsetRandomSampler"),
+        ("WeightedRandomSampler(weights, 10)", "WeightedRandomSampler"),
+        ("RandomSampler(ds, generator=g)", None),
+        ("RandomSampler(ds, False, None, g)", None),
+        ("SubsetRandomSampler(indices, g)", None),
+        ("WeightedRandomSampler(weights, 10, True, g)", None),
+        ("SequentialSampler(ds)", None),
+        ("DistributedSampler(ds)", None),
+    ],
+)
+def test_random_samplers_without_a_generator(sampler: str, expected: str | None) -> None:
+    source = (
+        "from torch.utils.data import DistributedSampler, RandomSampler, SequentialSampler\n"
+        "from torch.utils.data import SubsetRandomSampler, WeightedRandomSampler\n\n\n"
+        f"def f(ds, indices, weights, g):\n    return {sampler}\n"
+    )
+    messages = [] if expected is None else [
+        ("RPL302", 6, f"`{expected}` without `generator=` takes its order from the global RNG")
+    ]  # fmt: skip
+    assert found(source, "RPL302") == messages
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        pytest.param(
+            "import functools\n"
+            + LOADER
+            + "make = functools.partial(DataLoader, batch_size=8, shuffle=True)\n"
+            "def f(ds):\n    return make(ds)\n",
+            id="partial",
+        ),
+        pytest.param(
+            LOADER + "class Loader(DataLoader):\n    pass\n\n\n"
+            "def f(ds):\n    return Loader(ds, 8, True)\n",
+            id="subclass",
+        ),
+        pytest.param(
+            "import torch.utils.data as tud\ndef f(ds):\n    return tud.DataLoader(ds, 8, True)\n",
+            id="alias",
+        ),
+        pytest.param(
+            LOADER + "def f(ds):\n    kw = dict(batch_size=8)\n    kw['shuffle'] = True\n"
+            "    return DataLoader(ds, **kw)\n",
+            id="kwargs",
+        ),
+    ],
+)
+def test_shuffling_loader_forms(source: str) -> None:
+    [(code, _, message)] = found(source, "RPL302")
+    assert (code, message) == ("RPL302", SHUFFLING)
+
+
+def test_the_generator_fix() -> None:
+    source = (
+        LOADER + "def f(ds):\n    return DataLoader(\n        ds,\n        shuffle=True,\n    )\n"
+    )
+    assert fixed(source, "RPL302", options={"seed": 7}) == (
+        "import torch\n" + LOADER + "def f(ds):\n    return DataLoader(\n        ds,\n"
+        "        shuffle=True,\n        generator=torch.Generator().manual_seed(7),\n    )\n"
+    )
+
+
+def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
+    source = (
+        "import torch\nimport torch.distributed as dist\n"
+        + LOADER
+        + "def f(ds, local_rank):\n    dist.init_process_group('nccl')\n"
+        "    return DataLoader(ds, 8, True)\n"
+    )
+    assert "DataLoader(ds, 8, True, generator=torch.Generator().manual_seed(0 + local_rank))" in (
+        fixed(source, "RPL302")
+    )
+    # Not distributed: a rank-named variable alone does not change the seed.
+    plain = source.replace("    dist.init_process_group('nccl')\n", "")
+    assert "DataLoader(ds, 8, True, generator=torch.Generator().manual_seed(0))" in fixed(
+        plain, "RPL302"
+    )
+
+
+def test_the_sampler_fix_and_the_loader_fix_together() -> None:
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\n\n"
+        "def f(ds):\n    sampler = RandomSampler(ds)\n    return DataLoader(ds, sampler=sampler)\n"
+    )
+    assert rows(source, "RPL302") == [6, 7]
+    assert fixed(source, "RPL302") == source.replace(
+        "RandomSampler(ds)", "RandomSampler(ds, generator=torch.Generator().manual_seed(0))"
+    ).replace("sampler=sampler)", "sampler=sampler, generator=torch.Generator().manual_seed(0))")
+
+
+def test_a_subclass_that_takes_no_generator_gets_no_fix() -> None:
+    source = (
+        LOADER + "\n\nclass Loader(DataLoader):\n"
+        "    def __init__(self, dataset, shuffle):\n"
+        "        super().__init__(dataset, shuffle=shuffle)\n\n\n"
+        "loader = Loader(ds, True)\n"
+    )
+    assert rows(source, "RPL302") == [9]
+    # ``Loader(ds, True, generator=...)`` would raise a TypeError.
+    assert fixed(source, "RPL302") == source
+
+
+# -- RPL303 -------------------------------------------------------------------------------------
+
+SPLIT = "from torch.utils.data import random_split\n"
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    [
+        ("random_split(ds, [8, 2])", [2]),
+        ("random_split(ds, lengths=[0.8, 0.2])", [2]),
+        ("random_split(ds, [8, 2], g)", []),
+        ("random_split(ds, [8, 2], generator=g)", []),
+        ("random_split(ds, [8, 2], **options)", []),
+    ],
+)
+def test_random_split(call: str, expected: list[int]) -> None:
+    assert rows(SPLIT + f"parts = {call}\n", "RPL303") == expected
+
+
+def test_random_split_aliases_and_look_alikes() -> None:
+    assert rows("import torch.utils.data as tud\na, b = tud.random_split(ds, [8, 2])\n",
+                "RPL303") == [2]  # fmt: skip
+    assert rows("from mylib import random_split\na, b = random_split(ds, [8, 2])\n", "RPL303") == []
+
+
+def test_random_split_fix_never_mixes_in_the_rank() -> None:
+    source = (
+        "import torch.distributed as dist\n" + SPLIT + "\n\n"
+        "def split(ds, rank):\n    dist.init_process_group('nccl')\n"
+        "    return random_split(ds, [8, 2])\n"
+    )
+    assert fixed(source, "RPL303", options={"seed": 3}) == (
+        "import torch\n"
+        + source.replace(
+            "random_split(ds, [8, 2])",
+            "random_split(ds, [8, 2], generator=torch.Generator().manual_seed(3))",
+        )
+    )
+
+
+# -- RPL304 -------------------------------------------------------------------------------------
+
+SAMPLER = """\
+    from torch.utils.data import DataLoader
+    from torch.utils.data.distributed import DistributedSampler
+
+
+    def train(dataset, epochs):
+        sampler = {sampler}
+        loader = DataLoader(dataset, sampler=sampler)
+        for epoch in range(epochs):
+            {epoch}
+            for batch in loader:
+                print(batch)
+"""
+SET_EPOCH_MESSAGE = "`DistributedSampler` without `set_epoch` calls: every epoch has the same order"
+
+
+@pytest.mark.parametrize(
+    ("sampler", "epoch", "expected"),
+    [
+        ("DistributedSampler(dataset)", "pass", [6]),
+        ("DistributedSampler(dataset, shuffle=True)", "pass", [6]),
+        ("DistributedSampler(dataset, None, None, flag)", "pass", [6]),
+        ("DistributedSampler(dataset, shuffle=False)", "pass", []),
+        ("DistributedSampler(dataset, 2, 0, False)", "pass", []),
+        ("DistributedSampler(dataset)", "sampler.set_epoch(epoch)", []),
+        ("DistributedSampler(dataset)", "loader.sampler.set_epoch(epoch)", []),
+    ],
+)
+def test_distributed_sampler_set_epoch(sampler: str, epoch: str, expected: list[int]) -> None:
+    source = SAMPLER.format(sampler=sampler, epoch=epoch).replace("flag)", "epochs > 1)")
+    assert found(source, "RPL304") == [("RPL304", row, SET_EPOCH_MESSAGE) for row in expected]
+
+
+def test_set_epoch_fix_is_display_only() -> None:
+    source = SAMPLER.format(sampler="DistributedSampler(dataset)", epoch="pass")
+    result = lint_text(textwrap.dedent(source), "example.py", settings(("RPL304",)))
+    [diagnostic] = result.diagnostics
+    assert diagnostic.fix is not None
+    assert diagnostic.fix.applicability is FixSafety.DISPLAY_ONLY
+    assert diagnostic.fix.message == "Call `sampler.set_epoch(epoch)` at the start of every epoch"
+    assert diagnostic.fix.edits == ()
+    assert fixed(source, "RPL304") == textwrap.dedent(source)
+
+
+def test_set_epoch_in_another_file_of_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    train = SAMPLER.format(sampler="DistributedSampler(dataset)", epoch="advance(loader, epoch)")
+    write(
+        tmp_path,
+        {
+            "loop.py": "def advance(loader, epoch):\n    loader.sampler.set_epoch(epoch)\n",
+            "train.py": "from loop import advance\n" + textwrap.dedent(train),
+        },
+    )
+    assert project_findings(tmp_path) == set()
+    # The changed file alone: the module it imports is read from the project.
+    assert project_findings(tmp_path, "train.py") == set()
+    # Without the call anywhere, the sampler is reported.
+    write(tmp_path, {"loop.py": "def advance(loader, epoch):\n    pass\n"})
+    assert project_findings(tmp_path) == {("train.py", "RPL304", 7, SET_EPOCH_MESSAGE)}
+
+
+def test_a_lightning_trainer_sets_the_epoch() -> None:
+    source = (
+        "import lightning as L\n"
+        + textwrap.dedent(SAMPLER.format(sampler="DistributedSampler(dataset)", epoch="pass"))
+        + "trainer = L.Trainer()\n"
+    )
+    assert found(source, "RPL304") == []
+
+
+# -- RPL305 -------------------------------------------------------------------------------------
+
+LISTING_HEADER = "import glob\nimport os\nfrom pathlib import Path\n\n\n"
+LISTINGS = [
+    ("os.listdir(root)", "os.listdir", "sorted(os.listdir(root))"),
+    ("os.scandir(root)", "os.scandir", "sorted(os.scandir(root), key=lambda entry: entry.name)"),
+    ("glob.glob(root + '/*.png')", "glob.glob", "sorted(glob.glob(root + '/*.png'))"),
+    ("glob.iglob(root + '/*.png')", "glob.iglob", "sorted(glob.iglob(root + '/*.png'))"),
+    ("Path(root).glob('*.png')", "Path.glob", "sorted(Path(root).glob('*.png'))"),
+    ("Path(root).rglob('*.png')", "Path.rglob", "sorted(Path(root).rglob('*.png'))"),
+    ("Path(root).iterdir()", "Path.iterdir", "sorted(Path(root).iterdir())"),
+]
+
+
+@pytest.mark.parametrize(
+    ("listing", "name", "sorted_listing"), LISTINGS, ids=[x[1] for x in LISTINGS]
+)
+def test_each_listing_api_feeding_a_dataset(listing: str, name: str, sorted_listing: str) -> None:
+    source = (
+        LISTING_HEADER
+        + f"def build(root):\n    files = list({listing})\n    return Images(files)\n"
+    )
+    assert found(source, "RPL305") == [
+        ("RPL305", 7, f"`{name}` lists files in filesystem order, which differs between machines")
+    ]
+    assert fixed(source, "RPL305") == source.replace(listing, sorted_listing)
+    assert found(source.replace(listing, sorted_listing), "RPL305") == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # A list of samples built in listing order.
+        ("samples = []\n    for name in os.listdir(root):\n        samples.append(name)\n"
+         "    return samples\n", [8]),
+        # Two listings zipped into pairs.
+        ("return list(zip(glob.glob(root + '/*.png'), glob.glob(root + '/*.txt')))\n", [7, 7]),
+        ("self_files = os.listdir(root)\n    return dict(enumerate(self_files))\n", [7]),
+        ("names = os.listdir(root)\n    names.sort()\n    return Images(names)\n", []),
+        ("names = sorted(os.listdir(root))\n    return Images(names)\n", []),
+        ("return len(os.listdir(root))\n", []),
+        ("return set(os.listdir(root))\n", []),
+        ("return 'a.png' in os.listdir(root)\n", []),
+        ("for name in os.listdir(root):\n        os.remove(name)\n", []),
+        ("unused = os.listdir(root)\n", []),
+    ],
+    ids=["samples-loop", "zip", "enumerate", "sort-method", "sorted-variable", "len", "set",
+         "membership", "per-file-loop", "unused"],
+)  # fmt: skip
+def test_listing_order_matters(body: str, expected: list[int]) -> None:
+    assert rows(LISTING_HEADER + f"def build(root):\n    {body}", "RPL305") == expected
+
+
+def test_a_listing_kept_in_a_dataset_attribute() -> None:
+    source = LISTING_HEADER + (
+        "class Images:\n    def __init__(self, root: Path):\n"
+        "        self.files = list(root.glob('*.png'))\n\n"
+        "    def __getitem__(self, index):\n        return self.files[index]\n"
+    )
+    assert rows(source, "RPL305") == [8]
+    assert "self.files = list(sorted(root.glob('*.png')))" in fixed(source, "RPL305")
+    assert rows(source.replace("list(root", "sorted(root"), "RPL305") == []
+
+
+def test_a_glob_on_something_not_known_to_be_a_path_is_quiet() -> None:
+    assert rows("def build(store):\n    return list(store.glob('*.png'))\n", "RPL305") == []
+
+
+def test_a_filtered_listing_stored_in_an_attribute_through_a_variable() -> None:
+    source = LISTING_HEADER + (
+        "class Images:\n    def __init__(self, root):\n"
+        "        files = [f for f in os.listdir(root) if f.endswith('.png')]\n"
+        "        self.files = files\n"
+    )
+    assert rows(source, "RPL305") == [8]
+    assert "[f for f in sorted(os.listdir(root)) if f.endswith('.png')]" in fixed(source, "RPL305")
+    # Replaced by something else before it is kept: nothing to report.
+    assert rows(source.replace("self.files = files", "files = []\n        self.files = files"),
+                "RPL305") == []  # fmt: skip
+
+
+def test_a_module_level_path_listed_in_a_function() -> None:
+    source = LISTING_HEADER + (
+        "ROOT = Path(__file__).parent / 'data'\n\n\n"
+        "def images():\n    return list(ROOT.glob('*.png'))\n"
+    )
+    assert found(source, "RPL305") == [
+        (
+            "RPL305",
+            10,
+            "`Path.glob` lists files in filesystem order, which differs between machines",
+        )
+    ]
+    assert "return list(sorted(ROOT.glob('*.png')))" in fixed(source, "RPL305")
