@@ -35,7 +35,7 @@ from repro_lint.rule import FileContext, Rule
 from repro_lint.suppressions import Directive, Suppressions, parse_comment
 from repro_lint.torch_versions import TorchVersion
 
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"

@@ -987,7 +987,8 @@ def test_a_filtered_listing_stored_in_an_attribute_through_a_variable() -> None:
     source = LISTING_HEADER + (
         "class Images:\n    def __init__(self, root):\n"
         "        files = [f for f in os.listdir(root) if f.endswith('.png')]\n"
-        "        self.files = files\n"
+        "        self.files = files\n\n"
+        "    def __getitem__(self, index):\n        return self.files[index]\n"
     )
     assert rows(source, "RPL305") == [8]
     assert "[f for f in sorted(os.listdir(root)) if f.endswith('.png')]" in fixed(source, "RPL305")
@@ -1009,3 +1010,47 @@ def test_a_module_level_path_listed_in_a_function() -> None:
         )
     ]
     assert "return list(sorted(ROOT.glob('*.png')))" in fixed(source, "RPL305")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # Which file is used depends on the listing's order.
+        ("return next(Path(root).glob('checkpoint*'))\n", [7]),
+        ("names = [n for n in os.listdir(root) if n.endswith('.ckpt')]\n"
+         "    return names[0]\n", [7]),
+        ("names = os.listdir(root)\n    random.shuffle(names)\n    return names[:10]\n", [7]),
+        ("names = os.listdir(root)\n    rng.shuffle(names)\n", [7]),
+        ("return ImageDataset(glob.glob(root + '/*.png'))\n", [7]),
+        # The order does not reach data: a lookup, a mapping, a helper that picks by name.
+        ("names = os.listdir(root)\n    return 'tokenizer.json' in '\\n'.join(names)\n", []),
+        ("return {name: os.path.getmtime(name) for name in os.listdir(root)}\n", []),
+        ("return pick_tokenizer_file(os.listdir(root))\n", []),
+        # A list built in listing order, then sorted or handed to an upload helper.
+        ("found = []\n    for name in os.listdir(root):\n        found.append(name)\n"
+         "    return sorted(found)\n", []),
+        ("batch = []\n    for name in os.listdir(root):\n        batch.append(name)\n"
+         "    upload(operations=batch)\n", []),
+        ("found = []\n    for name in os.listdir(root):\n        found.append(name)\n"
+         "    return found\n", [8]),
+    ],
+    ids=["next", "first-item", "shuffle", "rng-shuffle", "dataset-class", "joined-membership",
+         "dict-comprehension", "helper-function", "collected-then-sorted", "collected-upload",
+         "collected-returned"],
+)  # fmt: skip
+def test_listing_order_reaching_data_or_not(body: str, expected: list[int]) -> None:
+    header = LISTING_HEADER.replace("import glob\n", "import glob\nimport random\n")
+    assert rows(header + f"def build(root, rng):\n    {body}", "RPL305") == [
+        row + 1 for row in expected
+    ]
+
+
+def test_records_kept_by_an_object_that_serves_no_samples_are_quiet() -> None:
+    source = LISTING_HEADER + (
+        "class Recorder:\n    def __init__(self, root):\n        self.records = []\n"
+        "        for name in glob.glob(root + '/*.json'):\n"
+        "            self.records.append(name)\n"
+    )
+    assert rows(source, "RPL305") == []
+    served = source + "\n    def __len__(self):\n        return len(self.records)\n"
+    assert rows(served, "RPL305") == [9]

@@ -43,8 +43,25 @@ _ORDER_KEEPING = frozenset(
     {"builtins.list", "builtins.tuple", "builtins.iter", "builtins.filter", "builtins.map",
      "builtins.reversed"}
 )  # fmt: skip
+# Calls whose result depends on the order of the iterable they get, in a way that decides
+# which data is used where: pairing, numbering, shuffling, sampling, splitting, the first item.
+_ORDER_SENSITIVE = frozenset(
+    {
+        "builtins.zip", "builtins.enumerate", "builtins.next", "random.shuffle",
+        "random.sample", "random.choice", "random.choices", "numpy.random.choice",
+        "numpy.random.permutation", "numpy.random.shuffle", "torch.utils.data.random_split",
+        "torch.utils.data.Subset", "sklearn.model_selection.train_test_split",
+    }
+)  # fmt: skip
+# Methods of generator objects (``rng.shuffle(files)``) that depend on the order they get.
+_RNG_METHODS = frozenset({"shuffle", "choice", "choices", "sample", "permutation"})
+# Data pipelines: a class constructed from the listing keeps its order (``Images(files)``,
+# ``ImageDataset(files)``); so do the data utilities of torch and its domain libraries.
+_DATA_MODULES = ("torch.utils.data.", "torchvision.datasets.", "torchaudio.datasets.")
 # In a loop body, these mean the loop builds a sequence in iteration order.
 _COLLECTING = frozenset({"append", "extend", "insert", "appendleft"})
+# Methods that make a class serve samples: its attributes are read by index or in order.
+_DATA_METHODS = frozenset({"__getitem__", "__iter__", "__len__"})
 
 ORDER = "order"  # the order of the listing matters
 FREE = "free"  # it does not (a count, a set, a membership test, a side effect per file)
@@ -71,18 +88,25 @@ class UnsortedFileListing(Rule):
     ## What it does
     Flags `os.listdir`, `os.scandir`, `glob.glob`, `glob.iglob`, and `glob`, `rglob` and
     `iterdir` on a `pathlib.Path` (built in the same scope, a parameter annotated `Path`, or
-    an attribute set from one), when the order of what they return matters: it is kept in
-    an attribute (`self.files = ...`), returned, passed to a call (a dataset, `zip` with
-    another listing, `enumerate`, `random.shuffle`), indexed, or iterated by a loop that
-    builds a list (`samples.append(...)`), directly or through a variable or a list
-    comprehension, and was not sorted.
+    an attribute set from one), when the order of what they return decides which data is
+    used where, and it was not sorted: the list is kept by a class that serves samples
+    (`self.files = ...` in a class with `__getitem__`, `__iter__` or `__len__`, or a
+    `Dataset` base), returned, given to a class (`ImageDataset(files)`) or to torch's data
+    utilities, zipped (`zip(images, masks)`), numbered (`enumerate`), shuffled, sampled or
+    split (`random.shuffle`, `rng.choice`, `train_test_split`), indexed (`files[0]`) or
+    taken from (`next(...)`); directly or through a variable, a list comprehension, or a
+    loop that builds a list (`samples.append(...)`) which is then used that way.
 
     ## When it does not fire
     - The listing is sorted: `sorted(os.listdir(d))`, or `files.sort()` /
       `files = sorted(files)` before the list is used.
     - The order cannot matter: `len(...)`, `set(...)`, `any(...)`, `x in os.listdir(d)`,
-      `if os.listdir(d):`, a loop that handles each file on its own (`os.remove`), a set
-      comprehension, a listing that is never used.
+      `if os.listdir(d):`, a loop that handles each file on its own (`os.remove`), a set or
+      dict comprehension, a listing that is never used.
+    - The order is not known to reach data: the list goes to a function (`pick_file(names)`,
+      `", ".join(names)`, `upload(operations=batch)`), or is kept by an object that serves no
+      samples (a logger's records). Reporting those would flag most file handling in a code
+      base for a hazard that lives in data pipelines.
     - `.glob(...)` on something not known to be a `Path` (a `Dataset` method, a string
       pattern helper): it is not a directory listing the rule can recognise.
 
@@ -101,7 +125,9 @@ class UnsortedFileListing(Rule):
     `os.walk` is not flagged, nor a listing opened in a `with` statement
     (`with os.scandir(d) as entries:`). Listings are followed through assignments in the same
     function; a list kept in an attribute is reported unless it is sorted in the same
-    method. A variable used only in another function counts as unused.
+    method. A variable used only in another function counts as unused, and a list given to
+    a project function that builds a dataset from it (`make_samples(files)`) is not
+    followed into that function.
 
     ## References
     - Python: `os.listdir` ("in arbitrary order"), `glob.glob`, `pathlib.Path.iterdir`
@@ -157,15 +183,27 @@ class UnsortedFileListing(Rule):
         super().__init__(context)
         self._scopes: list[_Scope] = [_Scope()]
         self._classes: list[set[str]] = []
+        # Per enclosing class: whether it serves samples (a dataset, a reader).
+        self._data_classes: list[bool] = []
         self._reported: set[int] = set()
 
     # -- scopes -----------------------------------------------------------------------------
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self._classes.append(set())
+        methods = {
+            statement.name.value
+            for statement in node.body.body
+            if isinstance(statement, cst.FunctionDef)
+        }
+        bases = [self._text(base.value) or "" for base in node.bases]
+        self._data_classes.append(
+            bool(methods & _DATA_METHODS) or any("Dataset" in base for base in bases)
+        )
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self._classes.pop()
+        self._data_classes.pop()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         scope = _Scope()
@@ -227,7 +265,10 @@ class UnsortedFileListing(Rule):
         self._scan(node.value, FREE)
 
     def visit_For(self, node: cst.For) -> None:
-        self._scan(node.iter, ORDER if self._collects(node.body) else FREE)
+        # A loop that builds a list passes the listing's order on to that list, judged by
+        # its later use (returned, kept by a dataset, zipped); a loop that yields, on to
+        # its caller.
+        self._scan(node.iter, self._collects(node.body))
 
     def visit_If(self, node: cst.If) -> None:
         self._scan(node.test, FREE)
@@ -255,22 +296,31 @@ class UnsortedFileListing(Rule):
         else:
             self._scan(value, ORDER)
 
-    def _collects(self, body: cst.BaseSuite) -> bool:
+    def _collects(self, body: cst.BaseSuite) -> str:
+        """How a loop uses the order of what it iterates: ORDER when it yields, ``+target``
+        when it builds ``target`` (appending, ``+=``), FREE when it handles each item alone."""
         stack: list[cst.CSTNode] = [body]
+        found = FREE
         while stack:
             current = stack.pop()
             if isinstance(current, cst.Yield):
-                return True
+                return ORDER
+            target: cst.BaseExpression | None = None
             if (
                 isinstance(current, cst.Call)
                 and isinstance(current.func, cst.Attribute)
                 and current.func.attr.value in _COLLECTING
             ):
-                return True
-            if isinstance(current, cst.AugAssign) and isinstance(current.operator, cst.AddAssign):
-                return True
+                target = current.func.value
+            elif isinstance(current, cst.AugAssign) and isinstance(current.operator, cst.AddAssign):
+                target = current.target
+            if target is not None:
+                text = self._text(target)
+                if text is None:
+                    return ORDER
+                found = f"+{text}"
             stack.extend(current.children)
-        return False
+        return found
 
     # -- expressions ------------------------------------------------------------------------
 
@@ -290,7 +340,9 @@ class UnsortedFileListing(Rule):
         if isinstance(node, cst.Call):
             self._call(node, context)
         elif isinstance(node, cst.ListComp | cst.GeneratorExp | cst.DictComp | cst.SetComp):
-            inner = FREE if isinstance(node, cst.SetComp) else context
+            # A set has no order; a dict built from a listing maps names to values (its
+            # order is rarely used, and ``enumerate`` inside it is judged on its own).
+            inner = FREE if isinstance(node, cst.SetComp | cst.DictComp) else context
             comp: cst.CompFor | None = node.for_in
             while comp is not None:
                 self._scan(comp.iter, inner)
@@ -341,13 +393,28 @@ class UnsortedFileListing(Rule):
             if text is not None:
                 self._resolve_pending(text)
             return
-        else:
+        elif self._order_sensitive(func, qualified):
             inner = ORDER
+        else:
+            # Any other function gets the listing without a known use of its order (a
+            # tokenizer file picker, an upload batch): not reported.
+            inner = FREE
         for arg in node.args:
             self._scan(arg.value, inner)
         if isinstance(func, cst.Attribute) and qualified is None:
-            # A method of the listing's result (``files.index(x)``) depends on its order.
-            self._scan(func.value, ORDER)
+            # A method of the listing's result (``files.index(x)``) depends on its order;
+            # adding to it (``files.append(x)``) does not read it.
+            self._scan(func.value, FREE if func.attr.value in _COLLECTING else ORDER)
+
+    def _order_sensitive(self, func: cst.BaseExpression, qualified: str | None) -> bool:
+        if qualified is not None:
+            if qualified in _ORDER_SENSITIVE or qualified.startswith(_DATA_MODULES):
+                return True
+        elif isinstance(func, cst.Attribute) and func.attr.value in _RNG_METHODS:
+            return True
+        # A class built from the listing (``Images(files)``, ``SegmentationDataset(files)``).
+        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        return isinstance(name, str) and name[:1].isupper()
 
     def _use(self, node: cst.Name | cst.Attribute, context: str) -> None:
         text = self._text(node)
@@ -366,9 +433,14 @@ class UnsortedFileListing(Rule):
             return
 
     def _keep(self, context: str, listings: list[_Listing]) -> None:
-        """``target = <listing>`` replaces what ``target`` held; ``target += ...`` adds."""
+        """``target = <listing>`` replaces what ``target`` held; ``target += ...`` adds. An
+        attribute keeps the order only for a class that serves samples (``self.files`` of a
+        dataset); other objects' lists (records, logs, upload batches) are not judged."""
         pending = self._scopes[-1].pending
         target = context[1:]
+        if "." in target and not (self._data_classes and self._data_classes[-1]):
+            pending.pop(target, None)
+            return
         if context[0] == "=":
             pending[target] = list(listings)
         else:
