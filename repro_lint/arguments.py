@@ -73,3 +73,35 @@ def dict_literal_items(node: cst.BaseExpression) -> dict[str, cst.BaseExpression
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
         return {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
     return None
+
+
+def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
+    """``call`` with ``keyword=value`` appended, keeping its layout (one argument per line
+    with a trailing comma stays so; otherwise the closing parenthesis keeps its place)."""
+    new = cst.Arg(
+        value=cst.parse_expression(value),
+        keyword=cst.Name(keyword),
+        equal=cst.AssignEqual(
+            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
+        ),
+    )
+    args = list(call.args)
+    if not args:
+        return call.with_changes(args=[new])
+    last = args[-1]
+    if isinstance(last.comma, cst.Comma):
+        # A trailing comma: the new argument takes the last one's place in the layout.
+        layout = call.whitespace_before_args
+        after: cst.BaseParenthesizableWhitespace = (
+            layout if isinstance(layout, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")
+        )
+        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=after))
+        args.append(new.with_changes(comma=last.comma))
+    else:
+        # ``f(a, b\n)``: the line break before ``)`` moves behind the new argument.
+        args[-1] = last.with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+        )
+        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
+    return call.with_changes(args=args)

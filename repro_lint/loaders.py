@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import libcst as cst
 
 from repro_lint import randomness as rng
-from repro_lint.arguments import argument, dict_literal_items, literal_bool, literal_str
+from repro_lint.arguments import (
+    argument,
+    dict_literal_items,
+    literal_bool,
+    literal_str,
+    with_keyword,
+)
 from repro_lint.names import Names, dotted_name
 from repro_lint.positions import Positions
 
@@ -156,38 +162,6 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         current = stack.pop()
         yield current
         stack.extend(current.children)
-
-
-def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
-    """``call`` with ``keyword=value`` appended, keeping its layout (one argument per line
-    with a trailing comma stays so; otherwise the closing parenthesis keeps its place)."""
-    new = cst.Arg(
-        value=cst.parse_expression(value),
-        keyword=cst.Name(keyword),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
-    )
-    args = list(call.args)
-    if not args:
-        return call.with_changes(args=[new])
-    last = args[-1]
-    if isinstance(last.comma, cst.Comma):
-        # A trailing comma: the new argument takes the last one's place in the layout.
-        layout = call.whitespace_before_args
-        after: cst.BaseParenthesizableWhitespace = (
-            layout if isinstance(layout, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")
-        )
-        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=after))
-        args.append(new.with_changes(comma=last.comma))
-    else:
-        # ``f(a, b\n)``: the line break before ``)`` moves behind the new argument.
-        args[-1] = last.with_changes(
-            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
-            whitespace_after_arg=cst.SimpleWhitespace(""),
-        )
-        args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
-    return call.with_changes(args=args)
 
 
 class _Absolute(cst.CSTTransformer):

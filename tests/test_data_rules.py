@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from projects import write
 
 from repro_lint.config import Config, load_config, parse_table
 from repro_lint.diagnostics import FixSafety
@@ -48,16 +49,6 @@ def fixed(source: str, *codes: str, options: Mapping[str, Any] | None = None) ->
     ast.parse(outcome.text)
     assert fix_source(outcome.text, chosen, SAFE, "example.py").text == outcome.text
     return outcome.text
-
-
-def write(root: Path, files: Mapping[str, str], config: str = "") -> None:
-    (root / "pyproject.toml").write_text(
-        f'[project]\nname = "demo"\n{config}', encoding="utf-8", newline=""
-    )
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8", newline="")
 
 
 def project_findings(root: Path, *names: str) -> set[tuple[str, str, int, str]]:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from projects import write
 
 from repro_lint.cli import main
 from repro_lint.config import Config, load_config
@@ -68,16 +69,6 @@ TRAIN = textwrap.dedent(
         main()
 """
 )
-
-
-def write(root: Path, files: dict[str, str], config: str = "") -> None:
-    (root / "pyproject.toml").write_text(
-        f'[project]\nname = "demo"\n{config}', encoding="utf-8", newline=""
-    )
-    for name, text in files.items():
-        path = root / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text), encoding="utf-8", newline="")
 
 
 def row_of(root: Path, name: str, needle: str) -> int:

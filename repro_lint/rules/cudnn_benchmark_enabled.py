@@ -6,20 +6,9 @@ import libcst as cst
 
 from repro_lint.arguments import argument, literal_bool, literal_str
 from repro_lint.diagnostics import FixSafety
+from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import Invalid, Replace, Rule, Valid
 
-CUDNN = "torch.backends.cudnn"
-LIGHTNING_TRAINERS = frozenset(
-    {
-        "lightning.Trainer",
-        "lightning.pytorch.Trainer",
-        "lightning.pytorch.trainer.Trainer",
-        "lightning.pytorch.trainer.trainer.Trainer",
-        "pytorch_lightning.Trainer",
-        "pytorch_lightning.trainer.Trainer",
-        "pytorch_lightning.trainer.trainer.Trainer",
-    }
-)
 _FALSE = cst.Name("False")
 
 

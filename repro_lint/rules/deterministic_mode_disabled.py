@@ -6,8 +6,8 @@ import libcst as cst
 
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
 from repro_lint.diagnostics import FixSafety
+from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import Invalid, Replace, Rule, Valid
-from repro_lint.rules.cudnn_benchmark_enabled import CUDNN, LIGHTNING_TRAINERS
 
 _TRUE = cst.Name("True")
 

@@ -13,8 +13,8 @@ from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety
 from repro_lint.fixes import touches
 from repro_lint.names import Names
 from repro_lint.project import EntryPoint, Program
+from repro_lint.randomness import LIGHTNING_TRAINERS
 from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Valid
-from repro_lint.rules.cudnn_benchmark_enabled import LIGHTNING_TRAINERS
 from repro_lint.rules.nondeterministic_op import (
     CATALOG_TRIGGERS,
     PREAMBLE,

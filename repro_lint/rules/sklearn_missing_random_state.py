@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from repro_lint.arguments import argument, has_double_star, literal_bool, literal_str
+from repro_lint.arguments import argument, has_double_star, literal_bool, literal_str, with_keyword
 from repro_lint.diagnostics import FixSafety
 from repro_lint.rule import Invalid, Replace, Rule, Valid
 
@@ -215,28 +215,4 @@ class SklearnMissingRandomState(Rule):
         self.report(node, fix=[Replace(node, self._with_random_state(node))])
 
     def _with_random_state(self, call: cst.Call) -> cst.Call:
-        new = cst.Arg(
-            value=cst.Integer(str(self.context.config.seed)),
-            keyword=cst.Name("random_state"),
-            equal=cst.AssignEqual(
-                whitespace_before=cst.SimpleWhitespace(""),
-                whitespace_after=cst.SimpleWhitespace(""),
-            ),
-        )
-        args = list(call.args)
-        if not args:
-            return call.with_changes(args=[new])
-        last = args[-1]
-        if isinstance(last.comma, cst.Comma):
-            # A trailing comma: the new argument takes the last one's place in the layout.
-            layout = call.whitespace_before_args
-            after: cst.BaseParenthesizableWhitespace = (
-                layout
-                if isinstance(layout, cst.ParenthesizedWhitespace)
-                else cst.SimpleWhitespace(" ")
-            )
-            args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=after))
-            args.append(new.with_changes(comma=last.comma))
-        else:
-            args.append(new)
-        return call.with_changes(args=args)
+        return with_keyword(call, "random_state", str(self.context.config.seed))
