@@ -104,7 +104,8 @@ def test_only_the_entry_points_that_need_it_are_edited(
 def test_a_module_checked_alone_is_judged_per_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """What pre-commit does with a changed library module: no entry point is in the run."""
+    """What pre-commit does with a changed library module: no entry point is in the run.
+    The hazard is reported, but library code gets no fix (no global mode set on import)."""
     write(tmp_path, {"model.py": MODEL, "train.py": ENABLED})
     monkeypatch.chdir(tmp_path)
     result = CliRunner().invoke(
@@ -112,7 +113,19 @@ def test_a_module_checked_alone_is_judged_per_file(
     )
     found = findings(result)
     assert [(f["code"], f["location"]["row"]) for f in found] == [("RPL402", 6)]  # type: ignore[index]
-    assert all("filename" not in e for e in found[0]["fix"]["edits"])  # type: ignore[index]
+    assert found[0]["fix"] is None
+    # A script doing the same at module level is fixed in place.
+    (tmp_path / "script.py").write_text(
+        "import torch\n\nlabels = torch.tensor([0, 1, 1])\n"
+        "totals = torch.zeros(10).index_add_(0, labels, torch.ones(3))\n",
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        main, ["check", "script.py", "--no-cache", "--output-format", "json"]
+    )
+    (script,) = findings(result)
+    assert script["fix"]["applicability"] == "safe"  # type: ignore[index]
+    assert all("filename" not in e for e in script["fix"]["edits"])  # type: ignore[index]
 
 
 def test_sarif_carries_a_fix_in_another_file(

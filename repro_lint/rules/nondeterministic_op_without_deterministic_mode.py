@@ -111,8 +111,11 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     Safe: inserts `torch.use_deterministic_algorithms(True, warn_only=True)` at each entry
     point whose program reaches the call and never turns the mode on (the top of its
     `if __name__ == "__main__":` block, else after the script's imports); when the call is in
-    another module than the entry point, the fix edits the entry point's file. With `warn_only=True`, ops without a deterministic kernel warn instead of
-    raising, so the program still runs. Once those warnings are dealt with, switch to
+    another module than the entry point, the fix edits the entry point's file. Library code
+    that no entry point of the run reaches (every call inside a function, no `__main__`
+    block) gets no fix: switching a global mode on when a library is imported would change
+    every program that uses it; the place for it is the program's entry point. With `warn_only=True`, ops without a
+    deterministic kernel warn instead of raising, so the program still runs. Once those warnings are dealt with, switch to
     `torch.use_deterministic_algorithms(True)` (`warn_only=False`): that variant is unsafe,
     because it raises on any op without a deterministic kernel, and is not offered as a fix.
 
@@ -123,7 +126,9 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     Whether the program turns deterministic mode on is decided from the entry points of the
     run that reach the file (whole-project analysis). A file no entry point of the run
     reaches (a library module checked alone, as pre-commit does with a changed file) is
-    judged on its own, and its fix then goes into that file. The device is not known
+    judged on its own: its fix goes into the file when the calls run at module level or
+    under its `__main__` block, and there is none when every call is inside a function of a
+    module without one. The device is not known
     statically, so ops that are nondeterministic only on CUDA are reported in CPU-only code
     too.
 
@@ -168,14 +173,19 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
         ),
         Invalid(
             "from torch import nn\nimport torch.nn.functional as F\n\n"
-            "def pool(x: 'torch.Tensor'):\n"
-            "    return F.pad(x, (1, 1, 1, 1), mode='replicate')\n",
+            "padded = F.pad(images, (1, 1, 1, 1), mode='replicate')\n",
             fixed="import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
             "torch.use_deterministic_algorithms(True, warn_only=True)\n\n"
+            "padded = F.pad(images, (1, 1, 1, 1), mode='replicate')\n",
+            config=_NEW,
+            note="torch is imported for the fix",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n\n\n"
             "def pool(x: 'torch.Tensor'):\n"
             "    return F.pad(x, (1, 1, 1, 1), mode='replicate')\n",
             config=_NEW,
-            note="torch is imported for the fix",
+            note="library code no entry point reaches: reported without a fix",
         ),
         Invalid(
             "import torch as T\n\nif __name__ == '__main__': T.zeros(3).scatter_add_(0, i, v)\n",
@@ -256,6 +266,8 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
         super().__init__(context)
         self._pending: list[tuple[cst.Call, Finding]] = []
         self._file_enables = False
+        # Whether a finding is in code that runs at module level (a script, not a library).
+        self._module_level = False
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
@@ -265,13 +277,21 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     def on_finding(self, node: cst.Call, finding: Finding) -> None:
         if finding.behaviour in NEEDS_DETERMINISTIC_MODE:
             self._pending.append((node, finding))
+            if not any(
+                isinstance(s, cst.FunctionDef | cst.ClassDef) for s in self.context.statement_stack
+            ):
+                self._module_level = True
 
     def leave_Module(self, original_node: cst.Module) -> None:
         # Per file first (a file that turns the mode on is fine); ``settle`` then asks the
         # programs that reach the file.
         if not self._pending or self._file_enables:
             return
-        fix = self._fix(original_node)
+        # Library code (every call inside a function, no ``__main__`` block) is no place to
+        # switch a global mode on: the fix belongs to the programs' entry points, which
+        # ``settle`` finds when the whole project is analysed.
+        library = not self._module_level and not any(_is_main_guard(s) for s in original_node.body)
+        fix = [] if library else self._fix(original_node)
         tail = "is nondeterministic unless deterministic mode is on"
         for node, finding in self._pending:
             self.report(node, describe(finding, tail), fix=fix)
