@@ -47,19 +47,31 @@ def _digest(data: bytes) -> str:
 
 class Cache:
     """Results of unchanged files. A file hits when its (mtime, size) match, or when its size
-    matches and its content hash does (a touched but unchanged file). One pickle per settings
-    key, replaced atomically, so concurrent runs never see a torn file (last writer wins)."""
+    matches and its content hash does (a touched but unchanged file).
+
+    Entries are kept in one pickle per source directory under a folder per settings key, so
+    a run that checks one file (pre-commit, an editor) reads and rewrites only the shards it
+    touches, not the whole project's. Each shard is replaced atomically, so concurrent runs
+    never see a torn file (last writer wins; a lost entry only costs speed)."""
 
     def __init__(self, root: Path, key: str) -> None:
         self.directory = root / CACHE_DIR_NAME
         name = hashlib.sha256(key.encode()).hexdigest()[:16]
-        self.path = self.directory / __version__ / f"{name}.pickle"
-        self._entries: dict[str, _Entry] = self._load()
-        self._dirty = False
+        self.path = self.directory / __version__ / name
+        self._shards: dict[str, dict[str, _Entry]] = {}
+        self._dirty: set[str] = set()
 
-    def _load(self) -> dict[str, _Entry]:
+    def _shard(self, file: SourceFile) -> tuple[str, dict[str, _Entry]]:
+        shard = hashlib.sha256(str(file.path.parent).encode()).hexdigest()[:16]
+        entries = self._shards.get(shard)
+        if entries is None:
+            entries = self._shards[shard] = self._load(self.path / f"{shard}.pickle")
+        return shard, entries
+
+    @staticmethod
+    def _load(path: Path) -> dict[str, _Entry]:
         try:
-            with self.path.open("rb") as handle:
+            with path.open("rb") as handle:
                 data = pickle.load(handle)
         except (
             OSError,
@@ -78,7 +90,8 @@ class Cache:
         return str(file.path)
 
     def get(self, file: SourceFile) -> FileResult | None:
-        entry = self._entries.get(self._key(file))
+        shard, entries = self._shard(file)
+        entry = entries.get(self._key(file))
         if entry is None:
             return None
         try:
@@ -94,10 +107,10 @@ class Cache:
             except OSError:
                 return None
             if info.st_mtime_ns != entry.mtime_ns:
-                self._entries[self._key(file)] = dataclasses.replace(
+                entries[self._key(file)] = dataclasses.replace(
                     entry, mtime_ns=info.st_mtime_ns, racy=_racy(info.st_mtime_ns)
                 )
-                self._dirty = True
+                self._dirty.add(shard)
         # Results are stored per absolute path but shown relative to the current directory.
         if entry.result.filename != file.display:
             return _renamed(entry.result, file.display)
@@ -129,29 +142,37 @@ class Cache:
         if not stamp == (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
             return
         stored = dataclasses.replace(result, source=None)
-        self._entries[self._key(file)] = _Entry(
+        shard, entries = self._shard(file)
+        entries[self._key(file)] = _Entry(
             after.st_mtime_ns, after.st_size, _digest(data), stored, _racy(after.st_mtime_ns)
         )
-        self._dirty = True
+        self._dirty.add(shard)
 
     def save(self) -> None:
         if not self._dirty:
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.mkdir(parents=True, exist_ok=True)
             tag = self.directory / "CACHEDIR.TAG"
             if not tag.exists():
                 tag.write_text(_TAG, encoding="utf-8")
                 (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
-            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
-            with os.fdopen(fd, "wb") as handle:
-                pickle.dump(self._entries, handle, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(temp, self.path)
         except OSError:
             # A cache that cannot be written only costs speed next time.
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(temp)
-        self._dirty = False
+            self._dirty.clear()
+            return
+        for shard in sorted(self._dirty):
+            temp = None
+            try:
+                fd, temp = tempfile.mkstemp(dir=self.path, prefix=".tmp-", suffix=".pickle")
+                with os.fdopen(fd, "wb") as handle:
+                    pickle.dump(self._shards[shard], handle, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(temp, self.path / f"{shard}.pickle")
+            except OSError:
+                if temp is not None:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temp)
+        self._dirty.clear()
 
 
 def _renamed(result: FileResult, filename: str) -> FileResult:

@@ -1432,18 +1432,23 @@ class Program:
                 continue
             seen.add((unit.index, key))
             for event in unit.functions().get(key, ()):
-                todo.extend(self._callees(unit, event))
+                # Imported modules are summarised in full here: a module read but not parsed
+                # (it never seeds) still runs its own imports, and the files reached must
+                # not depend on which files the text prefilter let through.
+                todo.extend(self._callees(unit, event, whole=True))
         found = frozenset(self.units[index].filename for index, _ in seen)
         self._reached[entry.unit.index] = found
         return found
 
-    def _callees(self, unit: Unit, event: list[Json]) -> Iterator[tuple[Unit, str]]:
+    def _callees(
+        self, unit: Unit, event: list[Json], *, whole: bool = False
+    ) -> Iterator[tuple[Unit, str]]:
         targets: list[_Target | None] = []
         if event[0] in ("c", "p"):
             targets.append(self._resolve_ref(unit, event[1]))
         elif event[0] == "i":
             for name in event[1]:
-                module = self.module(str(name), unit, imported=True)
+                module = self.module(str(name), unit, imported=not whole)
                 if module is not None:
                     targets.append(_Module(module))
         for target in targets:
