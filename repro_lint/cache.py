@@ -1,23 +1,43 @@
-"""Per-file results cache under ``.repro_lint_cache/`` (tool version x settings x file content)."""
+"""Per-file results cache under ``.repro_lint_cache/`` (tool version x settings x file content).
+
+The cache lives inside the linted tree, which may be anyone's: a cloned repository or a pull
+request can commit files there. So a cache file is plain JSON, read back through the validating
+constructors of ``codec``, and sealed with a key that only this user's repro-lint knows (kept
+outside the tree, in the user's cache directory): a planted or edited file fails the seal and
+is ignored, so it can neither run code nor hide findings. Writes never follow a symlink."""
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
 import hashlib
+import hmac
+import json
 import os
-import pickle
+import secrets
 import shutil
+import stat
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repro_lint import __version__
+from repro_lint.codec import FormatError, result_from_json, result_to_json
 from repro_lint.diagnostics import FileResult
 from repro_lint.files import SourceFile
 
 CACHE_DIR_NAME = ".repro_lint_cache"
+# Bumped whenever the layout of a shard changes: older shards are then ignored and rebuilt.
+SCHEMA = 1
+_MAGIC = b"repro-lint-cache"
+_SUFFIX = ".json"
+# A shard holds one source directory's results; anything larger than this is not ours.
+_MAX_SHARD_BYTES = 512 * 1024 * 1024
+# Not on every platform: where missing, the checks they add are skipped.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _TAG = (
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by repro-lint.\n"
@@ -45,45 +65,218 @@ def _digest(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def user_cache_home() -> Path:
+    """Where this user's own repro-lint state lives (never inside a linted tree)."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    return (Path(base) if base else Path.home() / ".cache") / "repro-lint"
+
+
+def _read_key(path: Path) -> bytes:
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        owner = os.getuid() if hasattr(os, "getuid") else info.st_uid
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != owner:
+            raise OSError(f"{path} is not a regular file of this user")
+        if info.st_mode & 0o077:
+            raise OSError(f"{path} is readable by other users")
+        key = os.read(fd, 256).strip()
+    finally:
+        os.close(fd)
+    if len(key) < 32:
+        raise OSError(f"{path} is too short")
+    return key
+
+
+def _sealing_key() -> tuple[bytes, str | None]:
+    """This user's secret cache key, created on first use; with a note when it cannot be kept
+    (then a key for this process only: nothing is reused, and nothing planted is trusted)."""
+    home = user_cache_home()
+    path = home / "cache-key"
+    try:
+        return _read_key(path), None
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        return secrets.token_hex(32).encode(), f"cache key unusable ({exc}); results not reused"
+    try:
+        home.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(secrets.token_hex(32).encode() + b"\n")
+    except FileExistsError:
+        pass  # another process created it first: use theirs
+    except OSError as exc:
+        note = f"cannot keep a cache key ({exc}); results not reused"
+        return secrets.token_hex(32).encode(), note
+    try:
+        return _read_key(path), None
+    except OSError as exc:
+        return secrets.token_hex(32).encode(), f"cache key unusable ({exc}); results not reused"
+
+
+_KEY: tuple[bytes, str | None] | None = None
+
+
+def _key() -> tuple[bytes, str | None]:
+    global _KEY
+    if _KEY is None:
+        _KEY = _sealing_key()
+    return _KEY
+
+
+def _seal(key: bytes, payload: bytes) -> str:
+    return hmac.new(key, payload, hashlib.sha256).hexdigest()
+
+
+def read_sealed(path: Path, key: bytes) -> Any:
+    """The JSON data in a sealed file; OSError when it cannot be read as a regular file
+    (symlinks are not followed, FIFOs never block), FormatError when it is not ours."""
+    fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _NONBLOCK)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise FormatError("not a regular file")
+        if info.st_size > _MAX_SHARD_BYTES:
+            raise FormatError("too large")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read(_MAX_SHARD_BYTES + 1)
+    finally:
+        os.close(fd)
+    header, newline, payload = data.partition(b"\n")
+    parts = header.split(b" ")
+    if not newline or len(parts) != 3 or parts[0] != _MAGIC:
+        raise FormatError("not a repro-lint cache file")
+    if parts[1] != str(SCHEMA).encode():
+        raise FormatError(f"schema {parts[1].decode(errors='replace')}, not {SCHEMA}")
+    if not hmac.compare_digest(parts[2], _seal(key, payload).encode()):
+        raise FormatError("seal does not match (not written by this user's repro-lint)")
+    try:
+        return json.loads(payload)
+    except (ValueError, RecursionError) as exc:
+        raise FormatError(f"invalid JSON ({exc})") from exc
+
+
+def write_sealed(directory: Path, name: str, data: Any, key: bytes) -> None:
+    """Replace ``directory/name`` atomically with sealed JSON data (the directory must have
+    been checked by :func:`safe_directory`; a symlink at ``name`` is replaced, not followed)."""
+    payload = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+    header = b" ".join([_MAGIC, str(SCHEMA).encode(), _seal(key, payload).encode()])
+    fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=_SUFFIX)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(header + b"\n" + payload)
+        os.replace(temp, directory / name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def safe_directory(root: Path, parts: tuple[str, ...]) -> Path:
+    """``root/parts...``, created as needed; OSError if any part is a symlink or not a
+    directory, so that writes cannot be redirected outside the cache (``root`` itself is the
+    project's own choice)."""
+    current = root
+    for part in parts:
+        current = current / part
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(current, 0o755)
+        info = os.lstat(current)
+        if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+            raise OSError(f"{current} is not a plain directory")
+    return current
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Create a small file unless something (even a dangling symlink) is already there."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def _entry_to_json(entry: _Entry) -> dict[str, Any]:
+    return {
+        "mtime_ns": entry.mtime_ns,
+        "size": entry.size,
+        "digest": entry.digest,
+        "racy": entry.racy,
+        "result": result_to_json(entry.result),
+    }
+
+
+def _entry_from_json(value: Any) -> _Entry:
+    if not isinstance(value, dict):
+        raise FormatError("an entry is not an object")
+    mtime_ns, size = value.get("mtime_ns"), value.get("size")
+    digest, racy = value.get("digest"), value.get("racy")
+    if type(mtime_ns) is not int or type(size) is not int or size < 0:
+        raise FormatError("an entry's stamp is not two integers")
+    if not isinstance(digest, str) or not isinstance(racy, bool):
+        raise FormatError("an entry's digest or racy flag has the wrong type")
+    return _Entry(mtime_ns, size, digest, result_from_json(value.get("result")), racy)
+
+
 class Cache:
     """Results of unchanged files. A file hits when its (mtime, size) match, or when its size
     matches and its content hash does (a touched but unchanged file).
 
-    Entries are kept in one pickle per source directory under a folder per settings key, so
-    a run that checks one file (pre-commit, an editor) reads and rewrites only the shards it
-    touches, not the whole project's. Each shard is replaced atomically, so concurrent runs
-    never see a torn file (last writer wins; a lost entry only costs speed)."""
+    Entries are kept in one sealed JSON file per source directory under a folder per settings
+    key, so a run that checks one file (pre-commit, an editor) reads and rewrites only the
+    shards it touches, not the whole project's. Each shard is replaced atomically, so
+    concurrent runs never see a torn file (last writer wins; a lost entry only costs speed).
+    A shard that is unreadable, truncated, from another schema or version, or not sealed by
+    this user is ignored (and rebuilt), with a note in :attr:`notes` for ``-v``."""
 
     def __init__(self, root: Path, key: str) -> None:
+        self.root = root
         self.directory = root / CACHE_DIR_NAME
-        name = hashlib.sha256(key.encode()).hexdigest()[:16]
-        self.path = self.directory / __version__ / name
+        self.settings = hashlib.sha256(key.encode()).hexdigest()[:16]
+        self.path = self.directory / __version__ / self.settings
+        self.notes: list[str] = []
         self._shards: dict[str, dict[str, _Entry]] = {}
         self._dirty: set[str] = set()
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
 
     def _shard(self, file: SourceFile) -> tuple[str, dict[str, _Entry]]:
         shard = hashlib.sha256(str(file.path.parent).encode()).hexdigest()[:16]
         entries = self._shards.get(shard)
         if entries is None:
-            entries = self._shards[shard] = self._load(self.path / f"{shard}.pickle")
+            entries = self._shards[shard] = self._load(shard)
         return shard, entries
 
-    @staticmethod
-    def _load(path: Path) -> dict[str, _Entry]:
+    def _load(self, shard: str) -> dict[str, _Entry]:
+        path = self.path / f"{shard}{_SUFFIX}"
+        key, problem = _key()
+        if problem is not None:
+            self._note(problem)
         try:
-            with path.open("rb") as handle:
-                data = pickle.load(handle)
-        except (
-            OSError,
-            EOFError,
-            pickle.UnpicklingError,
-            AttributeError,
-            ImportError,
-            TypeError,
-            ValueError,
-        ):
+            data = read_sealed(path, key)
+            if not isinstance(data, dict):
+                raise FormatError("not an object")
+            if data.get("version") != __version__ or data.get("settings") != self.settings:
+                raise FormatError("written for another version or other settings")
+            raw = data.get("entries")
+            if not isinstance(raw, dict):
+                raise FormatError("no entries")
+            return {str(name): _entry_from_json(value) for name, value in raw.items()}
+        except FileNotFoundError:
             return {}
-        return data if isinstance(data, dict) else {}
+        except (OSError, FormatError) as exc:
+            self._note(f"cache: ignored {self._shown(path)}: {exc}; it will be rebuilt")
+            return {}
+
+    def _shown(self, path: Path) -> str:
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
 
     @staticmethod
     def _key(file: SourceFile) -> str:
@@ -151,27 +344,33 @@ class Cache:
     def save(self) -> None:
         if not self._dirty:
             return
+        key, problem = _key()
+        if problem is not None:
+            # Nothing written now could be trusted by a later run.
+            self._note(problem)
+            self._dirty.clear()
+            return
         try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            tag = self.directory / "CACHEDIR.TAG"
-            if not tag.exists():
-                tag.write_text(_TAG, encoding="utf-8")
-                (self.directory / ".gitignore").write_text("*\n", encoding="utf-8")
-        except OSError:
+            directory = safe_directory(self.root, (CACHE_DIR_NAME, __version__, self.settings))
+            _write_once(self.directory / "CACHEDIR.TAG", _TAG)
+            _write_once(self.directory / ".gitignore", "*\n")
+        except OSError as exc:
             # A cache that cannot be written only costs speed next time.
+            self._note(f"cache: not written ({exc})")
             self._dirty.clear()
             return
         for shard in sorted(self._dirty):
-            temp = None
+            data = {
+                "version": __version__,
+                "settings": self.settings,
+                "entries": {
+                    name: _entry_to_json(entry) for name, entry in self._shards[shard].items()
+                },
+            }
             try:
-                fd, temp = tempfile.mkstemp(dir=self.path, prefix=".tmp-", suffix=".pickle")
-                with os.fdopen(fd, "wb") as handle:
-                    pickle.dump(self._shards[shard], handle, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(temp, self.path / f"{shard}.pickle")
-            except OSError:
-                if temp is not None:
-                    with contextlib.suppress(OSError):
-                        os.unlink(temp)
+                write_sealed(directory, f"{shard}{_SUFFIX}", data, key)
+            except OSError as exc:
+                self._note(f"cache: shard not written ({exc})")
         self._dirty.clear()
 
 
@@ -181,10 +380,17 @@ def _renamed(result: FileResult, filename: str) -> FileResult:
 
 
 def clean(root: Path) -> list[Path]:
-    """Remove the cache directories at and below ``root``; return what was removed."""
+    """Remove the cache directories at and below ``root``; return what was removed. A cache
+    directory that is a symlink loses the link, never what it points to."""
     removed = []
     for directory in [root / CACHE_DIR_NAME, *root.rglob(CACHE_DIR_NAME)]:
-        if directory.is_dir() and directory not in removed:
+        if directory in removed:
+            continue
+        if directory.is_symlink():
+            with contextlib.suppress(OSError):
+                directory.unlink()
+                removed.append(directory)
+        elif directory.is_dir():
             shutil.rmtree(directory, ignore_errors=True)
             removed.append(directory)
     return removed

@@ -316,6 +316,9 @@ def _check_paths(
     results = lint_files(found.files, settings, jobs=jobs, cache=cache)
     if cache is not None:
         cache.save()
+        if verbose:
+            for note in cache.notes:
+                click.echo(note, err=True)
     fixed_by_file: dict[str, Counter[str]] = {}
     if fix or diff:
         paths_by_name = {f.display: f.path for f in found.files}
@@ -724,7 +727,10 @@ VERIFY_FORMATS = ("text", "json", "sarif")
     metavar="SCRIPT",
     type=click.Path(exists=True, dir_okay=False),
     default=None,
-    help="Run SCRIPT under the tracer; arguments after `--` are passed to it.",
+    help=(
+        "Run SCRIPT under the tracer; arguments after `--` are passed to it. This RUNS the "
+        "script's code: the only repro-lint command that does; use it on code you trust."
+    ),
 )
 @click.option("--twice", is_flag=True, help="With --run: run it twice afresh and compare.")
 @click.option(
@@ -767,6 +773,10 @@ def verify(
     repro-lint verify --catalog         probe every catalog entry on this device
     repro-lint verify --run SCRIPT [-- ARGS]
                                         trace a run of SCRIPT; --twice: compare two runs
+
+    --run executes SCRIPT (and whatever it imports): it is the only command that runs the
+    linted code, so use it on code you trust. PATHS and --catalog only run repro-lint's own
+    probes.
     """
     if script is None and (twice or max_seconds is not None or max_steps is not None):
         _fail("--twice, --max-seconds and --max-steps need --run SCRIPT")

@@ -176,8 +176,18 @@ class Notebook:
             document = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise SourceError(f"cannot read notebook: not valid JSON: {exc}") from exc
+        except RecursionError as exc:
+            raise SourceError("cannot read notebook: JSON nested too deeply") from exc
         if not isinstance(document, dict) or not isinstance(document.get("cells"), list):
             raise SourceError("cannot read notebook: no list of cells")
+        for number, cell in enumerate(document["cells"], 1):
+            if not isinstance(cell, dict) or not isinstance(cell.get("cell_type", ""), str):
+                raise SourceError(f"cannot read notebook: cell {number} is not a cell")
+            source = cell.get("source", "")
+            if not isinstance(source, str) and not (
+                isinstance(source, list) and all(isinstance(part, str) for part in source)
+            ):
+                raise SourceError(f"cannot read notebook: cell {number}'s source is not text")
         sources = [_source(cell) for cell in document["cells"]]
         token = _token(sources)
         originals: list[str] = []

@@ -1,0 +1,501 @@
+"""Linting an untrusted tree never runs its code: a planted cache, hostile configuration,
+hostile notebooks, planted modules and symlinks in the cache directory all stay data.
+
+Each attack tries to create a marker file; the test fails if the marker appears, and checks
+that the run still reports exactly what a clean run reports."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import pickle
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from repro_lint import __version__
+from repro_lint.cache import CACHE_DIR_NAME
+
+CONSOLE = Path(sys.executable).parent / "repro-lint"
+HAZARDS = (
+    "import torch\n"
+    "torch.backends.cudnn.benchmark = True\n"
+    "torch.use_deterministic_algorithms(False)\n"
+)
+
+
+class _Plant:
+    """Unpickling this calls ``open(marker, "w")``: the file appears if the pickle is loaded."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = str(marker)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (open, (self.marker, "w"))
+
+
+def pickle_payload(marker: Path) -> bytes:
+    return pickle.dumps({"x": _Plant(marker)})
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    (project / "pkg").mkdir(parents=True)
+    (project / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
+    (project / "train.py").write_text(HAZARDS, encoding="utf-8")
+    (project / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pkg" / "model.py").write_text(HAZARDS, encoding="utf-8")
+    return project
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """This user's environment, with the user cache (the sealing key) in a fresh place."""
+    return {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "user-cache")}
+
+
+def lint(
+    project: Path, env: dict[str, str], *args: str, timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """The installed console script, as a user or CI runs it, in its own process."""
+    return subprocess.run(
+        [str(CONSOLE), "check", ".", "--output-format", "json", *args],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def findings(result: subprocess.CompletedProcess[str]) -> list[tuple[str, str, int]]:
+    assert "Traceback" not in result.stderr, result.stderr
+    assert result.returncode == 1, result.stderr
+    return sorted(
+        (d["filename"], d["code"], d["location"]["row"]) for d in json.loads(result.stdout)
+    )
+
+
+def shards(project: Path) -> list[Path]:
+    found = sorted((project / CACHE_DIR_NAME).rglob("*.json"))
+    assert found, "the first run wrote no cache"
+    return found
+
+
+def expected(project: Path, env: dict[str, str]) -> list[tuple[str, str, int]]:
+    clean = lint(project, env, "--no-cache")
+    result = findings(clean)
+    assert len(result) == 4
+    return result
+
+
+# -- a planted cache ----------------------------------------------------------------------------
+
+
+def test_planted_pickle_in_every_shard_never_runs(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The reproduction of the issue: a crafted pickle where the cache used to load one, and
+    the same bytes under the new shard names, for every shard of the run."""
+    want = expected(tree, env)
+    findings(lint(tree, env))
+    marker = tmp_path / "pwned"
+    payload = pickle_payload(marker)
+    for shard in shards(tree):
+        shard.write_bytes(payload)
+        shard.with_suffix(".pickle").write_bytes(payload)
+    # Shards for other settings and versions, as a repository would commit them.
+    for version in (__version__, "0.0.1"):
+        folder = tree / CACHE_DIR_NAME / version / "0123456789abcdef"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "0123456789abcdef.pickle").write_bytes(payload)
+        (folder / "0123456789abcdef.json").write_bytes(payload)
+    result = lint(tree, env, "-v")
+    assert not marker.exists(), "a planted pickle was executed"
+    assert findings(result) == want
+    assert "not a repro-lint cache file" in result.stderr
+    assert "rebuilt" in result.stderr
+    # The planted shards were replaced by sealed ones: the next run reuses them quietly.
+    again = lint(tree, env, "-v")
+    assert findings(again) == want
+    assert "ignored" not in again.stderr
+
+
+def test_forged_json_shard_cannot_hide_findings(tree: Path, env: dict[str, str]) -> None:
+    """A shard in the new format, edited to report nothing: its seal no longer matches."""
+    want = expected(tree, env)
+    findings(lint(tree, env))
+    for shard in shards(tree):
+        header, _, payload = shard.read_bytes().partition(b"\n")
+        data = json.loads(payload)
+        for entry in data["entries"].values():
+            entry["result"]["diagnostics"] = []
+        shard.write_bytes(header + b"\n" + json.dumps(data).encode())
+    result = lint(tree, env, "-v")
+    assert findings(result) == want
+    assert "seal does not match" in result.stderr
+
+
+def test_shard_from_another_user_is_not_trusted(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A correctly sealed shard, but sealed with someone else's key (e.g. committed by the
+    repository's author): not trusted."""
+    want = expected(tree, env)
+    other = {**env, "XDG_CACHE_HOME": str(tmp_path / "someone-else")}
+    findings(lint(tree, other))
+    for shard in shards(tree):
+        header, _, payload = shard.read_bytes().partition(b"\n")
+        data = json.loads(payload)
+        for entry in data["entries"].values():
+            entry["result"]["diagnostics"] = []
+        forged = json.dumps(data).encode()
+        # Sealed properly, with the other user's key.
+        key = (tmp_path / "someone-else" / "repro-lint" / "cache-key").read_bytes().strip()
+        seal = hmac.new(key, forged, hashlib.sha256).hexdigest().encode()
+        shard.write_bytes(b" ".join([*header.split(b" ")[:2], seal]) + b"\n" + forged)
+    # The forger's own repro-lint believes it (that is what the seal is for) ...
+    assert json.loads(lint(tree, other).stdout) == []
+    # ... but nobody else's does.
+    result = lint(tree, env, "-v")
+    assert findings(result) == want
+    assert "seal does not match" in result.stderr
+
+
+def hostile_shards(project: Path) -> Iterator[tuple[str, bytes]]:
+    shard = shards(project)[0]
+    header, _, payload = shard.read_bytes().partition(b"\n")
+    magic, _schema, seal = header.split(b" ")
+    yield "truncated", shard.read_bytes()[: len(shard.read_bytes()) // 2]
+    yield "empty", b""
+    yield "binary", bytes(range(256)) * 64
+    yield "another schema", b" ".join([magic, b"999", seal]) + b"\n" + payload
+    yield "deep nesting", header + b"\n" + b"[" * 200_000 + b"]" * 200_000
+    yield "wrong types", header + b"\n" + json.dumps({"entries": [1, 2, 3]}).encode()
+    yield "huge number", header + b"\n" + b"1" * 100_000
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        "truncated",
+        "empty",
+        "binary",
+        "another schema",
+        "deep nesting",
+        "wrong types",
+        "huge number",
+    ],
+)
+def test_invalid_shards_are_ignored_and_rebuilt(tree: Path, env: dict[str, str], case: str) -> None:
+    want = expected(tree, env)
+    findings(lint(tree, env))
+    data = dict(hostile_shards(tree))[case]
+    for shard in shards(tree):
+        shard.write_bytes(data)
+    result = lint(tree, env, "-v")
+    assert findings(result) == want
+    assert "ignored" in result.stderr and "rebuilt" in result.stderr
+    assert "ignored" not in lint(tree, env, "-v").stderr
+
+
+def test_a_fifo_shard_never_blocks(tree: Path, env: dict[str, str]) -> None:
+    want = expected(tree, env)
+    findings(lint(tree, env))
+    for shard in shards(tree):
+        shard.unlink()
+        os.mkfifo(shard)
+    result = lint(tree, env, "-v", timeout=60)
+    assert findings(result) == want
+
+
+def test_planted_user_modules_are_never_imported(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """Modules in the linted tree that shadow what the linter imports, a setup.py and a
+    conftest.py: none of them runs, with `check`, `--fix`, `python -m repro_lint` or
+    `verify PATHS` (which imports torch, but never the tree's)."""
+    marker = tmp_path / "pwned"
+    plant = f"open({str(marker)!r}, 'w').close()\n"
+    for name in ("libcst", "click", "torch", "numpy", "pathspec", "packaging"):
+        (tree / name).mkdir()
+        (tree / name / "__init__.py").write_text(plant, encoding="utf-8")
+    for name in ("setup.py", "conftest.py", "sitecustomize.py", "usercustomize.py"):
+        (tree / name).write_text(plant, encoding="utf-8")
+    (tree / "pyproject.toml").write_text(
+        '[project]\nname = "x"\ndependencies = ["torch>=2.1"]\n[tool.repro-lint]\n',
+        encoding="utf-8",
+    )
+    assert lint(tree, env).returncode == 1
+    assert lint(tree, env, "--fix", "--unsafe-fixes").returncode in (0, 1)
+    module = subprocess.run(
+        [sys.executable, "-m", "repro_lint", "check", ".", "--no-cache"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in module.stderr and module.returncode in (0, 1)
+    assert not marker.exists(), "code from the linted tree ran"
+
+
+@pytest.mark.torch
+def test_verify_paths_never_imports_the_tree(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    marker = tmp_path / "pwned"
+    (tree / "torch").mkdir()
+    (tree / "torch" / "__init__.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8"
+    )
+    (tree / "train.py").write_text(
+        "import torch\nx = torch.zeros(3)\nx.index_add_(0, torch.tensor([0]), torch.ones(1))\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [str(CONSOLE), "verify", ".", "--device", "cpu", "--runs", "2"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "Traceback" not in result.stderr
+    assert not marker.exists(), "verify imported the tree's torch"
+
+
+# -- configuration --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("seed", "\"__import__('os').system('touch {marker}')\""),
+        ("target-torch", "\"__import__('os').system('touch {marker}')\""),
+        ("output-format", "\"__import__('os').system('touch {marker}')\""),
+        ("plugins", '["evil"]'),
+        ("extend-plugins", '["evil"]'),
+    ],
+)
+def test_config_values_are_never_evaluated(
+    tree: Path, env: dict[str, str], tmp_path: Path, key: str, value: str
+) -> None:
+    marker = tmp_path / "pwned"
+    (tree / "evil.py").write_text(f"open({str(marker)!r}, 'w').close()\n", encoding="utf-8")
+    (tree / "pyproject.toml").write_text(
+        f"[tool.repro-lint]\n{key} = {value.format(marker=marker)}\n", encoding="utf-8"
+    )
+    result = lint(tree, env)
+    assert result.returncode == 2
+    assert key in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not marker.exists()
+
+
+def test_names_in_config_are_only_names(tree: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """Seed functions and entry-point patterns name code; they are matched, never imported."""
+    marker = tmp_path / "pwned"
+    (tree / "evil.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\ndef seed_all(): pass\n", encoding="utf-8"
+    )
+    (tree / "pyproject.toml").write_text(
+        '[tool.repro-lint]\nseed-functions = ["evil.seed_all"]\nentry-points = ["evil.py"]\n',
+        encoding="utf-8",
+    )
+    assert lint(tree, env).returncode == 1
+    assert not marker.exists()
+
+
+# -- notebooks --------------------------------------------------------------------------------
+
+
+def hostile_notebook(marker: Path) -> dict[str, Any]:
+    run_me = f"open({str(marker)!r}, 'w').close()\n"
+    return {
+        "nbformat": 4,
+        "nbformat_minor": 5,
+        "metadata": {
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+            "__class__": {"py/object": "os.system", "args": [f"touch {marker}"]},
+            "widgets": {"application/vnd.jupyter.widget-state+json": {"state": {"x": run_me}}},
+        },
+        "cells": [
+            {
+                "cell_type": "code",
+                "id": "a",
+                "metadata": {"tags": ["__import__('os')"]},
+                "execution_count": 1,
+                "source": [run_me, "import torch\n", "torch.backends.cudnn.benchmark = True\n"],
+                "outputs": [
+                    {
+                        "output_type": "display_data",
+                        "metadata": {},
+                        "data": {
+                            "application/javascript": "require('child_process').exec('x')",
+                            "text/html": "<script>alert(1)</script>",
+                        },
+                    }
+                ],
+            },
+            {
+                "cell_type": "code",
+                "id": "b",
+                "metadata": {},
+                "execution_count": None,
+                "source": f"%run {marker}\n!touch {marker}\nget_ipython().system('x')\n",
+                "outputs": [],
+            },
+            {"cell_type": "raw", "id": "c", "metadata": {}, "source": run_me},
+            {"cell_type": "markdown", "id": "d", "metadata": {}, "source": run_me},
+        ],
+    }
+
+
+def test_hostile_notebook_stays_data(tree: Path, env: dict[str, str], tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    notebook = tree / "explore.ipynb"
+    content = hostile_notebook(marker)
+    notebook.write_text(json.dumps(content, indent=1), encoding="utf-8")
+    checked = subprocess.run(
+        [str(CONSOLE), "check", "explore.ipynb", "--output-format", "json"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in checked.stderr
+    assert [d["code"] for d in json.loads(checked.stdout)] == ["RPL201"]
+    fixed = subprocess.run(
+        [str(CONSOLE), "check", "explore.ipynb", "--fix"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in fixed.stderr
+    after = json.loads(notebook.read_text(encoding="utf-8"))
+    # The fix touched the one source line; every output and all metadata are as they were.
+    assert after["metadata"] == content["metadata"]
+    assert after["cells"][0]["outputs"] == content["cells"][0]["outputs"]
+    assert "".join(after["cells"][0]["source"]).endswith("benchmark = False\n")
+    assert after["cells"][1:] == content["cells"][1:]
+    assert not marker.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[" * 100_000 + "]" * 100_000,
+        '{"cells": [{"cell_type": "code", "source": [1, 2, {"x": 3}]}]}',
+        '{"cells": "import os"}',
+        '{"cells": [{"cell_type": "code", "source": "x = 1"}, 42]}',
+    ],
+    ids=["deep", "non-string source", "cells not a list", "cell not an object"],
+)
+def test_malformed_notebooks_are_rpl000(tree: Path, env: dict[str, str], text: str) -> None:
+    (tree / "bad.ipynb").write_text(text, encoding="utf-8")
+    result = subprocess.run(
+        [str(CONSOLE), "check", "bad.ipynb", "--output-format", "json", "--no-cache"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "Traceback" not in result.stderr
+    assert result.returncode == 1
+    assert [d["code"] for d in json.loads(result.stdout)] == ["RPL000"]
+
+
+# -- symlinks in the cache directory ----------------------------------------------------------
+
+
+def test_symlinked_cache_directory_is_not_written_through(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tree / CACHE_DIR_NAME).symlink_to(outside, target_is_directory=True)
+    result = lint(tree, env, "-v")
+    findings(result)
+    assert list(outside.iterdir()) == []
+    assert "not written" in result.stderr
+    # `clean` removes the link, not what it points to.
+    (outside / "keep.txt").write_text("mine", encoding="utf-8")
+    subprocess.run([str(CONSOLE), "clean"], cwd=tree, env=env, check=True, timeout=60)
+    assert not (tree / CACHE_DIR_NAME).exists()
+    assert (outside / "keep.txt").read_text(encoding="utf-8") == "mine"
+
+
+def test_symlinked_version_folder_is_not_written_through(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tree / CACHE_DIR_NAME).mkdir()
+    (tree / CACHE_DIR_NAME / __version__).symlink_to(outside, target_is_directory=True)
+    findings(lint(tree, env))
+    assert list(outside.iterdir()) == []
+
+
+def test_symlinked_files_in_the_cache_are_replaced_not_followed(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    findings(lint(tree, env))
+    victims = []
+    for index, path in enumerate(
+        [
+            tree / CACHE_DIR_NAME / "CACHEDIR.TAG",
+            tree / CACHE_DIR_NAME / ".gitignore",
+            *shards(tree),
+        ]
+    ):
+        victim = tmp_path / f"victim-{index}"
+        victim.write_text("precious", encoding="utf-8")
+        path.unlink()
+        path.symlink_to(victim)
+        victims.append(victim)
+    # A changed file makes the run write its shard again.
+    (tree / "train.py").write_text(HAZARDS + "x = 1\n", encoding="utf-8")
+    (tree / "pkg" / "model.py").write_text(HAZARDS + "y = 2\n", encoding="utf-8")
+    findings(lint(tree, env))
+    for victim in victims:
+        assert victim.read_text(encoding="utf-8") == "precious"
+
+
+def test_symlinked_user_key_is_refused(tree: Path, env: dict[str, str], tmp_path: Path) -> None:
+    """The sealing key is this user's own regular file; a link to something else is refused,
+    and then nothing is reused or trusted."""
+    home = Path(env["XDG_CACHE_HOME"]) / "repro-lint"
+    home.mkdir(parents=True)
+    elsewhere = tmp_path / "key-elsewhere"
+    elsewhere.write_text("k" * 64, encoding="utf-8")
+    (home / "cache-key").symlink_to(elsewhere)
+    result = lint(tree, env, "-v")
+    findings(result)
+    assert "cache key unusable" in result.stderr
+    assert not (tree / CACHE_DIR_NAME).exists() or not list((tree / CACHE_DIR_NAME).rglob("*.json"))
+
+
+def test_clean_cache_survives_a_copied_tree(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A tree copied with its cache (as a checkout of a repository that committed one) still
+    gives the same findings, read from its own files."""
+    findings(lint(tree, env))
+    copy = tmp_path / "copy"
+    shutil.copytree(tree, copy, symlinks=True)
+    (copy / "train.py").write_text("import torch\n", encoding="utf-8")
+    result = lint(copy, env)
+    assert sorted({name for name, _, _ in findings(result)}) == ["pkg/model.py"]
