@@ -7,7 +7,7 @@ import ast
 import contextlib
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import libcst as cst
@@ -20,7 +20,7 @@ from repro_lint.fixes import touches
 from repro_lint.names import Names
 from repro_lint.positions import Positions
 from repro_lint.program import ProjectRule
-from repro_lint.rule import FileContext, PendingReport, Replace, Rule
+from repro_lint.rule import FileContext, InsertAfter, InsertBefore, PendingReport, Replace, Rule
 from repro_lint.rules.unused_noqa import UnusedNoqa
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, error_result
@@ -178,14 +178,7 @@ def _lint_parsed(
     if not context.reports and unused_noqa is None:
         return FileResult(filename, (), summary=summary)
     diagnostics = _diagnostics(
-        text,
-        filename,
-        module,
-        names,
-        context.reports,
-        comments,
-        unused_noqa,
-        context.cursor.starts,
+        text, filename, module, names, context.reports, comments, unused_noqa, context.positions
     )
     # Positions come from libcst's tree, which does not always reproduce the file: it drops a
     # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
@@ -259,22 +252,29 @@ def _diagnostics(
     names: Names,
     reports: list[PendingReport],
     comments: list[tuple[cst.Comment, int]] | None,
-    unused_noqa: Sequence[type[Rule]] | None = None,
-    starts: Mapping[cst.CSTNode, tuple[int, str]] | None = None,
+    unused_noqa: Sequence[type[Rule]] | None,
+    positions: Positions,
 ) -> list[Diagnostic]:
     """Positioned, suppressed and de-duplicated findings; with ``unused_noqa`` (the rules that
-    ran), also RPL901's findings for noqa entries that suppressed none of them."""
-    positions = Positions(module, starts)
+    ran), also RPL901's findings for noqa entries that suppressed none of them. Every node is
+    told to ``positions`` before the first is asked for, so one pass positions them all."""
     for report in reports:
-        if report.statement is not None:
-            positions.within(report.node, report.statement)
-            for edit in report.edits:
-                if isinstance(edit, Replace):
-                    positions.within(edit.node, report.statement)
-        if report.top is not None:
-            positions.hint(report.node, report.top)
+        # Where the fix's nodes are: a statement is positioned as itself; a replaced node or
+        # the node an import must come before is nearly always inside the reported statement.
+        inside = [report.node]
+        for edit in report.edits:
+            if isinstance(edit, Replace):
+                inside.append(edit.node)
+            elif isinstance(edit, InsertBefore | InsertAfter):
+                positions.within(edit.statement, edit.statement)
+            elif edit.before is not None:
+                inside.append(edit.before)
+        for node in inside:
             if report.statement is not None:
-                positions.hint(report.statement, report.top)
+                positions.within(node, report.statement)
+            positions.hint(node, report.top)
+        if report.statement is not None:
+            positions.hint(report.statement, report.top)
     suppressions = _suppressions(comments or [], text)
     known = {code for code in rule_table.BY_CODE} | set(rule_table.BY_NAME)
     protected = suppressions.protected_rows(known)
