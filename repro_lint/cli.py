@@ -11,7 +11,8 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn, TextIO
 
@@ -218,10 +219,6 @@ def check(
     verbose: bool,
 ) -> None:
     """Lint PATHS (files or directories; `-` reads stdin)."""
-    import dataclasses
-
-    from repro_lint.settings import Settings
-
     started = time.perf_counter()
     overrides: dict[str, Any] = {
         "select": _codes(select),
@@ -234,20 +231,34 @@ def check(
     }
     try:
         config = _load(paths, stdin_filename, config_file, overrides)
-        settings = Settings.from_config(config)
     except ConfigError as exc:
         _fail(str(exc))
-    if ignore_noqa:
-        settings = dataclasses.replace(settings, ignore_noqa=True)
     stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+    if add_noqa and (fix or diff or stdin or ignore_noqa):
+        _fail("--add-noqa cannot be combined with --fix, --diff, --ignore-noqa or stdin")
+    applicable = frozenset({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe_fixes else {FixSafety.SAFE})
+    shown = _Shown(
+        applicable,
+        output_file,
+        statistics,
+        quiet,
+        verbose,
+        exit_zero,
+        exit_non_zero_on_fix,
+        show_fixes,
+        started,
+    )
+    record = None
+    if not (stdin or fix or diff or add_noqa or no_cache):
+        # A run whose inputs are all unchanged is answered from its record, before the
+        # settings are resolved (which imports the rules).
+        record = _answer_from_record(config, paths or (".",), force_exclude, ignore_noqa, shown)
+    settings = _settings(config, ignore_noqa)
     if add_noqa:
-        if fix or diff or stdin or ignore_noqa:
-            _fail("--add-noqa cannot be combined with --fix, --diff, --ignore-noqa or stdin")
         _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
     if verbose:
         click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
         click.echo(f"target torch: {settings.target.version} ({settings.target.origin})", err=True)
-    applicable = frozenset({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe_fixes else {FixSafety.SAFE})
     if stdin:
         _check_stdin(
             settings,
@@ -263,24 +274,79 @@ def check(
             quiet,
         )
         return
-    _check_paths(
-        settings,
-        paths or (".",),
-        force_exclude,
-        fix,
-        diff,
-        show_fixes,
-        applicable,
-        output_file,
-        statistics,
-        exit_zero,
-        exit_non_zero_on_fix,
-        no_cache,
-        jobs,
-        quiet,
-        verbose,
-        started,
-    )
+    _check_paths(settings, paths or (".",), force_exclude, fix, diff, no_cache, jobs, shown, record)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """How a check run reports what it found."""
+
+    applicable: frozenset[FixSafety]
+    output_file: str | None
+    statistics: bool
+    quiet: bool
+    verbose: bool
+    exit_zero: bool
+    exit_non_zero_on_fix: bool
+    show_fixes: bool
+    started: float
+
+
+def _settings(config: Config, ignore_noqa: bool) -> Any:
+    """The resolved settings (exit 2 for selectors that match no rule)."""
+    import dataclasses
+
+    from repro_lint.settings import Settings
+
+    try:
+        settings = Settings.from_config(config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    return dataclasses.replace(settings, ignore_noqa=True) if ignore_noqa else settings
+
+
+def _answer_from_record(
+    config: Config,
+    paths: Sequence[str],
+    force_exclude: bool,
+    ignore_noqa: bool,
+    shown: _Shown,
+) -> Any:
+    """Print the answer of an earlier identical run and exit, if nothing it depended on
+    changed; otherwise return its record (None without one): it still says what changed."""
+    from repro_lint import run_cache
+
+    if not any(os.path.isdir(p) for p in paths):
+        # Records are kept for runs over directories: the files a hook or an editor names
+        # change from one run to the next.
+        return None
+    key = run_cache.run_key(config, paths, force_exclude, ignore_noqa)
+    notes: list[str] = []
+    record = run_cache.load(config.root, key, notes)
+    if shown.verbose:
+        for note in notes:
+            click.echo(note, err=True)
+    if record is None:
+        return None
+    results = record.answer()
+    if results is None:
+        return record
+    if record.stale:
+        run_cache.save(config.root, record.refreshed(), notes)
+    if shown.verbose:
+        from repro_lint.torch_versions import resolve_target
+
+        target = resolve_target(config.target_torch, config.root)
+        click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
+        click.echo(f"target torch: {target.version} ({target.origin})", err=True)
+        click.echo("answered from the run record: nothing changed", err=True)
+    for warning in record.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if not record.files:
+        click.echo("warning: no Python files found under the given paths", err=True)
+        sys.exit(0)
+    files = {f.display: Path(f.path) for f in record.files}
+    _report(results, lambda: _settings(config, ignore_noqa).rules, config, files, shown)
 
 
 def _check_paths(
@@ -289,74 +355,140 @@ def _check_paths(
     force_exclude: bool,
     fix: bool,
     diff: bool,
-    show_fixes: bool,
-    applicable: frozenset[FixSafety],
-    output_file: str | None,
-    statistics: bool,
-    exit_zero: bool,
-    exit_non_zero_on_fix: bool,
     no_cache: bool,
     jobs: int | None,
-    quiet: bool,
-    verbose: bool,
-    started: float,
+    shown: _Shown,
+    record: Any,
 ) -> None:
     from repro_lint import report as reports
+    from repro_lint import run_cache
     from repro_lint.cache import Cache
-    from repro_lint.engine import lint_files
+    from repro_lint.engine import lint_run
     from repro_lint.files import discover
 
-    found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
+    config = settings.config
+    holds = record is not None and record.discovery_holds()
+    if holds:
+        found = record.discovery()
+    else:
+        found = discover([Path(p) for p in paths], config, force_exclude=force_exclude)
     for warning in found.warnings:
         click.echo(f"warning: {warning}", err=True)
     if not found.files:
         click.echo("warning: no Python files found under the given paths", err=True)
         sys.exit(0)
-    cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
-    results = lint_files(found.files, settings, jobs=jobs, cache=cache)
+    cache = None if no_cache else Cache(config.root, settings.cache_key())
+    outcome = lint_run(
+        found.files,
+        settings,
+        jobs=jobs,
+        cache=cache,
+        previous=record if holds else None,
+        changed=record.changed() if holds else None,
+        sources=fix or diff,
+    )
+    results = outcome.results
+    notes: list[str] = []
     if cache is not None:
         cache.save()
-        if verbose:
-            for note in cache.notes:
-                click.echo(note, err=True)
+        notes += cache.notes
+        if (
+            not (fix or diff)
+            and any(os.path.isdir(p) for p in paths)
+            and not any(w.startswith("cannot read") for w in found.warnings)
+        ):
+            key = run_cache.run_key(config, paths, force_exclude, settings.ignore_noqa)
+            previous = record if holds else None
+            built = run_cache.build(
+                key, config, found, results, outcome.stamps, outcome.project, previous
+            )
+            run_cache.save(config.root, built, notes)
+    if shown.verbose:
+        for note in notes:
+            click.echo(note, err=True)
+        project = "reused" if outcome.project_reused else "run"
+        click.echo(
+            f"linted {outcome.linted} of {len(found.files)} files (the others unchanged, from "
+            f"the cache); project pass {project}",
+            err=True,
+        )
     fixed_by_file: dict[str, Counter[str]] = {}
     if fix or diff:
         paths_by_name = {f.display: f.path for f in found.files}
         results, fixed_by_file, diffs = _fix_files(
-            results, paths_by_name, settings, applicable, write=not diff, cache=cache
+            results, paths_by_name, settings, shown.applicable, write=not diff, cache=cache
         )
         if diff:
             for text in diffs:
                 click.echo(text, nl=False)
             total = sum(sum(c.values()) for c in fixed_by_file.values())
-            if not quiet:
+            if not shown.quiet:
                 click.echo(f"Would fix {total} error{'s' if total != 1 else ''}.", err=True)
             sys.exit(reports.exit_code(0, diff_changes=bool(diffs)))
+    files = {f.display: f.path for f in found.files}
+    _report(results, lambda: settings.rules, config, files, shown, fixed_by_file)
+
+
+def _report(
+    results: Sequence[FileResult],
+    rules: Callable[[], Sequence[Any]],
+    config: Config,
+    files: Mapping[str, Path],
+    shown: _Shown,
+    fixed_by_file: Mapping[str, Counter[str]] | None = None,
+) -> NoReturn:
+    """Print the findings in the chosen format and exit with the status they call for."""
+    from repro_lint import report as reports
+
     fixed: Counter[str] = Counter()
-    for counts in fixed_by_file.values():
+    for counts in (fixed_by_file or {}).values():
         fixed.update(counts)
-    report = reports.Report(results, settings.rules, applicable, fixed, show_fixes, fixed_by_file)
-    fmt = settings.config.output_format
-    with _output(output_file) as out:
-        if statistics:
+    fmt = config.output_format
+    report = reports.Report(
+        results,
+        rules() if fmt == "sarif" else (),
+        shown.applicable,
+        fixed,
+        shown.show_fixes,
+        dict(fixed_by_file or {}),
+        read=_source_reader(files),
+    )
+    with _output(shown.output_file) as out:
+        if shown.statistics:
             reports.render_statistics(report, out)
-        elif quiet and fmt in ("full", "concise"):
+        elif shown.quiet and fmt in ("full", "concise"):
             for d in report.diagnostics:
                 out.write(reports._head(report, d) + "\n")
         else:
             reports.RENDERERS[fmt](report, out)
-    if verbose:
-        elapsed = time.perf_counter() - started
-        click.echo(f"checked {len(found.files)} files in {elapsed:.2f} s", err=True)
-    remaining = len(report.diagnostics)
+    if shown.verbose:
+        elapsed = time.perf_counter() - shown.started
+        click.echo(f"checked {len(files)} files in {elapsed:.2f} s", err=True)
     sys.exit(
         reports.exit_code(
-            remaining,
+            len(report.diagnostics),
             fixed=sum(fixed.values()),
-            exit_zero=exit_zero,
-            exit_non_zero_on_fix=exit_non_zero_on_fix,
+            exit_zero=shown.exit_zero,
+            exit_non_zero_on_fix=shown.exit_non_zero_on_fix,
         )
     )
+
+
+def _source_reader(files: Mapping[str, Path]) -> Callable[[str], str | None]:
+    """Reads a linted file's text when a report shows its code (files are read only then)."""
+
+    def read(filename: str) -> str | None:
+        from repro_lint.source import SourceError, read_source
+
+        path = files.get(filename)
+        if path is None:
+            return None
+        try:
+            return read_source(path).text
+        except SourceError:
+            return None
+
+    return read
 
 
 def _add_noqa(

@@ -7,19 +7,30 @@ import dataclasses
 import multiprocessing
 import os
 from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repro_lint import notebooks
 from repro_lint.cache import Cache
+from repro_lint.cache import digest as content_digest
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile
 from repro_lint.fixes import FixOutcome, fix_texts
-from repro_lint.project_pass import per_file_part, summary_loader, with_project
+from repro_lint.project_pass import (
+    ProjectMemo,
+    per_file_part,
+    project_pass,
+    reused,
+    summary_loader,
+    with_project,
+)
+from repro_lint.run_cache import RunRecord, project_to_json
 from repro_lint.settings import Settings
-from repro_lint.source import SourceError, error_result, read_source
+from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes, read_source
 
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -50,37 +61,54 @@ def text_linter(settings: Settings, path: Path | None) -> notebooks.TextLinter:
     return lint
 
 
-def _lint_notebook(file: SourceFile, settings: Settings) -> FileResult:
+def _lint_notebook(file: SourceFile, data: bytes, settings: Settings) -> FileResult:
     """A notebook's code cells, linted as one module (with their own project phase, so the
     result carries no summary for the run's project phase: its rows are cell rows)."""
-    try:
-        data = file.path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return error_result(file.display, SourceError(f"cannot read file: {reason}"))
     result = notebooks.lint(data, file.display, text_linter(settings, file.path))
     return dataclasses.replace(result, summary={}) if result.summary else result
 
 
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
     """Read, decode and lint one file (a notebook's code cells, for ``.ipynb``)."""
-    if file.path.suffix == ".ipynb":
-        return _lint_notebook(file, settings)
     try:
-        source = read_source(file.path)
+        data, _ = read_bytes(file.path)
     except SourceError as error:
         return error_result(file.display, error)
-    return lint_text(source.text, file.display, settings, file.path)
-
-
-def _lint_file_alone(file: SourceFile, settings: Settings) -> FileResult:
     if file.path.suffix == ".ipynb":
-        return _lint_notebook(file, settings)
+        return _lint_notebook(file, data, settings)
     try:
-        source = read_source(file.path)
+        text = decode(data).text
     except SourceError as error:
         return error_result(file.display, error)
-    return lint_one(source.text, file.display, settings, file.path)
+    return lint_text(text, file.display, settings, file.path)
+
+
+@dataclass(frozen=True, slots=True)
+class _Linted:
+    """One file through the read stage and the per-file pass: its result, and the stamp and
+    content hash of the bytes it was linted from (None when they could not be read)."""
+
+    file: SourceFile
+    result: FileResult
+    stamp: Stamp | None = None
+    digest: str | None = None
+
+
+def _lint_file_alone(file: SourceFile, settings: Settings) -> _Linted:
+    try:
+        data, stamp = read_bytes(file.path)
+    except SourceError as error:
+        return _Linted(file, error_result(file.display, error))
+    if file.path.suffix == ".ipynb":
+        result = _lint_notebook(file, data, settings)
+    else:
+        try:
+            text = decode(data).text
+        except SourceError as error:
+            result = error_result(file.display, error)
+        else:
+            result = lint_one(text, file.display, settings, file.path)
+    return _Linted(file, result, stamp, content_digest(data))
 
 
 class Relinter:
@@ -129,9 +157,9 @@ def _init_worker(settings: Settings) -> None:
     _WORKER_SETTINGS = settings
 
 
-def _lint_in_worker(file: SourceFile) -> FileResult:
+def _lint_in_worker(files: Sequence[SourceFile]) -> list[_Linted]:
     assert _WORKER_SETTINGS is not None
-    return _lint_file_alone(file, _WORKER_SETTINGS)
+    return [_lint_file_alone(file, _WORKER_SETTINGS) for file in files]
 
 
 def default_jobs() -> int:
@@ -141,6 +169,52 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _size(file: SourceFile) -> int:
+    try:
+        return os.stat(file.path).st_size
+    except OSError:
+        return 0
+
+
+def balanced(files: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
+    """The files in chunks for ``jobs`` workers, biggest first, each chunk about as much text
+    as the others (a file bigger than that is a chunk of its own): the work is balanced by
+    size, and no worker is left with a big file at the end while the others wait."""
+    sized = sorted(((_size(file), file) for file in files), key=lambda pair: -pair[0])
+    total = sum(size for size, _ in sized)
+    # Enough chunks per worker that the last ones are small; few enough that passing them
+    # to the workers costs nothing next to linting them.
+    target = max(1, total // (jobs * 16))
+    chunks: list[list[SourceFile]] = []
+    current: list[SourceFile] = []
+    weight = 0
+    for size, file in sized:
+        current.append(file)
+        weight += size
+        if weight >= target or len(current) >= 64:
+            chunks.append(current)
+            current, weight = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+def _per_file(files: Sequence[SourceFile], settings: Settings, jobs: int) -> list[_Linted]:
+    """The read stage and the per-file pass over ``files``, in parallel when it pays."""
+    if jobs <= 1 or len(files) < POOL_THRESHOLD:
+        return [_lint_file_alone(file, settings) for file in files]
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    done: list[_Linted] = []
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)
+    ) as pool:
+        for future in as_completed(
+            [pool.submit(_lint_in_worker, c) for c in balanced(files, jobs)]
+        ):
+            done.extend(future.result())
+    return done
+
+
 def lint_files(
     files: Sequence[SourceFile],
     settings: Settings,
@@ -148,47 +222,139 @@ def lint_files(
     jobs: int | None = None,
     cache: Cache | None = None,
     project: bool = True,
+    sources: bool = True,
 ) -> list[FileResult]:
     """Lint files (from the cache where unchanged), in parallel when it pays, then run the
     project phase over them (unless ``project`` is false: per-file results with their
-    summaries); sorted output. The cache holds per-file results only."""
-    results: dict[str, FileResult] = {}
+    summaries); sorted output. The cache holds per-file results only. ``sources``: attach
+    the text of files with findings (fixes and code frames need it; a report can read it
+    later instead)."""
+    if not project:
+        per_file = _per_file_results(files, settings, jobs, cache, {})
+        return [_sourced(per_file[f.display][0], f, sources) for f in sorted(files)]
+    return lint_run(files, settings, jobs=jobs, cache=cache, sources=sources).results
+
+
+@dataclass
+class RunOutcome:
+    """A run's final results (sorted by file), with what a whole-run record keeps of it:
+    per file the stamp and content hash of the bytes linted (None when unknown), and what
+    the project pass read (``RunRecord.project``'s data; None without a project pass)."""
+
+    results: list[FileResult]
+    stamps: dict[str, tuple[Stamp, str] | None]
+    project: dict[str, Any] | None
+    # What it took: files linted now (the others came from the cache or the record), and
+    # whether the project pass ran or an earlier one was reused.
+    linted: int = 0
+    project_reused: bool = False
+
+
+def lint_run(
+    files: Sequence[SourceFile],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+    previous: RunRecord | None = None,
+    changed: set[str] | None = None,
+    sources: bool = True,
+) -> RunOutcome:
+    """Lint the files of a run. With the record of an earlier run over the same files
+    (``previous``) and the files changed since (``changed``), only those are linted again,
+    and the project pass is reused when nothing it read changed."""
+    ordered = sorted(files)
+    fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
+    if previous is not None and changed is not None:
+        again = [f for f in ordered if f.display in changed]
+        fresh = _per_file_results(again, settings, jobs, cache, {})
+        outcome = _reuse(previous, ordered, fresh, settings, sources)
+        if outcome is not None:
+            return outcome
+    linted: list[int] = [len(fresh)]
+    per_file = _per_file_results(ordered, settings, jobs, cache, fresh, linted)
+    paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
+    results = [per_file[file.display][0] for file in ordered]
+    merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache))
+    data = (
+        project_to_json(memo.digests, memo.loaded, memo.probed) if settings.needs_project else None
+    )
+    return RunOutcome(
+        [_sourced(r, f, sources) for r, f in zip(merged, ordered, strict=True)],
+        {display: known for display, (_, known) in per_file.items()},
+        data,
+        linted[0],
+    )
+
+
+def _reuse(
+    previous: RunRecord,
+    ordered: Sequence[SourceFile],
+    fresh: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
+    settings: Settings,
+    sources: bool,
+) -> RunOutcome | None:
+    """The earlier run's answer with the files linted again put in, if its project pass
+    still holds for them (see ``project_pass.reused``)."""
+    if settings.needs_project and previous.project is None:
+        return None
+    memo = ProjectMemo(**previous.project) if previous.project is not None else ProjectMemo()
+    before = {result.filename: result for result in previous.results}
+    if [f.display for f in ordered] != [f.display for f in previous.files]:
+        return None
+    again = [(fresh[f.display][0], f.path) for f in ordered if f.display in fresh]
+    revised = reused(memo, before, again, settings)
+    if revised is None:
+        return None
+    # The digests still hold for the other files: their per-file results are unchanged.
+    now = {result.filename: result for result in revised}
+    stamps: dict[str, tuple[Stamp, str] | None] = {
+        f.display: (f.stamp, f.digest) for f in previous.files
+    }
+    stamps.update((display, known) for display, (_, known) in fresh.items())
+    results = [_sourced(now.get(f.display, before[f.display]), f, sources) for f in ordered]
+    return RunOutcome(results, stamps, previous.project, len(fresh), project_reused=True)
+
+
+def _per_file_results(
+    files: Sequence[SourceFile],
+    settings: Settings,
+    jobs: int | None,
+    cache: Cache | None,
+    known: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
+    count: list[int] | None = None,
+) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
+    """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
+    cache, the others linted now, counted into ``count``), each with the stamp and hash of
+    the bytes behind it."""
+    found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
-        hit = cache.get(file) if cache is not None else None
-        if hit is not None and hit.diagnostics:
-            hit = _with_source(hit, file)
+        if file.display in found:
+            continue
+        hit = cache.lookup(file) if cache is not None else None
         if hit is not None:
-            results[file.display] = hit
+            result, stamp, content = hit
+            found[file.display] = (result, (stamp, content))
         else:
             todo.append(file)
-    stamps = [Cache.stamp(file) for file in todo] if cache is not None else []
-    jobs = jobs or default_jobs()
-    if jobs > 1 and len(todo) >= POOL_THRESHOLD:
-        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        chunksize = max(1, len(todo) // (jobs * 8))
-        with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)
-        ) as pool:
-            fresh = list(pool.map(_lint_in_worker, todo, chunksize=chunksize))
-    else:
-        fresh = [_lint_file_alone(file, settings) for file in todo]
-    for index, (file, result) in enumerate(zip(todo, fresh, strict=True)):
-        results[file.display] = result
-        if cache is not None:
-            cache.put(file, result, stamps[index])
-    ordered = [results[file.display] for file in sorted(files)]
-    if not project:
-        return ordered
-    paths: dict[str, Path | None] = {file.display: file.path for file in files}
-    merged = with_project(ordered, paths, settings, summary_loader(settings, cache))
-    # Project findings can land on files that had none of their own: attach their text.
-    return [
-        (_with_source(result, file) or result)
-        if result.diagnostics and result.source is None
-        else result
-        for result, file in zip(merged, sorted(files), strict=True)
-    ]
+    if count is not None:
+        count[0] += len(todo)
+    for linted in _per_file(todo, settings, jobs or default_jobs()):
+        stamped = None
+        if linted.stamp is not None and linted.digest is not None:
+            stamped = (linted.stamp, linted.digest)
+            if cache is not None:
+                cache.store(linted.file, linted.result, linted.stamp, linted.digest)
+        found[linted.file.display] = (linted.result, stamped)
+    return found
+
+
+def _sourced(result: FileResult, file: SourceFile, sources: bool) -> FileResult:
+    """The result with the file's text when it has findings (and ``sources`` is asked)."""
+    if not sources or not result.diagnostics or result.source is not None or result.cells:
+        return result
+    return _with_source(result, file) or result
 
 
 def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:

@@ -7,10 +7,12 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from repro_lint.config import Config
+
+if TYPE_CHECKING:
+    import pathspec
 
 DEFAULT_EXCLUDES = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
@@ -33,8 +35,15 @@ class SourceFile:
 
 @dataclass
 class Discovery:
+    """The files found, what to warn about, and what the finding depended on: the mtimes of
+    the directories listed (a file appears or goes only if its directory's mtime changes)
+    and the ignore files read, so that a later run can reuse the result unchanged."""
+
     files: list[SourceFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Each directory listed: its mtime before listing, and the names it held.
+    directories: dict[Path, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
+    ignore_files: set[Path] = field(default_factory=set)
 
 
 def display_name(path: Path, cwd: Path | None = None) -> str:
@@ -47,6 +56,10 @@ def display_name(path: Path, cwd: Path | None = None) -> str:
 
 
 def _spec(patterns: Iterable[str]) -> pathspec.GitIgnoreSpec:
+    # pathspec is imported only when patterns are matched (files named on the command line
+    # without --force-exclude never are).
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -62,13 +75,16 @@ class _Matcher:
         self.respect_gitignore = config.respect_gitignore
         self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
         self._chains: dict[Path, tuple[tuple[Path, pathspec.GitIgnoreSpec], ...]] = {}
+        # Every .gitignore looked for (present or not), for the whole-run cache.
+        self.ignore_files: set[Path] = set()
 
     def _gitignore(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:
             spec = None
+            path = directory / ".gitignore"
+            self.ignore_files.add(path)
             try:
-                lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
-                spec = pathspec.GitIgnoreSpec.from_lines(lines)
+                spec = _spec(path.read_text(encoding="utf-8").splitlines())
             except (OSError, UnicodeDecodeError):
                 spec = None
             self._gitignores[directory] = spec
@@ -126,25 +142,36 @@ def _ancestors_below(directory: Path, root: Path) -> list[Path]:
 
 
 def discover(paths: Sequence[Path], config: Config, *, force_exclude: bool = False) -> Discovery:
-    """Files to lint under ``paths``, sorted by display name, each once."""
-    matcher = _Matcher(config)
+    """Files to lint under ``paths``, sorted by display name, each once. Files named
+    explicitly are taken as they are: no directory is listed and no pattern or .gitignore is
+    matched for them, except with ``force_exclude``."""
+    matcher: _Matcher | None = None
+
+    def matching() -> _Matcher:
+        nonlocal matcher
+        if matcher is None:
+            matcher = _Matcher(config)
+        return matcher
+
     found: dict[Path, SourceFile] = {}
     result = Discovery()
     cwd = Path.cwd()
     for given in paths:
         absolute = Path(os.path.abspath(given))
         if absolute.is_dir():
-            if force_exclude and matcher.excluded(absolute, is_dir=True):
+            if force_exclude and matching().excluded(absolute, is_dir=True):
                 continue
-            _walk(absolute, matcher, found, result, cwd, set())
+            _walk(absolute, matching(), found, result, cwd, set())
         else:
             # Explicit files are linted even when excluded, unless --force-exclude (what
             # pre-commit needs: it passes every staged file by name). Missing or unreadable
             # files stay in the list: reading them yields an RPL000 diagnostic.
-            if force_exclude and matcher.excluded(absolute, is_dir=False):
+            if force_exclude and matching().excluded(absolute, is_dir=False):
                 continue
             found.setdefault(absolute, SourceFile(display_name(absolute, cwd), absolute))
     result.files = sorted(found.values())
+    if matcher is not None:
+        result.ignore_files = matcher.ignore_files
     return result
 
 
@@ -164,6 +191,7 @@ def _walk(
             return
         visited.add(key)
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        result.directories[directory] = (info.st_mtime_ns, tuple(e.name for e in entries))
     except OSError as exc:
         reason = exc.strerror or str(exc)
         result.warnings.append(f"cannot read directory {display_name(directory, cwd)}: {reason}")
