@@ -272,6 +272,7 @@ def check(
             exit_zero,
             exit_non_zero_on_fix,
             quiet,
+            no_cache,
         )
         return
     _check_paths(settings, paths or (".",), force_exclude, fix, diff, no_cache, jobs, shown, record)
@@ -663,10 +664,13 @@ def _check_stdin(
     exit_zero: bool,
     exit_non_zero_on_fix: bool,
     quiet: bool,
+    no_cache: bool,
 ) -> None:
     from repro_lint import notebooks
     from repro_lint import report as reports
+    from repro_lint.cache import Cache
     from repro_lint.files import discover, display_name
+    from repro_lint.project_pass import memoized_loader, summary_loader
 
     data = sys.stdin.buffer.read()
     path = Path(os.path.abspath(stdin_filename)) if stdin_filename else None
@@ -676,8 +680,15 @@ def _check_stdin(
             if fix:
                 sys.stdout.buffer.write(data)
             sys.exit(0)
+    # The modules the text imports are summarised from the cache, as for files on disk.
+    cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
+    load = memoized_loader(summary_loader(settings, cache))
     read = _notebook_stdin if notebooks.is_notebook(stdin_filename) else _python_stdin
-    result, fixed = read(data, name, path, settings, fix, diff, applicable)
+    try:
+        result, fixed = read(data, name, path, settings, fix, diff, applicable, load)
+    finally:
+        if cache is not None:
+            cache.save()
     report = reports.Report([result], settings.rules, applicable, fixed)
     # With --fix, stdout carries the fixed source: the findings go to stderr.
     stream_name = output_file
@@ -715,6 +726,7 @@ def _python_stdin(
     fix: bool,
     diff: bool,
     applicable: frozenset[FixSafety],
+    load: Any,
 ) -> tuple[FileResult, Counter[str]]:
     """Lint (and with --fix print the fixed) Python source read from stdin."""
     from repro_lint import report as reports
@@ -728,12 +740,12 @@ def _python_stdin(
         if fix:
             sys.stdout.buffer.write(data)
         return error_result(name, error), Counter()
-    result = lint_text(decoded.text, name, settings, path)
+    result = lint_text(decoded.text, name, settings, path, load)
     if not (fix or diff):
         return result, Counter()
 
     def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
-        return {n: lint_text(t, n, settings, path) for n, t in texts.items()}
+        return {n: lint_text(t, n, settings, path, load) for n, t in texts.items()}
 
     outcome = fix_texts({name: decoded.text}, {name: result}, relint, applicable)[name]
     if diff:
@@ -753,6 +765,7 @@ def _notebook_stdin(
     fix: bool,
     diff: bool,
     applicable: frozenset[FixSafety],
+    load: Any,
 ) -> tuple[FileResult, Counter[str]]:
     """Lint (and with --fix print the fixed) notebook read from stdin."""
     from repro_lint import notebooks
@@ -761,9 +774,9 @@ def _notebook_stdin(
     from repro_lint.source import SourceError, error_result
 
     if not (fix or diff):
-        return notebooks.lint(data, name, text_linter(settings, path)), Counter()
+        return notebooks.lint(data, name, text_linter(settings, path, load)), Counter()
     try:
-        outcome = notebooks.fix(data, name, text_linter(settings, path), applicable)
+        outcome = notebooks.fix(data, name, text_linter(settings, path, load), applicable)
     except SourceError as error:
         if fix:
             sys.stdout.buffer.write(data)

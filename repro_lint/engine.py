@@ -20,6 +20,7 @@ from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile
 from repro_lint.fixes import FixOutcome, fix_texts
+from repro_lint.program import Loader
 from repro_lint.project_pass import (
     ProjectMemo,
     per_file_part,
@@ -41,22 +42,61 @@ def lint_text(
     filename: str,
     settings: Settings,
     path: Path | None = None,
+    load: Loader | None = None,
 ) -> FileResult:
     """Lint decoded source text as part of its project: project rules see the modules it
-    imports (read from disk when ``path`` is known). Never raises for bad input: that becomes
-    RPL000."""
+    imports (read from disk when ``path`` is known; ``load`` gives their summaries, by
+    default parsing them). Never raises for bad input: that becomes RPL000."""
     result = lint_one(text, filename, settings, path)
-    merged = with_project([result], {filename: path}, settings, summary_loader(settings))[0]
-    if merged.diagnostics and merged.source is None:
-        merged = dataclasses.replace(merged, source=text)
-    return merged
+    loader = load if load is not None else summary_loader(settings)
+    return _with_text(with_project([result], {filename: path}, settings, loader)[0], text)
 
 
-def text_linter(settings: Settings, path: Path | None) -> notebooks.TextLinter:
-    """``lint_text`` with the settings and the file's path bound (what notebooks lint with)."""
+def _with_text(result: FileResult, text: str) -> FileResult:
+    if result.diagnostics and result.source is None:
+        return dataclasses.replace(result, source=text)
+    return result
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text linted as part of its project, with what its project pass read: the next
+    version of the text (an editor's buffer after an edit) reuses that pass when none of
+    it changed."""
+
+    settings: Settings
+    text: str
+    result: FileResult
+    memo: ProjectMemo
+
+
+def lint_document(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None,
+    load: Loader,
+    previous: Document | None = None,
+) -> Document:
+    """``lint_text`` for a document linted again and again: only the per-file pass runs
+    when the project pass of ``previous`` (the last version linted) still holds."""
+    result = lint_one(text, filename, settings, path)
+    if previous is not None and previous.settings is settings:
+        again = reused(previous.memo, {filename: previous.result}, [(result, path)], settings)
+        if again is not None:
+            return Document(settings, text, _with_text(again[0], text), previous.memo)
+    merged, memo = project_pass([result], {filename: path}, settings, load)
+    return Document(settings, text, _with_text(merged[0], text), memo)
+
+
+def text_linter(
+    settings: Settings, path: Path | None, load: Loader | None = None
+) -> notebooks.TextLinter:
+    """``lint_text`` with the settings, the file's path and the loader of the modules it
+    imports bound (what notebooks lint with)."""
 
     def lint(text: str, filename: str) -> FileResult:
-        return lint_text(text, filename, settings, path)
+        return lint_text(text, filename, settings, path, load)
 
     return lint
 
@@ -400,9 +440,11 @@ def lint_paths(paths: Sequence[str | Path], config: Config | None = None) -> lis
 
 
 __all__ = [
+    "Document",
     "Relinter",
     "default_jobs",
     "fix_source",
+    "lint_document",
     "lint_file",
     "lint_files",
     "lint_paths",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,6 +143,26 @@ def reused(
     return out
 
 
+def memoized_loader(load: Loader) -> Loader:
+    """``load``, answering again from memory for a file whose stamp has not changed (what a
+    long-lived process, the language server, keeps of the modules its documents import)."""
+    seen: dict[tuple[str, bool], tuple[Stamp, tuple[str, Mapping[str, Any]] | None]] = {}
+
+    def cached(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
+        key = (str(path), imported)
+        stamp = _stamp(str(path))
+        hit = seen.get(key)
+        # A stamp from the last two seconds could hide an edit in the same clock tick.
+        settled = stamp[0] >= 0 and stamp[0] < time.time_ns() - 2_000_000_000
+        if hit is not None and hit[0] == stamp and settled:
+            return hit[1]
+        value = load(path, imported)
+        seen[key] = (stamp, value)
+        return value
+
+    return cached
+
+
 def with_project(
     results: Sequence[FileResult],
     paths: Mapping[str, Path | None],
@@ -222,6 +243,7 @@ def per_file_part(result: FileResult, settings: Settings) -> FileResult:
 
 __all__ = [
     "ProjectMemo",
+    "memoized_loader",
     "per_file_part",
     "project_codes",
     "project_pass",
