@@ -27,8 +27,8 @@ from typing import Any
 from repro_lint import __version__
 from repro_lint.codec import FormatError, result_from_json, result_to_json
 from repro_lint.diagnostics import FileResult
-from repro_lint.files import SourceFile
-from repro_lint.source import Stamp
+from repro_lint.files import SourceFile, leftover_of
+from repro_lint.source import SourceError, Stamp, read_bytes
 
 CACHE_DIR_NAME = ".repro_lint_cache"
 # Bumped whenever the layout of a shard changes: older shards are then ignored and rebuilt.
@@ -92,8 +92,10 @@ def tool_fingerprint() -> str:
 
 def listing_digest(names: Iterable[str]) -> str:
     """A digest of a directory's entries, what discovery and module lookups depend on. The
-    cache directory itself is left out: creating it changes nothing they would find."""
-    return digest("\0".join(sorted(n for n in names if n != CACHE_DIR_NAME)).encode())
+    cache directory itself and the temporary files of --fix are left out: they come and go
+    with repro-lint's own runs and change nothing those would find."""
+    kept = sorted(n for n in names if n != CACHE_DIR_NAME and leftover_of(n) is None)
+    return digest("\0".join(kept).encode())
 
 
 def listing(directory: str) -> str | None:
@@ -348,9 +350,9 @@ class Cache:
             return None
         if info.st_mtime_ns != entry.mtime_ns or entry.racy:
             try:
-                if digest(file.path.read_bytes()) != entry.digest:
+                if digest(read_bytes(file.path)[0]) != entry.digest:
                     return None
-            except OSError:
+            except SourceError:
                 return None
             if info.st_mtime_ns != entry.mtime_ns:
                 entry = entries[self._key(file)] = dataclasses.replace(

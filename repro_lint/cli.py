@@ -99,17 +99,26 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 
 def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
-    """Replace ``path``'s content by ``data``; an error message instead of losing anything."""
+    """Replace ``path``'s content by ``data``; an error message instead of losing anything.
+
+    The new content goes to a temporary file next to it, named after it and us
+    (``files.temp_prefix``), which is renamed into place; one an interrupted run leaves is
+    removed by a later run (``_remove_leftovers``)."""
+    from repro_lint.files import TEMP_SUFFIX, temp_prefix
+    from repro_lint.source import SourceError, read_bytes
+
     target = Path(os.path.realpath(path))
     try:
         info = target.stat()
         if not info.st_mode & stat.S_IWUSR:
             return "file is read-only; fixes not written"
-        if target.read_bytes() != original:
+        if read_bytes(target)[0] != original:
             return "file changed while it was being fixed; not written (run again)"
         fd, temp = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".repro-lint"
+            dir=target.parent, prefix=temp_prefix(target.name), suffix=TEMP_SUFFIX
         )
+    except SourceError as exc:
+        return f"cannot write: {exc}"
     except OSError as exc:
         return f"cannot write: {exc.strerror or exc}"
     try:
@@ -137,6 +146,14 @@ def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
 @click.option("--ignore", multiple=True, help="Rules not to check.")
 @click.option("--exclude", multiple=True, help="Glob patterns to skip (replaces the defaults).")
 @click.option("--extend-exclude", multiple=True, help="Glob patterns to skip in addition.")
+@click.option(
+    "--include",
+    multiple=True,
+    help="Glob patterns of the files directory walks pick up (replaces *.py, *.pyi, *.ipynb).",
+)
+@click.option(
+    "--extend-include", multiple=True, help="Glob patterns directory walks pick up in addition."
+)
 @click.option(
     "--force-exclude",
     is_flag=True,
@@ -202,6 +219,8 @@ def check(
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
     extend_exclude: tuple[str, ...],
+    include: tuple[str, ...],
+    extend_include: tuple[str, ...],
     force_exclude: bool,
     output_format: str | None,
     output_file: str | None,
@@ -226,6 +245,8 @@ def check(
         "ignore": _codes(ignore),
         "exclude": _codes(exclude),
         "extend_exclude": _codes(extend_exclude),
+        "include": _codes(include),
+        "extend_include": _codes(extend_include),
         "target_torch": target_torch,
         "output_format": output_format,
     }
@@ -247,6 +268,8 @@ def check(
         exit_non_zero_on_fix,
         show_fixes,
         started,
+        time.time(),
+        progress=not quiet and config.output_format in ("full", "concise") and sys.stderr.isatty(),
     )
     record = None
     if not (stdin or fix or diff or add_noqa or no_cache):
@@ -291,6 +314,10 @@ class _Shown:
     exit_non_zero_on_fix: bool
     show_fixes: bool
     started: float
+    # The wall clock when the run started (what a leftover must be older than).
+    started_at: float
+    # Whether to show how many files are done, on stderr, while a long run goes on.
+    progress: bool
 
 
 def _settings(config: Config, ignore_noqa: bool) -> Any:
@@ -341,13 +368,90 @@ def _answer_from_record(
         click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
         click.echo(f"target torch: {target.version} ({target.origin})", err=True)
         click.echo("answered from the run record: nothing changed", err=True)
-    for warning in record.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    _discovered(record, shown.verbose)
     if not record.files:
         click.echo("warning: no Python files found under the given paths", err=True)
         sys.exit(0)
     files = {f.display: Path(f.path) for f in record.files}
     _report(results, lambda: _settings(config, ignore_noqa).rules, config, files, shown)
+
+
+# A run shorter than this shows no progress at all.
+PROGRESS_AFTER_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def _progress_line(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A callback showing "done/total files" on one line of stderr, updated in place, once
+    the run has taken a second; the line is cleared at the end."""
+    if not enabled:
+        yield None
+        return
+    started = time.monotonic()
+    width = 0
+    last = 0.0
+
+    def update(done: int, total: int) -> None:
+        nonlocal width, last
+        now = time.monotonic()
+        if now - started < PROGRESS_AFTER_SECONDS or (now - last < 0.1 and done < total):
+            return
+        text = f"repro-lint: {done}/{total} files"
+        sys.stderr.write("\r" + text.ljust(width))
+        sys.stderr.flush()
+        width, last = len(text), now
+
+    try:
+        yield update
+    finally:
+        if width:
+            sys.stderr.write("\r" + " " * width + "\r")
+            sys.stderr.flush()
+
+
+def _discovered(found: Any, verbose: bool) -> None:
+    """Say what discovery warns about, and with -v what it passed over."""
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if verbose:
+        for note in found.notes:
+            click.echo(note, err=True)
+
+
+def _remove_leftovers(paths: Sequence[Path], started_at: float, verbose: bool) -> None:
+    """Remove the temporary files an interrupted --fix left next to files linted now: ours
+    by name, plain files, older than this run (and, when the process that wrote one may
+    still be running, more than a minute old: a concurrent --fix is about to rename it)."""
+    from repro_lint.files import display_name, leftover_of
+
+    for path in paths:
+        owner = leftover_of(path.name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if owner is None or not stat.S_ISREG(info.st_mode) or info.st_mtime >= started_at:
+            continue
+        if owner[1] is not None and info.st_mtime > started_at - 60 and _running(owner[1]):
+            continue
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            if verbose:
+                click.echo(f"cannot remove {display_name(path)}: {exc.strerror or exc}", err=True)
+            continue
+        if verbose:
+            click.echo(f"removed {display_name(path)}: left by an interrupted --fix", err=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _check_paths(
@@ -373,21 +477,30 @@ def _check_paths(
         found = record.discovery()
     else:
         found = discover([Path(p) for p in paths], config, force_exclude=force_exclude)
-    for warning in found.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    _discovered(found, shown.verbose)
+    if fix and not holds:
+        # Files named on the command line: their directories were not listed.
+        from repro_lint.files import leftovers_next_to
+
+        found.leftovers.extend(
+            p for p in leftovers_next_to(found.files) if p not in found.leftovers
+        )
+    _remove_leftovers(found.leftovers, shown.started_at, shown.verbose)
     if not found.files:
         click.echo("warning: no Python files found under the given paths", err=True)
         sys.exit(0)
     cache = None if no_cache else Cache(config.root, settings.cache_key())
-    outcome = lint_run(
-        found.files,
-        settings,
-        jobs=jobs,
-        cache=cache,
-        previous=record if holds else None,
-        changed=record.changed() if holds else None,
-        sources=fix or diff,
-    )
+    with _progress_line(shown.progress) as progress:
+        outcome = lint_run(
+            found.files,
+            settings,
+            jobs=jobs,
+            cache=cache,
+            previous=record if holds else None,
+            changed=record.changed() if holds else None,
+            sources=fix or diff,
+            progress=progress,
+        )
     results = outcome.results
     notes: list[str] = []
     if cache is not None:
@@ -509,8 +622,7 @@ def _add_noqa(
     from repro_lint.suppressions import noqa_edits, noqa_wanted
 
     found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
-    for warning in found.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    _discovered(found, verbose=False)
     cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
     results = lint_files(found.files, settings, jobs=jobs, cache=cache)
     if cache is not None:

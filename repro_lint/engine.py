@@ -6,8 +6,8 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,7 +111,7 @@ def _lint_notebook(file: SourceFile, data: bytes, settings: Settings) -> FileRes
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
     """Read, decode and lint one file (a notebook's code cells, for ``.ipynb``)."""
     try:
-        data, _ = read_bytes(file.path)
+        data, _ = read_bytes(file.path, settings.config.max_file_size)
     except SourceError as error:
         return error_result(file.display, error)
     if file.path.suffix == ".ipynb":
@@ -136,7 +136,7 @@ class _Linted:
 
 def _lint_file_alone(file: SourceFile, settings: Settings) -> _Linted:
     try:
-        data, stamp = read_bytes(file.path)
+        data, stamp = read_bytes(file.path, settings.config.max_file_size)
     except SourceError as error:
         return _Linted(file, error_result(file.display, error))
     if file.path.suffix == ".ipynb":
@@ -239,19 +239,49 @@ def balanced(files: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
     return chunks
 
 
-def _per_file(files: Sequence[SourceFile], settings: Settings, jobs: int) -> list[_Linted]:
+# Told (files done, files in all) as the per-file pass goes.
+Progress = Callable[[int, int], None]
+# Parsing takes up to 1,400 bytes of memory per byte of source (code dense with calls; about
+# 400 for ordinary code): chunks are handed to workers only while the ones in flight are
+# estimated below this, so that several big files are not parsed at once (a chunk is always
+# started when none is in flight).
+MEMORY_BUDGET = 900 * 1024 * 1024
+_BYTES_PER_BYTE = 1500
+
+
+def _per_file(
+    files: Sequence[SourceFile], settings: Settings, jobs: int, progress: Progress | None = None
+) -> list[_Linted]:
     """The read stage and the per-file pass over ``files``, in parallel when it pays."""
-    if jobs <= 1 or len(files) < POOL_THRESHOLD:
-        return [_lint_file_alone(file, settings) for file in files]
-    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
     done: list[_Linted] = []
+    if jobs <= 1 or len(files) < POOL_THRESHOLD:
+        for file in files:
+            done.append(_lint_file_alone(file, settings))
+            if progress is not None:
+                progress(len(done), len(files))
+        return done
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    waiting = balanced(files, jobs)
+    waiting.reverse()  # biggest first, taken from the end
     with ProcessPoolExecutor(
         max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)
     ) as pool:
-        for future in as_completed(
-            [pool.submit(_lint_in_worker, c) for c in balanced(files, jobs)]
-        ):
-            done.extend(future.result())
+        running: dict[Future[list[_Linted]], int] = {}
+        while waiting or running:
+            # Keep every worker busy (a few chunks queued), within the memory budget.
+            while waiting and len(running) < 2 * jobs:
+                chunk = waiting[-1]
+                cost = _BYTES_PER_BYTE * max(_size(file) for file in chunk)
+                if running and sum(running.values()) + cost > MEMORY_BUDGET:
+                    break
+                waiting.pop()
+                running[pool.submit(_lint_in_worker, chunk)] = cost
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                del running[future]
+                done.extend(future.result())
+            if progress is not None:
+                progress(len(done), len(files))
     return done
 
 
@@ -299,6 +329,7 @@ def lint_run(
     previous: RunRecord | None = None,
     changed: set[str] | None = None,
     sources: bool = True,
+    progress: Progress | None = None,
 ) -> RunOutcome:
     """Lint the files of a run. With the record of an earlier run over the same files
     (``previous``) and the files changed since (``changed``), only those are linted again,
@@ -307,12 +338,12 @@ def lint_run(
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
     if previous is not None and changed is not None:
         again = [f for f in ordered if f.display in changed]
-        fresh = _per_file_results(again, settings, jobs, cache, {})
+        fresh = _per_file_results(again, settings, jobs, cache, {}, progress=progress)
         outcome = _reuse(previous, ordered, fresh, settings, sources)
         if outcome is not None:
             return outcome
     linted: list[int] = [len(fresh)]
-    per_file = _per_file_results(ordered, settings, jobs, cache, fresh, linted)
+    per_file = _per_file_results(ordered, settings, jobs, cache, fresh, linted, progress)
     paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
     results = [per_file[file.display][0] for file in ordered]
     merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache))
@@ -363,6 +394,7 @@ def _per_file_results(
     cache: Cache | None,
     known: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
     count: list[int] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
     cache, the others linted now, counted into ``count``), each with the stamp and hash of
@@ -380,7 +412,7 @@ def _per_file_results(
             todo.append(file)
     if count is not None:
         count[0] += len(todo)
-    for linted in _per_file(todo, settings, jobs or default_jobs()):
+    for linted in _per_file(todo, settings, jobs or default_jobs(), progress):
         stamped = None
         if linted.stamp is not None and linted.digest is not None:
             stamped = (linted.stamp, linted.digest)

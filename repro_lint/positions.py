@@ -175,7 +175,9 @@ class Positions:
         for root in [*self._roots.get(node, ()), node]:
             if node in self._inclusive:
                 return
-            if root in self._starts and root not in self._done:
+            if root in self._starts:
+                # Generated again if need be: only what was asked about is kept.
+                self._done.discard(root)
                 self._generate([root])
         if node in self._inclusive:
             return
@@ -184,7 +186,10 @@ class Positions:
             self.passes += 1
             recorder = _Recorder(self.module, 1, "")
             self.module._codegen(recorder)
-            self._keep(recorder)
+            # Nothing told where nodes are: any of them may be asked about.
+            self._inclusive.update(recorder.inclusive)
+            for seen, span in recorder.syntactic.items():
+                self._syntactic.setdefault(seen, span)
         if node not in self._inclusive:
             raise KeyError(f"{type(node).__name__} is not part of this module")
 
@@ -202,7 +207,13 @@ class Positions:
             self._done.update(n for n in recorder.inclusive if n in self._starts)
 
     def _keep(self, recorder: _Recorder) -> None:
+        """Keep the ranges of the nodes told about and of statements (what fixes position
+        besides the findings); a file with many findings would otherwise keep a range for
+        every node of every statement that holds one."""
+        wanted, starts = self._roots, self._starts
         for node, span in recorder.inclusive.items():
-            self._inclusive.setdefault(node, span)
+            if node in wanted or node in starts:
+                self._inclusive.setdefault(node, span)
         for node, span in recorder.syntactic.items():
-            self._syntactic.setdefault(node, span)
+            if node in wanted or node in starts:
+                self._syntactic.setdefault(node, span)

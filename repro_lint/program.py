@@ -20,7 +20,7 @@ from repro_lint import randomness as rng
 from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import real_path
-from repro_lint.fixes import touches
+from repro_lint.fixes import INDENT, reindent, touches
 from repro_lint.rule import Rule
 from repro_lint.summary import DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
 from repro_lint.suppressions import Directive, Suppressions
@@ -869,7 +869,13 @@ class Program:
         """Edits inserting statement ``lines`` at ``at`` (replacing up to ``end``) and the
         ``imports`` at the top of the module, after its docstring and future imports."""
         newline = str(unit.summary.get("newline", "\n"))
-        body = prefix + "".join(indent + line + newline for line in lines) + suffix
+        # Nested lines follow the file's own indentation unit (a tab-indented file stays so).
+        unit_indent = str(unit.summary.get("indent", INDENT))
+        body = (
+            prefix
+            + "".join(indent + reindent(line, unit_indent) + newline for line in lines)
+            + suffix
+        )
         edits: list[Edit] = []
         if imports:
             row, column, lead = unit.summary["anchor"]

@@ -39,7 +39,7 @@ def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
         if result is not None and not result.summary.get(DEFERRED_KEY):
             return (result.filename, result.summary) if result.summary else None
         try:
-            data, stamp = read_bytes(path)
+            data, stamp = read_bytes(path, settings.config.max_file_size)
             text = decode(data).text
         except SourceError:
             return None

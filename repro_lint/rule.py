@@ -54,7 +54,9 @@ class Replace:
 
 @dataclass(frozen=True)
 class InsertBefore:
-    """Insert statement lines (no indentation) before ``statement``, at its indentation."""
+    """Insert statement lines (no indentation) before ``statement``, at its indentation.
+    Nested lines are indented four spaces per level: the engine writes each level in the
+    file's own indentation unit."""
 
     statement: cst.CSTNode
     code: str
@@ -62,7 +64,8 @@ class InsertBefore:
 
 @dataclass(frozen=True)
 class InsertAfter:
-    """Insert statement lines (no indentation) after ``statement``, at its indentation."""
+    """Insert statement lines (no indentation) after ``statement``, at its indentation
+    (nested lines as for ``InsertBefore``)."""
 
     statement: cst.CSTNode
     code: str

@@ -151,6 +151,8 @@ class RunRecord:
     project: dict[str, Json] | None = None
     # The .gitignore files discovery looked for (their stamps are among ``inputs``).
     ignores: list[str] = field(default_factory=list)
+    # What discovery passed over (shown with -v).
+    notes: list[str] = field(default_factory=list)
     # Set when a check had to compare contents: rewriting the record spares that next time.
     stale: bool = False
 
@@ -226,6 +228,7 @@ class RunRecord:
             files=[SourceFile(f.display, Path(f.path)) for f in self.files],
             warnings=list(self.warnings),
             ignore_files={Path(p) for p in self.ignores},
+            notes=list(self.notes),
         )
 
 
@@ -319,6 +322,7 @@ def build(
         results=list(results),
         project=project,
         ignores=sorted(str(path) for path in discovery.ignore_files),
+        notes=list(discovery.notes),
     )
 
 
@@ -336,6 +340,7 @@ def record_to_json(record: RunRecord) -> dict[str, Json]:
         "files": [[f.display, f.path, *f.stamp, f.digest] for f in record.files],
         "warnings": record.warnings,
         "ignores": record.ignores,
+        "notes": record.notes,
         # Files without findings are most of a run: only the others are stored.
         "results": [
             result_to_json(_without_summary(r)) for r in record.results if _worth_storing(r)
@@ -408,6 +413,9 @@ def record_from_json(value: Json, key: str) -> RunRecord:
     ignores = value.get("ignores")
     if not isinstance(ignores, list) or not all(isinstance(p, str) for p in ignores):
         raise FormatError("ignore files are not a list of strings")
+    notes = value.get("notes")
+    if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+        raise FormatError("notes are not a list of strings")
     if not set(ignores) <= set(inputs):
         raise FormatError("an ignore file without a stamp")
     raw_results = value.get("results")
@@ -430,6 +438,7 @@ def record_from_json(value: Json, key: str) -> RunRecord:
         results=results,
         project=_project_from_json(value.get("project")),
         ignores=list(ignores),
+        notes=list(notes),
     )
 
 

@@ -119,6 +119,10 @@ def test_huge_file_reports_the_right_rows(tmp_path: Path, monkeypatch: pytest.Mo
     filler = "".join(f"value_{i} = [{i}, 'x' * {i % 7}]  # filler\n" for i in range(40_000))
     source = HAZARD + filler + "torch.backends.cudnn.benchmark = True\n"
     (tmp_path / "huge.py").write_text(source, encoding="utf-8")
+    # 1.6 MB: above the default size guard, which this test is not about.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.repro-lint]\nmax-file-size = "4MB"\n', encoding="utf-8"
+    )
     result = run(tmp_path, monkeypatch, ".", "--no-cache", "--output-format", "json")
     assert result.exit_code == 1
     assert findings(result) == {("huge.py", "RPL201", 2), ("huge.py", "RPL201", 40_003)}
