@@ -365,6 +365,8 @@ def run_all(
     times: dict[str, list[float]] = {}
 
     def add(key: str, value: float) -> None:
+        # Each figure on stderr as it is taken: a run cut short still tells what it measured.
+        print(f"  {key}: {value:.2f} s", file=sys.stderr)
         times.setdefault(key, []).append(value)
 
     def same(output: str, what: str) -> None:
@@ -402,6 +404,17 @@ def run_all(
         add("ruff_cold", timed(ruff_cold, work))
         add("ruff_warm", timed(ruff_warm, work))
 
+    # The short measurements first (a run cut short still has them).
+    print("language server", file=sys.stderr)
+    lsp_times = asyncio.run(lsp_latency.measure(1000, args.lsp_edits, args.lsp_actions))
+    print(f"  lsp: {lsp_times}", file=sys.stderr)
+
+    print("edge cases", file=sys.stderr)
+    edges = edge_cases(repro, work.parent, work / big, args.edge_runs)
+    imports, torch_imported = import_times(["-m", "repro_lint", *hook[1:], "--no-cache", big], work)
+    assert not torch_imported, "the one-file run imported torch"
+    print(f"  edges: {edges}", file=sys.stderr)
+
     # After an edit that moves lines, the cached run answers what a cold run answers.
     edits[big].prepend("# moved\n")
     moved_same = run_output(warm, work) == run_output(cold, work)
@@ -413,18 +426,17 @@ def run_all(
     same(output, "cold run measured for memory")
     peak_serial, _, output, _ = peak_memory([*cold, "--jobs", "1"], work)
     same(output, "cold run with --jobs 1")
-    print("edge cases", file=sys.stderr)
-    edges = edge_cases(repro, work.parent, work / big, args.edge_runs)
-    imports, torch_imported = import_times(["-m", "repro_lint", *hook[1:], "--no-cache", big], work)
-    assert not torch_imported, "the one-file run imported torch"
-
+    print(
+        f"  peak memory: {peak_sum / 2**20:.0f} MiB, --jobs 1 {peak_serial / 2**20:.0f} MiB",
+        file=sys.stderr,
+    )
     filtered, filtered_s, phase_s = findings_json(work, gated=True)
     unfiltered, unfiltered_s, _ = findings_json(work, gated=False)
     identical = json.dumps(filtered, sort_keys=True) == json.dumps(unfiltered, sort_keys=True)
     assert identical, "the prefilter or the gate changed the findings"
-
-    print("language server", file=sys.stderr)
-    lsp_times = asyncio.run(lsp_latency.measure(1000, args.lsp_edits, args.lsp_actions))
+    print(
+        f"  gate: {filtered_s:.1f} s with, {unfiltered_s:.1f} s without, identical", file=sys.stderr
+    )
 
     slow: dict[str, list[float]] = {}
     sub_count, sub_lines, sub_size = describe(python_files(subset_dir))
