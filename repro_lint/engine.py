@@ -31,7 +31,7 @@ from repro_lint.project_pass import (
 )
 from repro_lint.run_cache import RunRecord, project_to_json
 from repro_lint.settings import Settings
-from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes, read_source
+from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes
 
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -301,7 +301,10 @@ def lint_files(
     later instead)."""
     if not project:
         per_file = _per_file_results(files, settings, jobs, cache, {})
-        return [_sourced(per_file[f.display][0], f, sources) for f in sorted(files)]
+        return [
+            _sourced(per_file[f.display][0], f, sources, per_file[f.display][1])
+            for f in sorted(files)
+        ]
     return lint_run(files, settings, jobs=jobs, cache=cache, sources=sources).results
 
 
@@ -351,7 +354,10 @@ def lint_run(
         project_to_json(memo.digests, memo.loaded, memo.probed) if settings.needs_project else None
     )
     return RunOutcome(
-        [_sourced(r, f, sources) for r, f in zip(merged, ordered, strict=True)],
+        [
+            _sourced(r, f, sources, per_file[f.display][1])
+            for r, f in zip(merged, ordered, strict=True)
+        ],
         {display: known for display, (_, known) in per_file.items()},
         data,
         linted[0],
@@ -383,7 +389,10 @@ def _reuse(
         f.display: (f.stamp, f.digest) for f in previous.files
     }
     stamps.update((display, known) for display, (_, known) in fresh.items())
-    results = [_sourced(now.get(f.display, before[f.display]), f, sources) for f in ordered]
+    results = [
+        _sourced(now.get(f.display, before[f.display]), f, sources, stamps[f.display])
+        for f in ordered
+    ]
     return RunOutcome(results, stamps, previous.project, len(fresh), project_reused=True)
 
 
@@ -422,19 +431,28 @@ def _per_file_results(
     return found
 
 
-def _sourced(result: FileResult, file: SourceFile, sources: bool) -> FileResult:
+def _sourced(
+    result: FileResult, file: SourceFile, sources: bool, known: tuple[Stamp, str] | None
+) -> FileResult:
     """The result with the file's text when it has findings (and ``sources`` is asked)."""
     if not sources or not result.diagnostics or result.source is not None or result.cells:
         return result
-    return _with_source(result, file) or result
+    return _with_source(result, file, None if known is None else known[1]) or result
 
 
-def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:
-    """A cached result with the file's text attached (code frames and fixes need it)."""
+def _with_source(result: FileResult, file: SourceFile, content: str | None) -> FileResult | None:
+    """A cached result with the file's text attached (code frames and fixes need it), only
+    when the file still holds the bytes the result was computed from (hash ``content``):
+    another process may have fixed it since, and findings paired with text they were not
+    computed from would put their fixes in the wrong place. None otherwise (the text is
+    then read again, and the file linted again, by whoever needs it)."""
     if result.cells:
         return result  # a notebook: its frames come from the cells, which were cached
     try:
-        source = read_source(file.path)
+        data, _ = read_bytes(file.path)
+        if content is None or content_digest(data) != content:
+            return None
+        source = decode(data)
     except SourceError:
         return None
     return dataclasses.replace(result, source=source.text)
