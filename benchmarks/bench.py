@@ -202,12 +202,13 @@ def findings_json(work: Path, prefilter: bool) -> tuple[list[object], float, flo
     """Findings of an in-process cold run, with the raw-text prefilter on or off; its wall
     time and the part of it spent in the project phase (cross-file analysis, including the
     summaries it loads for imported files that were not linted)."""
-    from repro_lint import engine
+    from repro_lint import engine, file_pass
     from repro_lint.config import load_config
     from repro_lint.files import discover
+    from repro_lint.settings import Settings
 
-    real = engine._triggered
-    real_project = engine._with_project
+    real = file_pass.triggered
+    real_project = engine.with_project
     phase = 0.0
 
     def project_phase(*args: Any, **kwargs: Any) -> Any:
@@ -219,19 +220,19 @@ def findings_json(work: Path, prefilter: bool) -> tuple[list[object], float, flo
             phase += time.perf_counter() - start
 
     if not prefilter:
-        engine._triggered = lambda rule, text: True
-    engine._with_project = project_phase
+        file_pass.triggered = lambda rule, text: True
+    engine.with_project = project_phase
     try:
         previous = Path.cwd()
         os.chdir(work)
-        settings = engine.Settings.from_config(load_config(work, None))
+        settings = Settings.from_config(load_config(work, None))
         files = discover([work], settings.config).files
         start = time.perf_counter()
         results = engine.lint_files(files, settings, jobs=cores())
         elapsed = time.perf_counter() - start
     finally:
-        engine._triggered = real
-        engine._with_project = real_project
+        file_pass.triggered = real
+        engine.with_project = real_project
         os.chdir(previous)
     return [d.to_json() for r in results for d in r.diagnostics], elapsed, phase
 

@@ -220,7 +220,7 @@ def check(
     """Lint PATHS (files or directories; `-` reads stdin)."""
     import dataclasses
 
-    from repro_lint.engine import Settings
+    from repro_lint.settings import Settings
 
     started = time.perf_counter()
     overrides: dict[str, Any] = {
@@ -369,9 +369,10 @@ def _add_noqa(
 ) -> NoReturn:
     from repro_lint import notebooks
     from repro_lint.cache import Cache
-    from repro_lint.engine import SourceError, decode, lint_files
+    from repro_lint.engine import lint_files, text_linter
     from repro_lint.files import discover
     from repro_lint.fixes import apply_edits
+    from repro_lint.source import SourceError, decode
     from repro_lint.suppressions import noqa_edits, noqa_wanted
 
     found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
@@ -391,7 +392,9 @@ def _add_noqa(
         try:
             data = path.read_bytes()
             if notebooks.is_notebook(path):
-                new, count, places = notebooks.add_noqa(data, result.filename, settings, path)
+                new, count, places = notebooks.add_noqa(
+                    data, result.filename, text_linter(settings, path)
+                )
                 skipped = [f"cell {cell}:{row}" for cell, row in places]
             else:
                 decoded = decode(data)
@@ -429,8 +432,9 @@ def _fix_files(
     cache: Any = None,
 ) -> tuple[list[FileResult], dict[str, Counter[str]], list[str]]:
     from repro_lint import notebooks
-    from repro_lint.engine import DecodedSource, Relinter, SourceError, decode
+    from repro_lint.engine import Relinter, text_linter
     from repro_lint.fixes import fix_texts, unified_diff
+    from repro_lint.source import DecodedSource, SourceError, decode
 
     # With project rules every parsable file takes part: a fix in one file can settle (or
     # raise) a finding in another.
@@ -493,7 +497,7 @@ def _fix_files(
     for name in notebook_names:
         try:
             data = paths[name].read_bytes()
-            fixed = notebooks.fix(data, name, settings, paths[name], applicable)
+            fixed = notebooks.fix(data, name, text_linter(settings, paths[name]), applicable)
         except (OSError, SourceError) as exc:
             click.echo(f"error: {name}: cannot fix: {exc}", err=True)
             continue
@@ -582,8 +586,9 @@ def _python_stdin(
 ) -> tuple[FileResult, Counter[str]]:
     """Lint (and with --fix print the fixed) Python source read from stdin."""
     from repro_lint import report as reports
-    from repro_lint.engine import SourceError, decode, error_result, lint_text
+    from repro_lint.engine import lint_text
     from repro_lint.fixes import fix_texts, unified_diff
+    from repro_lint.source import SourceError, decode, error_result
 
     try:
         decoded = decode(data)
@@ -620,12 +625,13 @@ def _notebook_stdin(
     """Lint (and with --fix print the fixed) notebook read from stdin."""
     from repro_lint import notebooks
     from repro_lint import report as reports
-    from repro_lint.engine import SourceError, error_result
+    from repro_lint.engine import text_linter
+    from repro_lint.source import SourceError, error_result
 
     if not (fix or diff):
-        return notebooks.lint(data, name, settings, path), Counter()
+        return notebooks.lint(data, name, text_linter(settings, path)), Counter()
     try:
-        outcome = notebooks.fix(data, name, settings, path, applicable)
+        outcome = notebooks.fix(data, name, text_linter(settings, path), applicable)
     except SourceError as error:
         if fix:
             sys.stdout.buffer.write(data)
@@ -851,8 +857,9 @@ def _lint_for_verify(
     paths: Sequence[str], overrides: Mapping[str, Any], config_file: str | None
 ) -> tuple[Any, list[Any], list[Any]]:
     """Lint ``paths``; the settings, the mapped RPL401/RPL402 findings and the unmapped ones."""
-    from repro_lint.engine import Settings, lint_files
+    from repro_lint.engine import lint_files
     from repro_lint.files import discover
+    from repro_lint.settings import Settings
     from repro_lint.verify.findings import op_findings
 
     try:

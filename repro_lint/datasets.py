@@ -17,7 +17,7 @@ from typing import Any
 from repro_lint import randomness as rng
 from repro_lint.diagnostics import Location
 from repro_lint.loaders import LOADERS, OTHER_RNG_LIBRARIES, SEEDS_WORKERS, TRANSPARENT_BASES
-from repro_lint.project import Program, Unit
+from repro_lint.program import Program, Unit
 
 Json = Any
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from repro_lint import __version__
 from repro_lint.config import load_config
-from repro_lint.engine import Settings, lint_text
+from repro_lint.engine import lint_text
+from repro_lint.settings import Settings
 
 _STDIN = ("stdin", "-", "<stdin>")
 

@@ -1,6 +1,6 @@
 """DataLoaders, samplers and datasets as the data-loading rules see them.
 
-``LoaderFacts`` rides along the project summary's traversal of a file (``project.py`` feeds it)
+``LoaderFacts`` rides along the project summary's traversal of a file (``summary.py`` feeds it)
 and writes the ``data`` part of the summary: every call that builds a DataLoader (any alias, a
 wrapper from another library, a ``functools.partial`` of one, or a call into project code that
 may be a DataLoader subclass), with its arguments described by what the rules need (literal

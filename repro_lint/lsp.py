@@ -19,10 +19,11 @@ from pygls.uris import to_fs_path
 from repro_lint import __version__
 from repro_lint.config import Config, ConfigError, load_config
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, FixSafety, Location
-from repro_lint.engine import Settings, fix_source, lint_text
+from repro_lint.engine import fix_source, lint_text
 from repro_lint.explain import render_markdown
 from repro_lint.notebooks import NOTEBOOK_SUFFIX
 from repro_lint.rules import rule_for
+from repro_lint.settings import Settings
 from repro_lint.suppressions import NOT_SUPPRESSIBLE, noqa_edits
 
 SOURCE = "repro-lint"

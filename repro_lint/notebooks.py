@@ -16,15 +16,19 @@ import copy
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
-from repro_lint.engine import Settings, SourceError, error_result, lint_text
 from repro_lint.fixes import apply_edits, fix_texts, unified_diff
+from repro_lint.source import SourceError, error_result
 from repro_lint.suppressions import noqa_edits, noqa_wanted
+
+# Lints a text as one module: (text, filename) -> result. The caller binds the settings and
+# the file's path (the engine's ``text_linter``), so notebooks never import the engine.
+TextLinter = Callable[[str, str], FileResult]
 
 NOTEBOOK_SUFFIX = ".ipynb"
 # Cell magics whose body is Python run by this kernel (the magic line itself is masked).
@@ -251,11 +255,11 @@ class Notebook:
         before = self.cells[index - 1]
         return before.number, Location(before.rows + 1, 1)
 
-    def to_cells(self, result: FileResult, settings: Settings, path: Path | None) -> FileResult:
+    def to_cells(self, result: FileResult, lint: TextLinter) -> FileResult:
         """Findings of the joined module in cell coordinates, plus the broken cells' RPL000."""
         out = [self._in_cell(d) for d in result.diagnostics]
         for number, masked in self.broken:
-            for d in lint_text(masked, result.filename, settings, path).diagnostics:
+            for d in lint(masked, result.filename).diagnostics:
                 out.append(replace(d, properties=(*d.properties, ("cell", number))))
         out.sort(key=lambda d: d.sort_key)
         return FileResult(result.filename, tuple(out), cells=self.sources)
@@ -388,14 +392,14 @@ def _indent(raw: str) -> int | None:
 # -- what the CLI and the engine call -----------------------------------------------------------
 
 
-def lint(data: bytes, filename: str, settings: Settings, path: Path | None) -> FileResult:
+def lint(data: bytes, filename: str, lint_text: TextLinter) -> FileResult:
     """Lint a notebook file's bytes; findings carry a ``cell`` property and cell rows."""
     try:
         notebook = Notebook.parse(data)
     except SourceError as error:
         return error_result(filename, error)
-    joined = lint_text(notebook.text, filename, settings, path)
-    return notebook.to_cells(joined, settings, path)
+    joined = lint_text(notebook.text, filename)
+    return notebook.to_cells(joined, lint_text)
 
 
 @dataclass
@@ -409,40 +413,36 @@ class NotebookFix:
 
 
 def fix(
-    data: bytes,
-    filename: str,
-    settings: Settings,
-    path: Path | None,
-    safeties: frozenset[FixSafety],
+    data: bytes, filename: str, lint_text: TextLinter, safeties: frozenset[FixSafety]
 ) -> NotebookFix:
     """Apply fixes to the cells until nothing changes; raises SourceError when the notebook
     cannot be read or the fixed text cannot be put back into its cells."""
     notebook = Notebook.parse(data)
 
     def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
-        return {name: lint_text(text, name, settings, path) for name, text in texts.items()}
+        return {name: lint_text(text, name) for name, text in texts.items()}
 
-    first = lint_text(notebook.text, filename, settings, path)
+    first = lint_text(notebook.text, filename)
     outcome = fix_texts({filename: notebook.text}, {filename: first}, relint, safeties)[filename]
     new = notebook.rewritten(outcome.text) if outcome.changed else None
     if new is None:
-        return NotebookFix(None, notebook.to_cells(outcome.result, settings, path), Counter(), "")
+        return NotebookFix(None, notebook.to_cells(outcome.result, lint_text), Counter(), "")
     after = Notebook.parse(new)
     diff = "".join(
         unified_diff(f"{filename}:cell {number}", before, changed)
         for number, before, changed in notebook.changed_cells(after)
     )
-    result = after.to_cells(lint_text(after.text, filename, settings, path), settings, path)
+    result = after.to_cells(lint_text(after.text, filename), lint_text)
     return NotebookFix(new, result, outcome.fixed, diff)
 
 
 def add_noqa(
-    data: bytes, filename: str, settings: Settings, path: Path | None
+    data: bytes, filename: str, lint_text: TextLinter
 ) -> tuple[bytes | None, int, list[tuple[int, int]]]:
     """The notebook with ``# noqa`` added for every finding; how many comments were added or
     extended; and the (cell, row) of findings no comment could be put on."""
     notebook = Notebook.parse(data)
-    joined = lint_text(notebook.text, filename, settings, path)
+    joined = lint_text(notebook.text, filename)
     edits, skipped = noqa_edits(notebook.text, noqa_wanted(joined.diagnostics))
     places = []
     for row in skipped:

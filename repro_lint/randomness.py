@@ -1,7 +1,7 @@
 """Which library calls seed, draw from, create or configure random number generators.
 
-Data as code, keyed by qualified names (as ``names.py`` resolves them). The project summaries
-(``project.py``) and the per-file seeding rules read these tables; nothing here sees a CST.
+Data as code, keyed by qualified names (as ``names.py`` resolves them). The module summaries
+(``summary.py``) and the per-file seeding rules read these tables; nothing here sees a CST.
 """
 
 from __future__ import annotations

@@ -14,9 +14,7 @@ from repro_lint.diagnostics import FixSafety
 
 if TYPE_CHECKING:
     from repro_lint.config import Config
-    from repro_lint.diagnostics import Diagnostic
     from repro_lint.names import Names
-    from repro_lint.project import Program
     from repro_lint.torch_versions import TorchVersion
 
 
@@ -209,17 +207,6 @@ class Rule:
                 fix_safety=safety if fix else None,
             )
         )
-
-    SETTLES: ClassVar[bool] = False
-
-    @classmethod
-    def settle(
-        cls, program: Program, filename: str, diagnostics: list[Diagnostic]
-    ) -> list[Diagnostic]:
-        """For a per-file rule (with ``SETTLES = True``) whose verdict depends on the whole
-        program: revise this file's findings once the project phase knows which entry points
-        reach the file. Runs on every run with the project phase, also on cached results."""
-        return diagnostics
 
     def anchor(self) -> tuple[cst.CSTNode, ...]:
         """Where the traversal is now (the enclosing statements), for a later ``report``."""

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from repro_lint.config import Config
-from repro_lint.engine import Settings, fix_source
+from repro_lint.engine import fix_source
+from repro_lint.settings import Settings
 
 SOURCES = [
     "import torch\n# keep {i}\ntorch.backends.cudnn.benchmark = True  # and this\n",

@@ -9,8 +9,8 @@ from click.testing import CliRunner, Result
 
 from repro_lint.cli import main
 from repro_lint.config import Config, ConfigError, load_config
-from repro_lint.engine import Settings
 from repro_lint.rules import select
+from repro_lint.settings import Settings
 
 HAZARDS = (
     "import torch\n"

@@ -13,7 +13,8 @@ from projects import write
 
 from repro_lint.config import Config, load_config, parse_table
 from repro_lint.diagnostics import FixSafety
-from repro_lint.engine import Settings, fix_source, lint_paths, lint_text
+from repro_lint.engine import fix_source, lint_paths, lint_text
+from repro_lint.settings import Settings
 
 DATA_CODES = ("RPL301", "RPL302", "RPL303", "RPL304", "RPL305")
 SAFE = frozenset({FixSafety.SAFE})

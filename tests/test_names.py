@@ -114,8 +114,9 @@ def test_does_not_guess(source: str) -> None:
 )
 def test_function_locals_hide_imports(source: str, shadowed: bool) -> None:
     from repro_lint.config import Config
-    from repro_lint.engine import Settings, _Dispatcher
     from repro_lint.rule import FileContext
+    from repro_lint.settings import Settings
+    from repro_lint.traversal import Dispatcher
 
     module, expression = _last_expression(source)
     names = Names(module, "train")
@@ -124,7 +125,7 @@ def test_function_locals_hide_imports(source: str, shadowed: bool) -> None:
     settings = Settings.from_config(Config())
     context = FileContext(module, names, settings.config, settings.target.version, None, "m")
 
-    class Recorder(_Dispatcher):
+    class Recorder(Dispatcher):
         def on_visit(self, node: cst.CSTNode) -> bool:
             result = super().on_visit(node)
             if node is expression:

@@ -21,9 +21,10 @@ from repro_lint.catalog import (
 from repro_lint.cli import main
 from repro_lint.config import Config, parse_table
 from repro_lint.diagnostics import FixSafety
-from repro_lint.engine import Settings, fix_source, lint_text
+from repro_lint.engine import fix_source, lint_text
 from repro_lint.names import Names
 from repro_lint.rules.nondeterministic_op import PREAMBLE, classify, short_name
+from repro_lint.settings import Settings
 from repro_lint.torch_versions import TorchVersion, parse_version
 
 CODES = ("RPL401", "RPL402")

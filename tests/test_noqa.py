@@ -14,8 +14,9 @@ from click.testing import CliRunner, Result
 from repro_lint.cli import main
 from repro_lint.config import Config
 from repro_lint.diagnostics import FixSafety
-from repro_lint.engine import Settings, fix_source, lint_text
+from repro_lint.engine import fix_source, lint_text
 from repro_lint.fixes import apply_edits
+from repro_lint.settings import Settings
 from repro_lint.suppressions import noqa_edits
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -61,9 +61,10 @@ def test_statement_positions_match_the_full_provider(source: str) -> None:
     """Nodes positioned through their innermost statement, whose row and indentation the
     engine's traversal counted, land where libcst's whole-module provider puts them."""
     from repro_lint.config import Config
-    from repro_lint.engine import Settings, _Dispatcher
     from repro_lint.names import Names
     from repro_lint.rule import FileContext
+    from repro_lint.settings import Settings
+    from repro_lint.traversal import Dispatcher
 
     module = cst.parse_module(source)
     settings = Settings.from_config(Config())
@@ -72,7 +73,7 @@ def test_statement_positions_match_the_full_provider(source: str) -> None:
     )
     inside: list[tuple[cst.CSTNode, cst.CSTNode]] = []
 
-    class Record(_Dispatcher):
+    class Record(Dispatcher):
         def on_visit(self, node: cst.CSTNode) -> bool:
             result = super().on_visit(node)
             if context.statement_stack:

@@ -11,9 +11,10 @@ from projects import write
 
 from repro_lint.cli import main
 from repro_lint.config import Config, load_config
-from repro_lint.engine import Settings, lint_files, lint_paths
+from repro_lint.engine import lint_files, lint_paths
 from repro_lint.files import SourceFile, display_name
-from repro_lint.project import Program, ProjectOptions, Unit
+from repro_lint.program import Program, ProjectOptions, Unit
+from repro_lint.settings import Settings
 
 PROJECT_CODES = {"RPL101", "RPL104", "RPL107", "RPL202"}
 

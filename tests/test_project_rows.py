@@ -11,10 +11,11 @@ import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from repro_lint.config import Config
-from repro_lint.engine import Settings, _Dispatcher
 from repro_lint.names import Names
-from repro_lint.project import SummaryCollector
 from repro_lint.rule import FileContext
+from repro_lint.settings import Settings
+from repro_lint.summary import SummaryCollector
+from repro_lint.traversal import Dispatcher
 
 ROOT = Path(__file__).resolve().parent.parent
 TRICKY = '''\
@@ -82,7 +83,7 @@ def _mismatches(text: str) -> list[tuple[str, int, int]]:
     )
     recorder = _Recorder(context, text)
     # The engine's dispatcher counts rows and statements; the collector reads them from it.
-    _Dispatcher([recorder], context, None).run(module)
+    Dispatcher([recorder], context, None).run(module)
     positions = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
     wrong = []
     for node, row in recorder.rows:

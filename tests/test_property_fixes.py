@@ -27,7 +27,8 @@ from hypothesis import strategies as st
 
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
-from repro_lint.engine import Settings, fix_source, lint_text
+from repro_lint.engine import fix_source, lint_text
+from repro_lint.settings import Settings
 
 DEFAULT_EXAMPLES = 150
 EXAMPLES = int(os.environ.get("REPRO_LINT_PROPERTY_EXAMPLES", DEFAULT_EXAMPLES))

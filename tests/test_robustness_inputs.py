@@ -19,7 +19,8 @@ import repro_lint.engine
 import repro_lint.files
 from repro_lint.cli import main
 from repro_lint.config import Config
-from repro_lint.engine import Settings, fix_source, lint_source
+from repro_lint.engine import fix_source, lint_source
+from repro_lint.settings import Settings
 
 HAZARD = "import torch\ntorch.backends.cudnn.benchmark = True\n"
 FIXED = HAZARD.replace("True", "False")

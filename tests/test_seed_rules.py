@@ -10,12 +10,14 @@ from click.testing import CliRunner
 
 from repro_lint.cli import main
 from repro_lint.config import Config, ConfigError, parse_table
-from repro_lint.engine import Settings, lint_files, lint_text, summary_loader
+from repro_lint.engine import lint_files, lint_text
 from repro_lint.explain import sections
 from repro_lint.files import SourceFile, display_name
-from repro_lint.project import ProjectRule, Unit, analyse
+from repro_lint.program import ProjectRule, Unit, analyse
+from repro_lint.project_pass import summary_loader
 from repro_lint.rule import Rule
 from repro_lint.rules import ALL_RULES
+from repro_lint.settings import Settings
 
 SEEDING_CODES = ("RPL101", "RPL102", "RPL103", "RPL104", "RPL105", "RPL106", "RPL107", "RPL202")
 HEADINGS = (

@@ -6,7 +6,8 @@ import pytest
 
 from repro_lint.config import Config
 from repro_lint.diagnostics import FixSafety
-from repro_lint.engine import Settings, fix_source, lint_text
+from repro_lint.engine import fix_source, lint_text
+from repro_lint.settings import Settings
 
 SETTINGS = Settings.from_config(Config())
 

@@ -7,10 +7,11 @@ from pathlib import Path
 import libcst as cst
 
 from repro_lint.config import Config, load_config
-from repro_lint.engine import Settings, lint_files
+from repro_lint.engine import lint_files
 from repro_lint.files import discover
 from repro_lint.names import Names
 from repro_lint.rules.nondeterministic_op import classify
+from repro_lint.settings import Settings
 from repro_lint.torch_versions import TorchVersion
 from repro_lint.verify.findings import OpFinding, op_findings
 

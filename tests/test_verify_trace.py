@@ -14,8 +14,9 @@ import pytest
 
 from repro_lint.catalog import Entry
 from repro_lint.config import Config
-from repro_lint.engine import Settings, lint_files
+from repro_lint.engine import lint_files
 from repro_lint.files import discover
+from repro_lint.settings import Settings
 from repro_lint.verify.findings import OpFinding, op_findings
 
 pytestmark = pytest.mark.torch

@@ -7,7 +7,7 @@ from typing import Any
 
 from repro_lint.datasets import data, loaders, span
 from repro_lint.diagnostics import Edit, FixSafety
-from repro_lint.project import Program, ProjectReport, ProjectRule, Unit
+from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.rule import Invalid, Valid
 
 

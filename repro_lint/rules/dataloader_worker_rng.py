@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from repro_lint.datasets import Judge, Loader, Randomness, contexts, data, loaders, span
 from repro_lint.diagnostics import Edit, FixSafety, Location
 from repro_lint.loaders import GENERATOR_KINDS, HELPER
-from repro_lint.project import Program, ProjectReport, ProjectRule, Unit
+from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
 from repro_lint.torch_versions import TorchVersion

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from repro_lint.datasets import data, flags, span
 from repro_lint.diagnostics import FixSafety
-from repro_lint.project import Program, ProjectReport, ProjectRule, Unit
+from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.rule import Invalid, Valid
 
 # Flags of a file that calls ``set_epoch``, or builds a Lightning Trainer (which calls it).

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from repro_lint.diagnostics import FixSafety
-from repro_lint.project import Program, ProjectReport, ProjectRule, Site
+from repro_lint.program import Program, ProjectReport, ProjectRule, Site
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from repro_lint.diagnostics import Edit, FixSafety, Location
-from repro_lint.project import Chain, EntryPoint, Program, ProjectReport, ProjectRule
+from repro_lint.program import Chain, EntryPoint, Program, ProjectReport, ProjectRule
 from repro_lint.rule import Invalid, Valid
 
 DETERMINISTIC = "torch.backends.cudnn.deterministic"

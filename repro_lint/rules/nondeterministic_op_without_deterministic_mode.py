@@ -12,7 +12,7 @@ from repro_lint.catalog import NEEDS_DETERMINISTIC_MODE
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety
 from repro_lint.fixes import touches
 from repro_lint.names import Names
-from repro_lint.project import EntryPoint, Program
+from repro_lint.program import EntryPoint, Program, SettledRule
 from repro_lint.randomness import LIGHTNING_TRAINERS
 from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Valid
 from repro_lint.rules.nondeterministic_op import (
@@ -86,7 +86,7 @@ def _is_docstring(statement: cst.CSTNode) -> bool:
     )
 
 
-class NondeterministicOpWithoutDeterministicMode(CatalogRule):
+class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     """
     ## What it does
     Flags an explicit call of a PyTorch op that is nondeterministic by default but has a
@@ -137,7 +137,6 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule):
     - PyTorch notes on randomness: "Avoiding nondeterministic algorithms"
     """
 
-    SETTLES = True
     CODE = "RPL402"
     MESSAGE = "This op is nondeterministic unless deterministic mode is on"
     FIX_TITLE = "Insert `torch.use_deterministic_algorithms(True, warn_only=True)`"

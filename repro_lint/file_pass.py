@@ -1,0 +1,343 @@
+"""The per-file pass: parse a file once, run its per-file rules and its summary in one
+traversal, and turn the rules' reports into positioned, suppressed findings."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import re
+import sys
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+
+import libcst as cst
+
+from repro_lint import rules as rule_table
+from repro_lint.diagnostics import Diagnostic, FileResult, Fix, FixSafety
+from repro_lint.edits import EditBuilder, end_of, start_of
+from repro_lint.files import module_name
+from repro_lint.fixes import touches
+from repro_lint.names import Names
+from repro_lint.positions import Positions
+from repro_lint.program import ProjectRule
+from repro_lint.rule import FileContext, PendingReport, Replace, Rule
+from repro_lint.rules.unused_noqa import UnusedNoqa
+from repro_lint.settings import Settings
+from repro_lint.source import SourceError, error_result
+from repro_lint.summary import DEFERRED, SummaryCollector
+from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
+from repro_lint.traversal import Dispatcher
+
+NEWLINE = re.compile(r"\r\n?|\n")
+
+
+# -- syntax errors ----------------------------------------------------------------------------
+
+
+def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> SourceError | None:
+    """Where and why ``text`` does not parse (Python's own message when it has one)."""
+    if "\0" in text:
+        before = text[: text.index("\0")]
+        row = len(NEWLINE.findall(before)) + 1
+        column = len(NEWLINE.split(before)[-1]) + 1
+        return SourceError("source contains a null byte", row, column)
+    try:
+        # No file name: Python would read the error's line from a file of that name on disk,
+        # which is not the text linted here (an editor buffer, a notebook, stdin).
+        ast.parse(text)
+    except SyntaxError as exc:
+        return SourceError(f"SyntaxError: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return SourceError(f"cannot parse file: {exc}")
+    if libcst_error is None:
+        return None
+    # Python accepts it but libcst does not (newer syntax than libcst supports).
+    if isinstance(libcst_error, cst.ParserSyntaxError):
+        return SourceError(
+            f"libcst cannot parse this file: {libcst_error.message}",
+            libcst_error.raw_line,
+            libcst_error.raw_column + 1,
+        )
+    return SourceError(f"libcst cannot parse this file: {libcst_error}")
+
+
+# What libcst is known not to reproduce: a form feed, or a line that is only a backslash
+# continuation. Only files containing one are compared with libcst's code (a full codegen).
+_UNFAITHFUL = re.compile(r"\f|^[ \t]*\\\r?$", re.M)
+
+
+def _misplaced(text: str, code: str, diagnostics: Iterable[Diagnostic]) -> SourceError | None:
+    """Where libcst's code stops matching the text, if a finding or a fix lies on a row that
+    the difference makes unreliable (that row, or any row after a lost line)."""
+    if code == text:
+        return None
+    ours, theirs = NEWLINE.split(text), NEWLINE.split(code)
+    bad = {row for row, (a, b) in enumerate(zip(ours, theirs, strict=False), start=1) if a != b}
+    if len(ours) != len(theirs):
+        bad.update(range(min(bad, default=min(len(ours), len(theirs)) + 1), len(ours) + 1))
+    used: set[int] = set()
+    for diagnostic in diagnostics:
+        used.update((diagnostic.location.row, diagnostic.end_location.row))
+        for edit in diagnostic.fix.edits if diagnostic.fix else ():
+            used.update((edit.location.row, edit.end_location.row))
+    if not bad & used:
+        return None
+    row = min(bad)
+    return SourceError(
+        f"libcst cannot reproduce line {row} exactly (a form feed or a lone backslash?), so "
+        "findings and fixes would be misplaced; file not analysed",
+        row,
+        1,
+    )
+
+
+def lint_one(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None = None,
+    *,
+    summarise: bool = False,
+) -> FileResult:
+    """Lint one file on its own: per-file rules and its summary for the project phase.
+
+    A summary is needed for any file that can take part in a program; a file that imports
+    nothing can neither use RNG nor call into a module that does. A file that no per-file
+    rule parses and that cannot be an entry point gets a deferred summary: the project
+    phase summarises it (``summarise=True``) only if an entry point reaches it.
+    """
+    rules = settings.rules_for(path)
+    active = [
+        r
+        for r in rules
+        if r.CODE not in rule_table.ALWAYS_ON
+        and not issubclass(r, ProjectRule)
+        and triggered(r, text)
+    ]
+    wanted = settings.needs_project and "import" in text
+    collect = wanted and (summarise or bool(active) or _may_be_entry(text, path, settings))
+    # Project rules with triggers judge the code of every file that mentions one (a file
+    # that calls ``sampler.set_epoch`` need not import anything).
+    collect = collect or any(
+        r.TRIGGERS and triggered(r, text) for r in settings.project_rules if r in rules
+    )
+    # ast comes first even for files libcst will parse: libcst's native parser overflows the C
+    # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
+    # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
+    # ast runs before the limit is raised for libcst.
+    error = _syntax_error(text, filename, None)
+    if error is not None:
+        return error_result(filename, error, text)
+    if not active and not collect:
+        return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
+    with _recursion_headroom():
+        return _lint_parsed(text, filename, settings, path, rules, active, collect)
+
+
+def _lint_parsed(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None,
+    rules: Sequence[type[Rule]],
+    active: list[type[Rule]],
+    collect: bool,
+) -> FileResult:
+    try:
+        module = cst.parse_module(text)
+    except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
+        error = _syntax_error(text, filename, exc) or SourceError(f"cannot parse file: {exc}")
+        return error_result(filename, error, text)
+    if path is not None:
+        name, is_package = module_name(path)
+    else:
+        name, is_package = "__main__", False
+    names = Names(module, name, is_package)
+    context = FileContext(module, names, settings.config, settings.target.version, path, name)
+    comments: list[tuple[cst.Comment, int]] | None = (
+        [] if "noqa" in text.lower() and not settings.ignore_noqa else None
+    )
+    visitors: list[object] = [rule(context) for rule in active]
+    collector = None
+    if collect:
+        collector = SummaryCollector(context, text, frozenset(settings.config.seed_functions))
+        visitors.append(collector)
+    try:
+        Dispatcher(visitors, context, comments).run(module)
+    except RecursionError:
+        return error_result(filename, SourceError("file is nested too deeply to analyse"))
+    summary = collector.summary() if collector is not None else {}
+    # RPL901 judges the noqa comments even where nothing was reported.
+    # Whole-program findings are settled after this file is linted, so a noqa for a project
+    # rule cannot be judged here: RPL901 leaves those codes alone.
+    unused_noqa = (
+        [r for r in rules if not issubclass(r, ProjectRule)]
+        if UnusedNoqa in active and comments
+        else None
+    )
+    if not context.reports and unused_noqa is None:
+        return FileResult(filename, (), summary=summary)
+    diagnostics = _diagnostics(
+        text,
+        filename,
+        module,
+        names,
+        context.reports,
+        comments,
+        unused_noqa,
+        context.cursor.starts,
+    )
+    # Positions come from libcst's tree, which does not always reproduce the file: it drops a
+    # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
+    # a line holding only a backslash continuation (later rows shift). Checked only for files
+    # with findings: it costs a code generation.
+    misplaced = (
+        _misplaced(text, module.code, diagnostics)
+        if diagnostics and _UNFAITHFUL.search(text)
+        else None
+    )
+    if misplaced is not None:
+        return error_result(filename, misplaced, text)
+    return FileResult(
+        filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
+    )
+
+
+# Text every entry point contains: a __main__ guard, training calls at module level, or a
+# call statement at the start of a line (``main()`` at the bottom of a script).
+_ENTRY_TEXT = re.compile(r"__main__|\.backward\(|\.fit\(|\.step\(|^[A-Za-z_][\w.]*\s*\(", re.M)
+
+
+def _may_be_entry(text: str, path: Path | None, settings: Settings) -> bool:
+    if _ENTRY_TEXT.search(text):
+        return True
+    matcher = settings.project_options().entry_points if path is not None else None
+    return matcher is not None and path is not None and matcher(path)
+
+
+_TRIGGER_PATTERNS: dict[type[Rule], re.Pattern[str]] = {}
+
+
+# libcst walks trees by recursion, about four frames per level of nesting (more to position
+# and print them); ast admits ~3,000 levels, so the default limit of 1,000 frames made valid
+# files with a few hundred chained operators an RPL000 ("nested too deeply").
+RECURSION_LIMIT = 20_000
+
+
+@contextlib.contextmanager
+def _recursion_headroom() -> Iterator[None]:
+    previous = sys.getrecursionlimit()
+    if previous >= RECURSION_LIMIT:
+        yield
+        return
+    sys.setrecursionlimit(RECURSION_LIMIT)
+    try:
+        yield
+    finally:
+        sys.setrecursionlimit(previous)
+
+
+def triggered(rule: type[Rule], text: str) -> bool:
+    """Whether ``text`` mentions one of the rule's triggers (one regex pass per rule)."""
+    if not rule.TRIGGERS:
+        return True
+    pattern = _TRIGGER_PATTERNS.get(rule)
+    if pattern is None:
+        words = sorted(set(rule.TRIGGERS), key=len, reverse=True)
+        alternatives = "|".join(map(re.escape, words))
+        if rule.TRIGGER_WORDS:
+            # Whole words: ``put`` must not fire on ``input``.
+            alternatives = rf"\b(?:{alternatives})\b"
+        pattern = _TRIGGER_PATTERNS[rule] = re.compile(alternatives)
+    return pattern.search(text) is not None
+
+
+def _diagnostics(
+    text: str,
+    filename: str,
+    module: cst.Module,
+    names: Names,
+    reports: list[PendingReport],
+    comments: list[tuple[cst.Comment, int]] | None,
+    unused_noqa: Sequence[type[Rule]] | None = None,
+    starts: Mapping[cst.CSTNode, tuple[int, str]] | None = None,
+) -> list[Diagnostic]:
+    """Positioned, suppressed and de-duplicated findings; with ``unused_noqa`` (the rules that
+    ran), also RPL901's findings for noqa entries that suppressed none of them."""
+    positions = Positions(module, starts)
+    for report in reports:
+        if report.statement is not None:
+            positions.within(report.node, report.statement)
+            for edit in report.edits:
+                if isinstance(edit, Replace):
+                    positions.within(edit.node, report.statement)
+        if report.top is not None:
+            positions.hint(report.node, report.top)
+            if report.statement is not None:
+                positions.hint(report.statement, report.top)
+    suppressions = _suppressions(comments or [], text)
+    known = {code for code in rule_table.BY_CODE} | set(rule_table.BY_NAME)
+    protected = suppressions.protected_rows(known)
+    builder = EditBuilder(text, module, names, positions)
+    out: list[Diagnostic] = []
+    seen: set[tuple[str, int, int, str]] = set()
+    used: dict[Directive, set[str]] = {}
+    for report in reports:
+        rule = report.rule
+        rng = positions.syntactic(report.node)
+        start, end = start_of(rng), end_of(rng)
+        rows = {start.row}
+        if report.statement is not None:
+            rows.add(positions.syntactic(report.statement).start.line)
+        directive = suppressions.suppressing(rule.CODE, rule.name, sorted(rows))
+        if directive is not None:
+            used.setdefault(directive, set()).update(directive.matched(rule.CODE, rule.name))
+            continue
+        key = (rule.CODE, start.row, start.column, report.message)
+        if key in seen:
+            continue
+        seen.add(key)
+        fix = None
+        if report.edits and report.fix_safety is not None:
+            edits = builder.build(report.edits)
+            if edits and not touches(edits, protected):
+                fix = Fix(report.fix_safety, report.fix_title or "", tuple(edits))
+        elif rule.FIX_SAFETY is FixSafety.DISPLAY_ONLY and rule.FIX_TITLE:
+            # Advice with nothing to apply (e.g. "set PYTHONHASHSEED in the launcher").
+            fix = Fix(FixSafety.DISPLAY_ONLY, report.fix_title or rule.FIX_TITLE, ())
+        out.append(
+            Diagnostic(
+                code=rule.CODE,
+                name=rule.name,
+                message=report.message,
+                filename=filename,
+                location=start,
+                end_location=end,
+                fix=fix,
+                noqa_row=start.row,
+                url=rule.url(),
+            )
+        )
+    if unused_noqa is not None:
+        active = {r.CODE for r in unused_noqa} | {r.name for r in unused_noqa}
+        out.extend(UnusedNoqa.diagnostics(text, filename, suppressions, used, active, known))
+    out.sort(key=lambda d: d.sort_key)
+    return out
+
+
+def _suppressions(comments: list[tuple[cst.Comment, int]], text: str) -> Suppressions:
+    if not comments:
+        return EMPTY
+    directives: list[Directive] = []
+    lines = NEWLINE.split(text)
+    for comment, row in comments:
+        # The traversal counted the row; a comment is the rest of its line, so its column is
+        # where its text last occurs there.
+        line = lines[row - 1] if 0 < row <= len(lines) else ""
+        directive = parse_comment(comment.value, row, line.rfind(comment.value) + 1 or 1)
+        if directive is not None:
+            directives.append(directive)
+    return Suppressions.from_directives(directives)
+
+
+__all__ = ["RECURSION_LIMIT", "lint_one", "triggered"]

@@ -1,0 +1,112 @@
+"""The resolved settings of a run: the rules to run, per-file ignores, the target torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pathspec
+
+from repro_lint import rules as rule_table
+from repro_lint.config import Config
+from repro_lint.files import real_path
+from repro_lint.program import ProjectOptions, ProjectRule, SettledRule
+from repro_lint.rule import Rule
+from repro_lint.summary import SUMMARY_VERSION
+from repro_lint.torch_versions import TargetTorch, resolve_target
+
+
+@dataclass(frozen=True)
+class Settings:
+    """A resolved configuration: the rules to run and the torch version to judge against."""
+
+    config: Config
+    rules: tuple[type[Rule], ...]
+    target: TargetTorch
+    _per_file: tuple[tuple[pathspec.GitIgnoreSpec, tuple[type[Rule], ...]], ...] = field(
+        default=(), repr=False
+    )
+    _entry_points: pathspec.GitIgnoreSpec | None = field(default=None, repr=False)
+    # ``--ignore-noqa``: report (and fix) as if no file had a noqa comment.
+    ignore_noqa: bool = False
+
+    @classmethod
+    def from_config(cls, config: Config) -> Settings:
+        """Resolve selection and target; raises ConfigError for selectors that match nothing."""
+        source = config.source
+        rule_table.validate_selectors("select", config.select or (), source)
+        rule_table.validate_selectors("extend-select", config.extend_select, source)
+        rule_table.validate_selectors("ignore", config.ignore, source)
+        selected = rule_table.select(config.select, config.extend_select, config.ignore)
+        per_file = []
+        for pattern, codes in config.per_file_ignores:
+            rule_table.validate_selectors(f"per-file-ignores.{pattern}", codes, source)
+            ignored = tuple({rule for code in codes for rule in rule_table.matching(code)})
+            spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+            per_file.append((spec, ignored))
+        target = resolve_target(config.target_torch, config.root)
+        entry_points = (
+            pathspec.GitIgnoreSpec.from_lines(config.entry_points) if config.entry_points else None
+        )
+        return cls(config, selected, target, tuple(per_file), _entry_points=entry_points)
+
+    @property
+    def needs_project(self) -> bool:
+        """Whether a project phase runs: project rules, or per-file rules that it settles."""
+        return bool(self.project_rules) or bool(self.settling_rules)
+
+    @property
+    def project_rules(self) -> tuple[type[ProjectRule], ...]:
+        """The selected rules judged on whole programs (run after every file is linted)."""
+        return tuple(r for r in self.rules if issubclass(r, ProjectRule))
+
+    @property
+    def settling_rules(self) -> tuple[type[SettledRule], ...]:
+        """The selected per-file rules whose findings the project pass revises."""
+        return tuple(r for r in self.rules if issubclass(r, SettledRule))
+
+    def project_options(self) -> ProjectOptions:
+        spec = self._entry_points
+        matcher = None
+        if spec is not None:
+            root = self.config.root.resolve()
+
+            def matcher(path: Path) -> bool:
+                try:
+                    relative = real_path(path).relative_to(root).as_posix()
+                except ValueError:
+                    relative = path.name
+                return spec.match_file(relative)
+
+        return ProjectOptions(
+            seed=self.config.seed,
+            seed_functions=frozenset(self.config.seed_functions),
+            entry_points=matcher,
+            known_codes=frozenset(rule_table.BY_CODE) | frozenset(rule_table.BY_NAME),
+            target_torch=self.target.version,
+            dataloader_worker_rng=self.config.dataloader_worker_rng,
+        )
+
+    def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
+        if path is None or not self._per_file:
+            return self.rules
+        try:
+            relative = real_path(path).relative_to(self.config.root.resolve()).as_posix()
+        except ValueError:
+            relative = path.name
+        ignored: set[type[Rule]] = set()
+        for spec, rules in self._per_file:
+            if spec.match_file(relative):
+                ignored.update(rules)
+        return tuple(r for r in self.rules if r not in ignored)
+
+    def cache_key(self) -> str:
+        codes = ",".join(rule.CODE for rule in self.rules)
+        noqa = "|ignore-noqa" if self.ignore_noqa else ""
+        return (
+            f"{self.config.fingerprint()}|rules={codes}|torch={self.target.version}"
+            f"|summary={SUMMARY_VERSION}{noqa}"
+        )
+
+
+__all__ = ["Settings"]

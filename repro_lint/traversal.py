@@ -1,0 +1,155 @@
+"""The one batched traversal of a file: every node goes to each interested rule and to the
+summary collector, while statements, rows and indentation are tracked for positions."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import libcst as cst
+
+from repro_lint.rule import FileContext
+from repro_lint.walker import walk
+
+NEWLINE = re.compile(r"\r\n?|\n")
+_STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
+
+
+_HOOKS: dict[type, tuple[tuple[str, str], ...]] = {}
+
+
+def _hooks(rule: type) -> tuple[tuple[str, str], ...]:
+    """(node type, method name) for every visit_/leave_ method of a rule class (cached)."""
+    hooks = _HOOKS.get(rule)
+    if hooks is None:
+        hooks = tuple(
+            (attr.split("_", 1)[1], attr)
+            for attr in dir(rule)
+            if attr.startswith(("visit_", "leave_")) and callable(getattr(rule, attr))
+        )
+        _HOOKS[rule] = hooks
+    return hooks
+
+
+_STATEMENT, _FUNCTION, _COMMENT, _NEWLINE, _SPACE, _TEXT, _BLOCK = 1, 2, 4, 8, 16, 32, 64
+_KINDS: dict[type, int] = {}
+_TEXTS = (cst.SimpleString, cst.FormattedStringText, cst.TemplatedStringText)
+
+
+def _kind(node_type: type) -> int:
+    """What the traversal tracks about a node type (cached: isinstance against libcst's
+    abstract classes is slow)."""
+    kind = _KINDS.get(node_type)
+    if kind is None:
+        kind = 0
+        if issubclass(node_type, _STATEMENTS):
+            kind |= _STATEMENT
+        if issubclass(node_type, cst.FunctionDef):
+            kind |= _FUNCTION
+        if issubclass(node_type, cst.Comment):
+            kind |= _COMMENT
+        if issubclass(node_type, cst.Newline):
+            kind |= _NEWLINE
+        if issubclass(node_type, cst.SimpleWhitespace):
+            kind |= _SPACE
+        if issubclass(node_type, _TEXTS):
+            kind |= _TEXT
+        if issubclass(node_type, cst.IndentedBlock):
+            kind |= _BLOCK
+        _KINDS[node_type] = kind
+    return kind
+
+
+class Dispatcher(cst.CSTVisitor):
+    """One traversal that feeds every node to each interested rule (and to the project
+    summary collector, which rides along the same way)."""
+
+    def __init__(
+        self,
+        visitors: Sequence[object],
+        context: FileContext,
+        comments: list[tuple[cst.Comment, int]] | None,
+    ) -> None:
+        self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
+        self._leave: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
+        for visitor in visitors:
+            for node_type, attr in _hooks(type(visitor)):
+                table = self._visit if attr.startswith("visit_") else self._leave
+                table.setdefault(node_type, []).append(getattr(visitor, attr))
+        self._stack = context.statement_stack
+        self._names = context.names
+        self._comments = comments
+        self._cursor = context.cursor
+        self._default_indent = context.module.default_indent
+        self._indents: list[str] = []
+        self._elifs: set[cst.CSTNode] = set()
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        kind = _kind(type(node))
+        if kind:
+            self._track(node, kind)
+        hooks = self._visit.get(type(node).__name__)
+        if hooks:
+            for hook in hooks:
+                hook(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        hooks = self._leave.get(type(original_node).__name__)
+        if hooks:
+            for hook in hooks:
+                hook(original_node)
+        kind = _kind(type(original_node))
+        if kind & _STATEMENT:
+            self._stack.pop()
+            if kind & _FUNCTION:
+                self._names.leave_function()
+        elif kind & _BLOCK:
+            self._indents.pop()
+
+    def _track(self, node: cst.CSTNode, kind: int) -> None:
+        """Statements, rows (newlines passed) and indentation, for positions and summaries."""
+        cursor = self._cursor
+        if kind & _NEWLINE:
+            cursor.row += 1
+        elif kind & _SPACE:
+            # A backslash continuation is the only way plain whitespace spans lines.
+            value = node.value  # type: ignore[attr-defined]
+            if "\\" in value:
+                cursor.row += len(NEWLINE.findall(value))
+        elif kind & _TEXT:
+            value = node.value  # type: ignore[attr-defined]
+            if "\n" in value or "\r" in value:
+                cursor.row += len(NEWLINE.findall(value))
+        elif kind & _STATEMENT:
+            self._stack.append(node)
+            if node in self._elifs:
+                # An ``elif`` prints as ``if`` on its own: it is positioned with its ``if``.
+                self._elifs.discard(node)
+            else:
+                cursor.starts[node] = (cursor.row, "".join(self._indents))
+            if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
+                self._elifs.add(node.orelse)
+            if kind & _FUNCTION:
+                self._names.enter_function(node)  # type: ignore[arg-type]
+        elif kind & _BLOCK:
+            indent = node.indent  # type: ignore[attr-defined]
+            self._indents.append(self._default_indent if indent is None else indent)
+        elif kind & _COMMENT and self._comments is not None:
+            if "noqa" in node.value.lower():  # type: ignore[attr-defined]
+                self._comments.append((node, cursor.row))  # type: ignore[arg-type]
+
+    def run(self, module: cst.Module) -> None:
+        """One read-only walk of the tree (see walker.py for why not ``module.visit``)."""
+        walk(module, self.on_visit, self.on_leave)
+
+    # libcst calls these for every child attribute of every node; the defaults look up
+    # ``visit_<Node>_<attr>`` methods by name, which we never define.
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        return None
+
+
+__all__ = ["Dispatcher"]
