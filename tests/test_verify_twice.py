@@ -151,6 +151,26 @@ def test_max_steps_compares_optimizer_state(tmp_path: Path) -> None:
     assert report.data["compared"]["optimizer_state_tensors"] > 0
 
 
+def test_generators_the_run_never_used_do_not_decide(tmp_path: Path) -> None:
+    """numpy and `random` are seeded from the operating system and differ in every run; a
+    script that never draws from them is still reproducible when stopped early."""
+    root = project(tmp_path)
+    (root / "torch_only.py").write_text(
+        "import random\nimport numpy as np\nimport torch\n\n"
+        "torch.manual_seed(0)\n"
+        "model = torch.nn.Linear(2, 1)\n"
+        "optimizer = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+        "for _ in range(5):\n"
+        "    optimizer.zero_grad()\n"
+        "    model(torch.randn(3, 2)).sum().backward()\n"
+        "    optimizer.step()\n",
+        encoding="utf-8",
+    )
+    report = twice(root, "torch_only.py", options=("--max-steps", "3"))
+    assert report.data["verdict"] == "reproducible", report.data
+    assert report.data["compared"]["generators"] == ["torch's CPU generator"]
+
+
 @pytest.mark.slow
 def test_max_seconds_stops_both_runs_at_the_same_step(tmp_path: Path) -> None:
     root = project(tmp_path, "steady.py")

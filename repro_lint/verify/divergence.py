@@ -198,6 +198,14 @@ def _cause_of_op(first: dict[str, Any], second: dict[str, Any]) -> tuple[Cause, 
             (),
         )
         return cause, "reads uninitialised memory"
+    if first.get("external") and same_inputs:
+        cause = Cause(
+            "data-content",
+            f"`{name}` builds a tensor from memory filled outside the traced process (a "
+            "DataLoader worker's batch, a file): its contents differ, so the data does",
+            _DATA_CONTENT,
+        )
+        return cause, "its data come from outside the traced ops"
     if same_inputs:
         if first.get("random"):
             return _cause_of_random_op(first), "a random op: same inputs, different draw"

@@ -256,9 +256,14 @@ class OpTrace:
         bound.extend(kwargs.items())
         device = None
         generator = False
+        external = False
         for position, (argument, value) in enumerate(bound):
             if argument == "generator" and value is not None and not _default(value):
                 generator = True
+            if isinstance(value, torch.UntypedStorage | torch.TypedStorage):
+                # Data filled outside the traced ops: shared memory from a DataLoader worker,
+                # a file.
+                external = True
             if argument == "out" or (overwritten and position == 0):
                 continue
             for tensor in digests.tensors_in(value):
@@ -306,6 +311,8 @@ class OpTrace:
         }
         if reads_uninitialised:
             event["reads_uninitialised"] = True
+        if external:
+            event["external"] = True
         if node is not None:
             forward = self.nodes.get(id(node))
             if forward is not None:

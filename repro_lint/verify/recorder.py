@@ -11,6 +11,8 @@ a line per step, so a run that crashes or is killed leaves what it recorded.
 from __future__ import annotations
 
 import functools
+import importlib
+import importlib.util
 import json
 import math
 import os
@@ -198,6 +200,7 @@ class Recorder:
         self.notes: list[str] = []
         self.busy = False
         self.finished = False
+        _import_numpy()
         self.rng_start = digests.rng_states()
         self.restore: list[Callable[[], None]] = []
         self.script: str | None = None
@@ -753,6 +756,14 @@ def _outside_init(frame: FrameType | None, module: torch.nn.Module) -> FrameType
             break
         frame = frame.f_back
     return frame
+
+
+def _import_numpy() -> None:
+    """numpy's global generator is seeded from the operating system when numpy is imported:
+    its state is known before the script runs only if numpy is imported first (which the
+    script's own import then finds done)."""
+    if "numpy" not in sys.modules and importlib.util.find_spec("numpy") is not None:
+        importlib.import_module("numpy")
 
 
 def _json(site: Site | None) -> dict[str, Any] | None:

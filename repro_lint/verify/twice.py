@@ -87,7 +87,7 @@ def _write_divergence(out: TextIO, outcome: Outcome, cwd: Path) -> None:
     if found is not None:
         width = len(str(found.lines[-1][0]))
         for number, text, marked in found.lines:
-            out.write(f"  {'>' if marked else ' '} {number:>{width}} | {text}\n")
+            out.write(f"  {'>' if marked else ' '} {number:>{width}} | {text}".rstrip() + "\n")
     out.write(f"  cause    {divergence.cause.summary}\n")
     if divergence.note:
         out.write(f"  note     {divergence.note}\n")
