@@ -173,3 +173,17 @@ def test_copies_are_kept_only_within_the_budget() -> None:
     captured = capture({"small": torch.zeros(4), "large": torch.zeros(1000)}, budget=64)
     assert set(captured.tensors) == {"['small']"}
     assert len(captured.digests) == 2
+
+
+def test_sampler_indices_are_digested_whole() -> None:
+    """A long tensor of indices would print elided; its digest covers every element."""
+    import torch
+
+    from repro_lint.verify.digest import host_value
+
+    order = torch.arange(5000)
+    swapped = order.clone()
+    swapped[[2000, 2001]] = swapped[[2001, 2000]]
+    assert host_value(order) == host_value(order.clone())
+    assert host_value(order) != host_value(swapped)
+    assert host_value([3, 1, 2]) != host_value([1, 2, 3])

@@ -41,7 +41,7 @@ def main(argv: list[str]) -> int:
     recorder.install()
     if options.locate is not None:
         recorder.window = OpTrace(recorder, options.locate, options.locate_initialisation)
-        if options.locate <= 1:
+        if options.locate <= 1 or options.locate_initialisation is not None:
             recorder.window.open()
     sys.argv = [script, *argv[2:]]
     # The script's directory comes first on sys.path, as when it is run with `python SCRIPT`.

@@ -135,6 +135,21 @@ def stable(data: bytes | str) -> int:
     return int.from_bytes(hashlib.blake2b(raw, digest_size=8).digest(), "little", signed=True)
 
 
+def host_value(value: object) -> int:
+    """A digest of what a sampler yields: indices as Python numbers, lists of them, or tensors
+    (whose ``repr`` would elide long ones)."""
+    if isinstance(value, torch.Tensor):
+        data = value.detach().cpu().contiguous().reshape(-1)
+        raw = bytes(data.view(torch.uint8).numpy()) if data.numel() else b""
+        return stable(repr((data.dtype, tuple(value.shape))).encode() + raw)
+    if isinstance(value, list | tuple):
+        return stable(repr([host_value(item) for item in value]))
+    tobytes = getattr(value, "tobytes", None)
+    if callable(tobytes):
+        return stable(repr(getattr(value, "dtype", "")).encode() + bytes(tobytes()))
+    return stable(repr(value))
+
+
 def numpy_state(generator: Any) -> int:
     """The state of a numpy ``RandomState``, ``Generator`` or bit generator."""
     if hasattr(generator, "get_state"):

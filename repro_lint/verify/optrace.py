@@ -133,7 +133,7 @@ def _storage(tensor: torch.Tensor) -> int | None:
 class OpTrace:
     """Records ops and host draws between ``open`` and ``close``."""
 
-    def __init__(self, recorder: Recorder, step: int, initialisation: bool) -> None:
+    def __init__(self, recorder: Recorder, step: int, initialisation: str | None) -> None:
         self.recorder = recorder
         self.step = step
         self.initialisation = initialisation
@@ -160,8 +160,10 @@ class OpTrace:
         if step == self.step - 1:
             self.open()
 
-    def on_model_forward(self) -> None:
-        if self.initialisation and self.opened:
+    def on_model_forward(self, label: str) -> None:
+        """A model's first forward: with the model whose initialisation differs, the window
+        holds what built it."""
+        if self.initialisation == label and self.opened:
             raise Stop("located")
 
     def open(self) -> None:
@@ -189,6 +191,8 @@ class OpTrace:
             return "backward"
         if state.in_optimizer:
             return "optimizer"
+        if state.loading:
+            return "data"
         if state.depth:
             return "forward"
         if state.backward_done:

@@ -45,8 +45,8 @@ from repro_lint.verify import digest as digests
 from repro_lint.verify.saves import capture
 from repro_lint.verify.trace import Site, UserFiles, site_of
 
-# Phases of a step, in the order they happen (and are compared).
-PHASES = ("initialisation", "data", "forward", "backward", "optimizer")
+# Records held in memory before they are written without waiting for a step to end.
+_MAX_OPEN_RECORDS = 50_000
 
 
 class Stop(BaseException):
@@ -66,8 +66,9 @@ class Options:
     # The step whose window gets an op-level trace (1 is the first step, initialisation and
     # data loading before it included); None: no op-level trace.
     locate: int | None = None
-    # With ``locate``: the runs differ in initialisation, so stop at the first forward.
-    locate_initialisation: bool = False
+    # The runs differ in the initialisation of this model: trace from the start, and stop at
+    # its first forward.
+    locate_initialisation: str | None = None
     # The user's files (their lines are where ops are reported).
     roots: tuple[str, ...] = ()
     # Bytes of tensor copies kept per run, for the largest difference of differing tensors.
@@ -162,6 +163,8 @@ class State:
     """Where the script is within its step, for the op-level trace's phases."""
 
     depth: int = 0
+    # Inside a DataLoader's ``__next__``.
+    loading: int = 0
     in_backward: int = 0
     in_optimizer: int = 0
     forward_done: bool = False
@@ -245,6 +248,9 @@ class Recorder:
 
     def add(self, record: Record) -> None:
         self.records.append(record)
+        if len(self.records) >= _MAX_OPEN_RECORDS:
+            # A script with no steps (inference over a large set) writes as it goes.
+            self.flush({"type": "tail"})
 
     def add_optimizer(self, optimizer: torch.optim.Optimizer) -> None:
         if all(known is not optimizer for known in self.optimizers):
@@ -257,8 +263,10 @@ class Recorder:
         seen: set[int] = set()
         for model in self.models:
             for name, parameter in model.module.named_parameters():
-                seen.add(id(parameter))
-                found.append((model.label, name, parameter))
+                # A submodule called on its own shares its parameters with the whole model.
+                if id(parameter) not in seen:
+                    seen.add(id(parameter))
+                    found.append((model.label, name, parameter))
         for number, optimizer in enumerate(self.optimizers):
             for g, group in enumerate(optimizer.param_groups):
                 for i, parameter in enumerate(group["params"]):
@@ -350,7 +358,7 @@ class Recorder:
             self.boundary()
         model = self._model(module)
         if self.window is not None:
-            self.window.on_model_forward()
+            self.window.on_model_forward(model.label)
         self.state.forward_done = True
         batch = digests.digest_all([args, kwargs])
         self.add(Record("data", "input", model.label, digest=batch))
@@ -516,7 +524,7 @@ class Recorder:
                 recorder.guard(
                     "a sampler's indices",
                     lambda: recorder.add(
-                        Record("data", "indices", label, host=digests.stable(repr(drawn)))
+                        Record("data", "indices", label, host=digests.host_value(drawn))
                     ),
                 )
             return drawn
@@ -525,7 +533,13 @@ class Recorder:
 
         @functools.wraps(next_batch)
         def batch(it: _BaseDataLoaderIter) -> Any:
-            data = next_batch(it)
+            if not recorder.active():
+                return next_batch(it)
+            recorder.state.loading += 1
+            try:
+                data = next_batch(it)
+            finally:
+                recorder.state.loading -= 1
             if recorder.active():
                 label = recorder._loader_label(it)
                 recorder.guard(

@@ -49,7 +49,7 @@ class Settings:
             "max_steps": self.max_steps,
             "max_seconds": None,
             "locate": None,
-            "locate_initialisation": False,
+            "locate_initialisation": None,
             "roots": [str(root) for root in self.roots],
             "keep_bytes": self.keep_bytes,
         }
@@ -280,7 +280,9 @@ def _locate(
     first = outcome.comparison.first
     assert first is not None
     step = first.step
-    initialisation = first.phase == "initialisation" and step == 1
+    # A model's initialisation happened before it first ran, perhaps steps earlier: trace
+    # from the start up to its first forward.
+    initialisation = first.owner if first.phase == "initialisation" else None
     options = settings.options(
         locate=step,
         locate_initialisation=initialisation,

@@ -42,7 +42,7 @@ class Trace:
             elif kind == "step":
                 trace.steps.append(item)
             elif kind == "tail":
-                trace.tail = item.get("records", [])
+                trace.tail.extend(item.get("records", []))
             elif kind == "save":
                 trace.saves.append(item)
             elif kind == "target":
