@@ -1032,7 +1032,7 @@ def _verify_twice(
 ) -> int:
     from repro_lint.config import find_project_root
     from repro_lint.verify.linking import link
-    from repro_lint.verify.rerun import Settings, run_twice
+    from repro_lint.verify.rerun import Outcome, Settings, run_twice
     from repro_lint.verify.twice import write_twice
 
     script = script.resolve()
@@ -1046,16 +1046,21 @@ def _verify_twice(
         if show_progress:
             click.echo(f"{message} ...", err=True)
 
-    try:
-        outcome = run_twice(script, args, settings, progress)
-        if outcome.divergence is not None:
-            # The files the run imported from the project, not the whole project: findings
-            # elsewhere cannot explain it, and a large project would take long to lint.
+    # The files the run imported from the project, not the whole project: findings elsewhere
+    # cannot explain a divergence, and a large project would take long to lint.
+    linted: list[tuple[list[FileResult], dict[str, Path], list[str]]] = []
+
+    def lint(outcome: Outcome) -> None:
+        if outcome.comparison.first is not None:
             used = outcome.runs[0].trace.files or [str(script)]
-            results, paths = _lint_files([Path(f) for f in used], overrides, config_file)
-            outcome.linked = link(outcome.divergence, results, paths, used)
-    except (OSError, ValueError, RuntimeError) as exc:
-        _fail(f"verify --twice could not run `{script.name}`: {exc}")
+            linted.append((*_lint_files([Path(f) for f in used], overrides, config_file), used))
+
+    try:
+        outcome = run_twice(script, args, settings, progress, meanwhile=lint)
+        if outcome.divergence is not None and linted:
+            outcome.linked = link(outcome.divergence, *linted[0])
+    except Exception as exc:  # whatever the script or the machine does: a message, no traceback
+        _fail(f"verify --twice could not run `{script.name}`: {type(exc).__name__}: {exc}")
     with _output(output_file) as out:
         if output_format == "json":
             out.write(json.dumps(outcome.to_json(Path.cwd()), indent=2) + "\n")

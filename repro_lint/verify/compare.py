@@ -8,6 +8,7 @@ apart, from the copies the runs kept.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -36,16 +37,31 @@ _FAMILIES = {
 }
 
 
+# A tensor kept by a run: the file of copies and the key in it.
+Kept = tuple[Path | None, str]
+
+
 @dataclass(frozen=True)
 class Difference:
     """One thing that differs between the runs."""
 
     kind: str
-    message: str
+    text: str
     step: int | None = None
     phase: str | None = None
+    # The first differing tensor or entry, named after the text.
     name: str | None = None
     max_abs_diff: float | None = None
+    # Where each run kept the first differing tensor, to measure ``max_abs_diff``.
+    kept: tuple[Kept, Kept] | None = None
+
+    @property
+    def message(self) -> str:
+        if self.kept is None or self.name is None:
+            return self.text
+        largest = self.max_abs_diff
+        magnitude = f", max abs difference {largest:.3g}" if largest is not None else ""
+        return f"{self.text} (first: {self.name}{magnitude})"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -264,7 +280,7 @@ class _Copies:
         found = self._files[path]
         return found.get(key) if found is not None else None
 
-    def largest(self, a: tuple[Path | None, str], b: tuple[Path | None, str]) -> float | None:
+    def largest(self, a: Kept, b: Kept) -> float | None:
         """The largest absolute difference of two kept floating-point tensors."""
         left, right = self.get(*a), self.get(*b)
         if left is None or right is None or left.shape != right.shape:
@@ -316,7 +332,7 @@ def _final(trace: Trace) -> dict[str, dict[str, Any]]:
     return {r["key"]: r for r in end.get("final", []) if "key" in r}
 
 
-def _compare_final(first: Run, second: Run, comparison: Comparison, copies: _Copies) -> None:
+def _compare_final(first: Run, second: Run, comparison: Comparison) -> None:
     left, right = _final(first.trace), _final(second.trace)
     if not left and not right:
         return
@@ -343,18 +359,16 @@ def _compare_final(first: Run, second: Run, comparison: Comparison, copies: _Cop
         if not differing:
             continue
         key = differing[0]
-        largest = copies.largest(
+        kept = (
             (_copy(first, (first.trace.end or {}).get("copy")), key),
             (_copy(second, (second.trace.end or {}).get("copy")), key),
         )
-        name = left[key]["name"]
         comparison.differences.append(
             Difference(
                 "optimizer" if kind == "optimizer" else "final",
-                f"{len(differing)} of {len(keys)} {label} differ {when} "
-                f"(first: {name}{_magnitude(largest)})",
-                name=name,
-                max_abs_diff=largest,
+                f"{len(differing)} of {len(keys)} {label} differ {when}",
+                name=left[key]["name"],
+                kept=kept,
             )
         )
 
@@ -367,15 +381,11 @@ def _tensor_differs(a: dict[str, Any], b: dict[str, Any]) -> bool:
     )
 
 
-def _magnitude(largest: float | None) -> str:
-    return f", max abs difference {largest:.3g}" if largest is not None else ""
-
-
 def _target_name(record: dict[str, Any]) -> str:
     return str(record.get("target", "(save)"))
 
 
-def _compare_saves(first: Run, second: Run, comparison: Comparison, copies: _Copies) -> None:
+def _compare_saves(first: Run, second: Run, comparison: Comparison) -> None:
     left, right = first.trace.saves, second.trace.saves
     counts = comparison.counts
     counts.saves = min(len(left), len(right))
@@ -420,9 +430,6 @@ def _compare_saves(first: Run, second: Run, comparison: Comparison, copies: _Cop
         if not differing:
             continue
         path = differing[0]
-        largest = copies.largest(
-            (_copy(first, a.get("copy")), path), (_copy(second, b.get("copy")), path)
-        )
         tensors = sum(1 for p in differing if "dtype" in leaves_a[p])
         what = f"{len(differing)} of {len(leaves_a)} entries differ"
         if tensors == len(differing):
@@ -432,11 +439,10 @@ def _compare_saves(first: Run, second: Run, comparison: Comparison, copies: _Cop
         comparison.differences.append(
             Difference(
                 "saved",
-                f"{target} (save {int(a.get('index', 0)) + 1}): {what} "
-                f"(first: {path}{_magnitude(largest)})",
+                f"{target} (save {int(a.get('index', 0)) + 1}): {what}",
                 step=a.get("step"),
                 name=path,
-                max_abs_diff=largest,
+                kept=((_copy(first, a.get("copy")), path), (_copy(second, b.get("copy")), path)),
             )
         )
 
@@ -493,7 +499,6 @@ def compare(first: Run, second: Run) -> Comparison:
                 name=comparison.first.name or comparison.first.owner,
             )
         )
-    copies = _Copies()
     _compare_losses(first, second, comparison)
     if first.trace.end is not None and second.trace.end is not None:
         if first.completed and second.completed and first.steps != second.steps:
@@ -501,8 +506,19 @@ def compare(first: Run, second: Run) -> Comparison:
                 Difference("steps", f"run 1 took {first.steps} steps, run 2 {second.steps}")
             )
         elif first.steps == second.steps:
-            _compare_final(first, second, comparison, copies)
+            _compare_final(first, second, comparison)
         if first.stopped in ("max-steps", "max-seconds") and first.steps == second.steps:
             _compare_generators(first, second, comparison)
-    _compare_saves(first, second, comparison, copies)
+    _compare_saves(first, second, comparison)
     return comparison
+
+
+def measure(comparison: Comparison) -> None:
+    """Fill in how far apart the first differing tensor of each difference is, from the copies
+    the runs kept (this imports torch: it is done apart from the comparison, so that it can
+    run while the divergence is being located)."""
+    copies = _Copies()
+    comparison.differences = [
+        dataclasses.replace(d, max_abs_diff=copies.largest(*d.kept)) if d.kept else d
+        for d in comparison.differences
+    ]

@@ -13,11 +13,12 @@ import dataclasses
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro_lint.verify.compare import Comparison, Difference, compare
+from repro_lint.verify.compare import Comparison, Difference, compare, measure
 from repro_lint.verify.divergence import Divergence, Place, from_records, locate
 from repro_lint.verify.linking import Linked, display, snippet
 from repro_lint.verify.masking import OutputDifference, differences
@@ -196,8 +197,13 @@ def run_twice(
     args: Sequence[str],
     settings: Settings | None = None,
     progress: Progress = _ignore,
+    meanwhile: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
-    """Run ``script`` twice and compare; locate the first divergence when they differ."""
+    """Run ``script`` twice and compare; locate the first divergence when they differ.
+
+    ``meanwhile`` is called with the outcome once the runs are compared, while the re-runs
+    that locate the divergence go on in a thread of their own (the caller lints then: the
+    re-runs are other processes, so the work overlaps)."""
     settings = settings or Settings()
     script = script.resolve()
     command = " ".join([script.name, *args])
@@ -223,12 +229,23 @@ def run_twice(
         )
         files.learn(second)
         outcome = _hold(command, first, second)
-        if outcome.comparison.first is not None and settings.locate:
-            held = files.reset()
-            try:
-                _locate(outcome, script, args, work, settings, files, progress)
-            finally:
-                files.restore(held)
+        if outcome.comparison.first is None or not settings.locate:
+            measure(outcome.comparison)
+            if meanwhile is not None:
+                meanwhile(outcome)
+            return outcome
+        held = files.reset()
+        try:
+            with ThreadPoolExecutor(max_workers=1) as pool:
+                located = pool.submit(
+                    _locate, outcome, script, args, work, settings, files, progress
+                )
+                measure(outcome.comparison)
+                if meanwhile is not None:
+                    meanwhile(outcome)
+                located.result()
+        finally:
+            files.restore(held)
         return outcome
 
 

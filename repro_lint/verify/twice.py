@@ -76,7 +76,8 @@ def _write_divergence(out: TextIO, outcome: Outcome, cwd: Path) -> None:
     if divergence.site is not None or divergence.module:
         where = _place(divergence.site, cwd) if divergence.site else ""
         if divergence.module:
-            kind = f" ({divergence.module_type})" if divergence.module_type else ""
+            kind = divergence.module_type
+            kind = f" ({kind})" if kind and kind != divergence.module else ""
             where += f"{' in ' if where else ''}`{divergence.module}`{kind}"
         if divergence.origin is not None and divergence.origin != divergence.site:
             where += f", built at {_place(divergence.origin, cwd)}"
@@ -115,7 +116,7 @@ def write_twice(out: TextIO, outcome: Outcome, cwd: Path) -> None:
     if outcome.differences:
         out.write("\nDifferences:\n")
         for difference in outcome.differences:
-            out.write(f"  - {difference.message}\n")
+            out.write(f"  - {_relative(difference.message, cwd)}\n")
     if outcome.output and not outcome.by_output:
         out.write("\nPrinted output (a note, not the verdict):\n")
         for found in outcome.output:
@@ -123,7 +124,7 @@ def write_twice(out: TextIO, outcome: Outcome, cwd: Path) -> None:
     if outcome.comparison.not_compared:
         out.write("\nNot compared:\n")
         for item in outcome.comparison.not_compared:
-            out.write(f"  - {item}\n")
+            out.write(f"  - {_relative(item, cwd)}\n")
     failures = [run for run in outcome.runs if not run.completed]
     notes = [f"run {run.number} {run.failure}" for run in failures] + outcome.notes
     notes = [_relative(note, cwd) for note in notes]
