@@ -173,8 +173,8 @@ def _cause_of_random_op(event: dict[str, Any]) -> Cause:
     if phase == "data":
         return Cause(
             "data-order",
-            "data order or sampling draws from torch's default generator, which is unseeded or "
-            "seeded late (shuffling, random_split, a sampler)",
+            "data loading draws from torch's default generator (shuffling, sampling, "
+            "random_split, random batches), which is unseeded or seeded late",
             _DATA_ORDER,
         )
     return Cause(

@@ -188,6 +188,8 @@ class Recorder:
         self.unit: str | None = None
         self.state = State()
         self.records: list[Record] = []
+        # The input record of the model whose forward is running.
+        self.input: Record | None = None
         self.models: list[Model] = []
         self.model_of: Identity[torch.nn.Module, Model] = Identity()
         # Held until the run ends, as the models are.
@@ -337,21 +339,17 @@ class Recorder:
                 )
         return model
 
-    def on_forward(
-        self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:
+    def on_forward(self, module: torch.nn.Module, args: tuple[Any, ...]) -> None:
         if not self.active():
             return
         state = self.state
         if state.depth == 0:
-            self.guard("a forward's input", lambda: self._forward_input(module, args, kwargs))
+            self.guard("a forward's input", lambda: self._forward_input(module, args))
         state.depth += 1
         if self.window is not None:
             state.stack.append(module)
 
-    def _forward_input(
-        self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> None:
+    def _forward_input(self, module: torch.nn.Module, args: tuple[Any, ...]) -> None:
         if next(module.parameters(), None) is None:
             return
         if self.unit == "backward" and self.state.backward_done:
@@ -360,10 +358,12 @@ class Recorder:
         if self.window is not None:
             self.window.on_model_forward(model.label)
         self.state.forward_done = True
-        batch = digests.digest_all([args, kwargs])
-        self.add(Record("data", "input", model.label, digest=batch))
+        # Positional inputs now, before the forward could change them in place; keyword
+        # inputs (which the global pre-hook does not see) when it ends.
+        self.input = Record("data", "input", model.label, digest=digests.digest_all([args]))
+        self.add(self.input)
 
-    def on_forward_end(self, module: torch.nn.Module, args: tuple[Any, ...], output: Any) -> None:
+    def on_forward_end(self, module: torch.nn.Module, kwargs: dict[str, Any], output: Any) -> None:
         if not self.active():
             return
         state = self.state
@@ -374,13 +374,15 @@ class Recorder:
             model = self.model_of.get(module)
             if model is not None:
                 self.guard(
-                    "a forward's output",
-                    lambda: self.add(
-                        Record(
-                            "forward", "output", model.label, digest=digests.digest_all([output])
-                        )
-                    ),
+                    "a forward's output", lambda: self._forward_output(model, kwargs, output)
                 )
+
+    def _forward_output(self, model: Model, kwargs: dict[str, Any], output: Any) -> None:
+        record, self.input = self.input, None
+        if kwargs and record is not None and record.owner == model.label:
+            found = [d for d in (record.digest, digests.digest_all([kwargs])) if d is not None]
+            record.digest = digests.combine(found)
+        self.add(Record("forward", "output", model.label, digest=digests.digest_all([output])))
 
     def _watch_construction(self) -> None:
         original = torch.nn.Module.__init__
@@ -651,15 +653,17 @@ class Recorder:
         self._watch_loaders()
         self._watch_saves()
         pre = register_module_forward_pre_hook(self._pre_hook)
-        post = register_module_forward_hook(self._post_hook, always_call=True)
+        post = register_module_forward_hook(self._post_hook, with_kwargs=True, always_call=True)
         self.restore.extend([pre.remove, post.remove])
         self.write({"type": "start", "rng": self.rng_start, "options": self.options.to_json()})
 
     def _pre_hook(self, module: torch.nn.Module, args: tuple[Any, ...]) -> None:
-        self.on_forward(module, args, {})
+        self.on_forward(module, args)
 
-    def _post_hook(self, module: torch.nn.Module, args: tuple[Any, ...], output: Any) -> None:
-        self.on_forward_end(module, args, output)
+    def _post_hook(
+        self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any
+    ) -> None:
+        self.on_forward_end(module, kwargs, output)
 
     def uninstall(self) -> None:
         for undo in reversed(self.restore):

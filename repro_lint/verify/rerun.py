@@ -28,6 +28,8 @@ REPRODUCIBLE = "reproducible"
 NOT_REPRODUCIBLE = "not-reproducible"
 NO_VERDICT = "no-verdict"
 EXIT_STATUS = {REPRODUCIBLE: 0, NOT_REPRODUCIBLE: 1, NO_VERDICT: 2}
+# Pairs of op-level re-runs tried before the divergence is reported from the step records.
+_ATTEMPTS = 2
 
 
 @dataclass(frozen=True)
@@ -307,32 +309,37 @@ def _locate(
     )
     slowest = max(run.seconds for run in outcome.runs)
     timeout = settings.timeout or max(60.0, 3 * slowest)
-    located = []
-    for number in (3, 4):
-        progress(f"locating the divergence: run {number - 2} of 2 (op-level trace of step {step})")
-        run = run_once(number, script, args, work / str(number), options, timeout)
-        files.learn(run)
-        if number == 3:
-            files.reset()
-        located.append(run)
-    outcome.located = tuple(located)
     owners = {
         label: place
-        for label, site in {**outcome.runs[0].trace.owners}.items()
+        for label, site in outcome.runs[0].trace.owners.items()
         if (place := Place.read(site)) is not None
     }
-    a, b = located
-    found = None
-    if a.trace.ops and b.trace.ops:
+    note = None
+    # A race may not recur in one pair of re-runs: a second pair is tried before giving up.
+    for attempt in range(_ATTEMPTS):
+        pair = []
+        for number in (3 + 2 * attempt, 4 + 2 * attempt):
+            progress(
+                f"locating the divergence: re-run {number - 2} (op-level trace of step {step})"
+            )
+            run = run_once(number, script, args, work / str(number), options, timeout)
+            files.learn(run)
+            files.reset()
+            pair.append(run)
+        outcome.located = (*outcome.located, *pair)
+        a, b = pair
+        failed = [run for run in pair if not run.trace.ops and not run.completed]
+        if failed:
+            note = f"the op-level re-run {failed[0].number - 2} {failed[0].failure}"
+            break
         found = locate(a.trace.ops, b.trace.ops, step, first.phase)
-    if found is not None:
-        if first.after_last:
-            found = dataclasses.replace(found, after_last=True)
-        outcome.divergence = found
-        return
-    failed = [run for run in located if run.trace.ops == [] and not run.completed]
-    if failed:
-        note = f"the op-level re-run {failed[0].number - 2} {failed[0].failure}"
-    else:
-        note = f"the op-level re-runs did not part in step {step}: the difference did not recur"
+        if found is not None:
+            if first.after_last:
+                found = dataclasses.replace(found, after_last=True)
+            outcome.divergence = found
+            return
+        note = (
+            f"the op-level re-runs did not part in step {step} ({attempt + 1} pairs): the "
+            "difference did not recur"
+        )
     outcome.divergence = from_records(first, owners, note)

@@ -140,5 +140,6 @@ def write_twice(out: TextIO, outcome: Outcome, cwd: Path) -> None:
     if outcome.located:
         seconds = sum(run.seconds for run in outcome.located)
         step = outcome.divergence.step if outcome.divergence else "?"
-        runs += f"; located in {seconds:.1f} s by two re-runs tracing step {step} op by op"
+        count = len(outcome.located)
+        runs += f"; located in {seconds:.1f} s by {count} re-runs tracing step {step} op by op"
     out.write(f"Runs: {runs}.\n")
