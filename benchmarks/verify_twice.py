@@ -117,11 +117,12 @@ def measure(scenario: Scenario, steps: int, runs: int, work: Path) -> dict[str, 
     }
 
 
-def table(rows: list[dict[str, object]], steps: int, runs: int) -> str:
+def table(rows: list[dict[str, object]], steps: int, runs: int, load: str) -> str:
     lines = [
         f"verify --twice --max-steps {steps} against one plain {steps}-step run; "
         f"median of {runs} runs each, wall time",
         f"python {platform.python_version()}, {cores()} cores, {platform.platform()}",
+        f"load average (1 min) before and after: {load}",
         "",
         f"{'scenario':<24} {'plain s':>8} {'twice s':>8} {'locate s':>9} {'ratio':>6} "
         f"{'target':>7}  met",
@@ -144,9 +145,13 @@ def main() -> None:
         import torch
     except ImportError:
         raise SystemExit("torch is needed: install repro-lint[verify]") from None
+    before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="verify-twice-bench-") as temporary:
         rows = [measure(s, options.steps, options.runs, Path(temporary)) for s in SCENARIOS]
-    text = f"torch {torch.__version__}\n" + table(rows, options.steps, options.runs)
+    # The machine may be shared: the load says how far the absolute times can be trusted
+    # (plain and verified runs alternate, so the ratios suffer less).
+    load = f"{before:.1f}, {os.getloadavg()[0]:.1f}"
+    text = f"torch {torch.__version__}\n" + table(rows, options.steps, options.runs, load)
     print(text, end="")
     RESULTS.mkdir(exist_ok=True)
     day = datetime.date.today().isoformat()

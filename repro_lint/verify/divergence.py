@@ -159,9 +159,9 @@ def _cause_of_random_op(event: dict[str, Any]) -> Cause:
     if event.get("generator"):
         return Cause(
             "random-draw",
-            "a random op draws from a `torch.Generator` that is never seeded (or seeded from a "
-            "varying source)",
-            ("RPL102", "RPL302", "RPL303", "RPL103"),
+            "a random op draws from a `torch.Generator` seeded from a varying source (`seed()`, "
+            "the time, or torch's unseeded default generator)",
+            ("RPL103", "RPL102", "RPL302", "RPL303"),
         )
     if phase == "initialisation":
         return Cause(
