@@ -320,6 +320,8 @@ def _check_paths(
             for note in cache.notes:
                 click.echo(note, err=True)
     fixed_by_file: dict[str, Counter[str]] = {}
+    # The findings of the original files: what a --fix run reports as found.
+    originally = sum(len(result.diagnostics) for result in results)
     if fix or diff:
         paths_by_name = {f.display: f.path for f in found.files}
         results, fixed_by_file, diffs = _fix_files(
@@ -335,7 +337,15 @@ def _check_paths(
     fixed: Counter[str] = Counter()
     for counts in fixed_by_file.values():
         fixed.update(counts)
-    report = reports.Report(results, settings.rules, applicable, fixed, show_fixes, fixed_by_file)
+    report = reports.Report(
+        results,
+        settings.rules,
+        applicable,
+        fixed,
+        show_fixes,
+        fixed_by_file,
+        found=originally if fix else None,
+    )
     fmt = settings.config.output_format
     with _output(output_file) as out:
         if statistics:
@@ -473,6 +483,9 @@ def _fix_files(
     for name, outcome in sorted(outcomes.items()):
         if not outcome.changed:
             by_name[name] = outcome.result
+            if +outcome.fixed:
+                # Its findings went with an edit of another file of the run.
+                fixed_by_file[name] = outcome.fixed
             continue
         data, decoded = originals[name]
         if not write:

@@ -115,6 +115,15 @@ class Positions:
             local = self._statement_local[statement] = _Local(mini, offset)
         return local.lookup(node, inclusive)
 
+    def statement_indent(self, node: cst.CSTNode) -> str | None:
+        """The indentation of the innermost statement known to hold ``node`` (see
+        ``within``), None when no statement was named for it."""
+        statement = self._inside.get(node)
+        if statement is None and node in self._starts:
+            statement = node
+        start = self._starts.get(statement) if statement is not None else None
+        return None if start is None else start[1]
+
     def hint(self, node: cst.CSTNode, top: cst.CSTNode | None) -> None:
         """Tell where ``node`` lives (its top-level statement, None for header/footer)."""
         self._tops[node] = top
