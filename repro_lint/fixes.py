@@ -174,17 +174,16 @@ def inserted_text(text: str, edit: Edit) -> str:
     old = text[_offset(starts, text, edit.location) : _offset(starts, text, edit.end_location)]
     if not old:
         return edit.content
-    before, after = _TOKEN.findall(old), _TOKEN.findall(edit.content)
-    # What both end with is kept text (the closing parenthesis of an extended call).
-    while before and after and before[-1] == after[-1]:
-        before, after = before[:-1], after[:-1]
+    # Matched from the end, so that text kept at the end (the closing parenthesis of an
+    # extended call) pairs with the end, not with a parenthesis inside the new text.
+    before, after = _TOKEN.findall(old)[::-1], _TOKEN.findall(edit.content)[::-1]
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     parts = [
-        "".join(after[j1:j2])
+        "".join(after[j1:j2][::-1])
         for tag, _, _, j1, j2 in matcher.get_opcodes()
         if tag in ("insert", "replace")
     ]
-    return " … ".join(parts)
+    return " … ".join(parts[::-1])
 
 
 def _location_offset(text: str, starts: list[int], location: Location) -> int:
