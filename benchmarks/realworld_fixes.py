@@ -2,7 +2,8 @@
 compare every applied fix with the reviewers' stored verdicts.
 
 Usage: python benchmarks/realworld_fixes.py MIRRORS_DIR [--repo OWNER/NAME ...] [--work DIR]
-       [--jobs N] [--pending FILE] [--diffs DIR] [--json OUT] [--cli-check] [--check] [-q]
+       [--jobs N] [--pending FILE] [--diffs DIR] [--json OUT] [--replay JSON] [--cli-check]
+       [--check] [-q]
 
 For each repository of the real-world corpus (``benchmarks/realworld/labels``) this script
 
@@ -21,9 +22,10 @@ For each repository of the real-world corpus (``benchmarks/realworld/labels``) t
 Only verdicts are stored here, never the third-party diffs: they are regenerated from the
 mirrors (``--diffs DIR`` writes them outside this repository for a reviewer; ``--pending FILE``
 writes the unreviewed fixes as verdict records to fill in, each with the hunk that shows it).
-With ``--check`` it exits 1 unless the targets of the fix issue are met: at least 80 fixed files
-across at least 15 repositories, at least 95% of the reviewed fixes merged as is, none wrong,
-none unreviewed.
+``--replay JSON`` scores the fixes an earlier ``--json`` run recorded, without fixing again
+(while editing verdicts). With ``--check`` it exits 1 unless the targets of the fix issue are
+met: at least 80 fixed files across at least 15 repositories, at least 95% of the reviewed
+fixes merged as is, none wrong, none unreviewed.
 """
 
 from __future__ import annotations
@@ -415,29 +417,7 @@ def _pending(review: Review, path: Path) -> int:
     return len(records)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
-    parser.add_argument("mirrors", type=Path, help="folder of bare git mirrors (owner+name/repo)")
-    parser.add_argument("--repo", action="append", default=[], help="only this repository")
-    parser.add_argument("--work", type=Path, help="keep extracted commits and fixed copies here")
-    parser.add_argument("--jobs", type=int, default=4, help="repositories fixed at once")
-    parser.add_argument("--pending", type=Path, help="write the unreviewed fixes here (JSONL)")
-    parser.add_argument("--diffs", type=Path, help="write each repository's diffs here")
-    parser.add_argument("--json", type=Path, help="write every applied fix and verdict here")
-    parser.add_argument("--cli-check", action="store_true", help="compare with the console script")
-    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
-    parser.add_argument("-q", "--quiet", action="store_true", help="tables only")
-    args = parser.parse_args(argv)
-    try:
-        labels = realworld.load_labels()
-        verdicts = load_verdicts()
-    except (realworld.LabelError, VerdictError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    repos: dict[str, tuple[str, list[str]]] = {}
-    for lab in labels:
-        if lab.kind == "file" and (not args.repo or lab.repo in args.repo):
-            repos.setdefault(lab.repo, (lab.commit, []))[1].append(lab.path)
+def _fixed(args: argparse.Namespace, repos: dict[str, tuple[str, list[str]]]) -> list[RepoFixes]:
     temporary = None
     work = args.work
     if work is None:
@@ -452,10 +432,57 @@ def main(argv: Sequence[str] | None = None) -> int:
                 pool.submit(review_repo, mirrors, repo, commit, files, work, args.cli_check)
                 for repo, (commit, files) in sorted(repos.items())
             ]
-            runs = [future.result() for future in futures]
+            return [future.result() for future in futures]
     finally:
         if temporary is not None:
             temporary.cleanup()
+
+
+def _replayed(path: Path, repos: set[str]) -> list[RepoFixes]:
+    """The runs an earlier ``--json`` recorded (to score edited verdicts without fixing)."""
+    document = json.loads(path.read_text(encoding="utf-8"))
+    runs: dict[str, RepoFixes] = {}
+    for repo, (commit, changed) in document["changed"].items():
+        if repo in repos:
+            runs[repo] = RepoFixes(repo, commit, changed=changed)
+    for record in document["fixes"]:
+        run = runs.get(record["repo"])
+        if run is not None:
+            fields = {k: v for k, v in record.items() if k not in ("verdict", "hunk")}
+            run.fixes.append(AppliedFix(**fields, hunk=""))
+    for repo, error in document.get("errors", {}).items():
+        if repo in runs:
+            runs[repo].error = error
+    return [runs[repo] for repo in sorted(runs)]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("mirrors", type=Path, help="folder of bare git mirrors (owner+name/repo)")
+    parser.add_argument("--repo", action="append", default=[], help="only this repository")
+    parser.add_argument("--work", type=Path, help="keep extracted commits and fixed copies here")
+    parser.add_argument("--jobs", type=int, default=4, help="repositories fixed at once")
+    parser.add_argument("--pending", type=Path, help="write the unreviewed fixes here (JSONL)")
+    parser.add_argument("--diffs", type=Path, help="write each repository's diffs here")
+    parser.add_argument("--json", type=Path, help="write every applied fix and verdict here")
+    parser.add_argument(
+        "--replay", type=Path, help="score the fixes of an earlier --json run (fixes nothing)"
+    )
+    parser.add_argument("--cli-check", action="store_true", help="compare with the console script")
+    parser.add_argument("--check", action="store_true", help="exit 1 if a target is missed")
+    parser.add_argument("-q", "--quiet", action="store_true", help="tables only")
+    args = parser.parse_args(argv)
+    try:
+        labels = realworld.load_labels()
+        verdicts = load_verdicts()
+    except (realworld.LabelError, VerdictError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    repos: dict[str, tuple[str, list[str]]] = {}
+    for lab in labels:
+        if lab.kind == "file" and (not args.repo or lab.repo in args.repo):
+            repos.setdefault(lab.repo, (lab.commit, []))[1].append(lab.path)
+    runs = _replayed(args.replay, set(repos)) if args.replay else _fixed(args, repos)
     review = summarise(runs, verdicts)
     ok = report(review, runs, args.quiet)
     if args.diffs:
@@ -472,8 +499,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         document = {
             "fixes": [
                 {**asdict(fix), "hunk": None, "verdict": review.verdict(fix)}
-                for fix in review.unique()
+                for fix in review.fixes
             ],
+            "changed": {run.repo: [run.commit, run.changed] for run in runs},
             "errors": {run.repo: run.error for run in runs if run.error},
         }
         args.json.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")

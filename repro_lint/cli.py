@@ -558,8 +558,8 @@ def _check_stdin(
                 sys.stdout.buffer.write(data)
             sys.exit(0)
     read = _notebook_stdin if notebooks.is_notebook(stdin_filename) else _python_stdin
-    result, fixed = read(data, name, path, settings, fix, diff, applicable)
-    report = reports.Report([result], settings.rules, applicable, fixed)
+    result, fixed, found = read(data, name, path, settings, fix, diff, applicable)
+    report = reports.Report([result], settings.rules, applicable, fixed, found=found)
     # With --fix, stdout carries the fixed source: the findings go to stderr.
     stream_name = output_file
     fmt = settings.config.output_format
@@ -596,7 +596,7 @@ def _python_stdin(
     fix: bool,
     diff: bool,
     applicable: frozenset[FixSafety],
-) -> tuple[FileResult, Counter[str]]:
+) -> tuple[FileResult, Counter[str], int | None]:
     """Lint (and with --fix print the fixed) Python source read from stdin."""
     from repro_lint import report as reports
     from repro_lint.engine import lint_text
@@ -608,10 +608,10 @@ def _python_stdin(
     except SourceError as error:
         if fix:
             sys.stdout.buffer.write(data)
-        return error_result(name, error), Counter()
+        return error_result(name, error), Counter(), None
     result = lint_text(decoded.text, name, settings, path)
     if not (fix or diff):
-        return result, Counter()
+        return result, Counter(), None
 
     def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
         return {n: lint_text(t, n, settings, path) for n, t in texts.items()}
@@ -623,7 +623,7 @@ def _python_stdin(
         sys.exit(reports.exit_code(0, diff_changes=outcome.changed))
     sys.stdout.buffer.write(decoded.encode(outcome.text))
     sys.stdout.flush()
-    return outcome.result, outcome.fixed
+    return outcome.result, outcome.fixed, outcome.found
 
 
 def _notebook_stdin(
@@ -634,7 +634,7 @@ def _notebook_stdin(
     fix: bool,
     diff: bool,
     applicable: frozenset[FixSafety],
-) -> tuple[FileResult, Counter[str]]:
+) -> tuple[FileResult, Counter[str], int | None]:
     """Lint (and with --fix print the fixed) notebook read from stdin."""
     from repro_lint import notebooks
     from repro_lint import report as reports
@@ -642,19 +642,19 @@ def _notebook_stdin(
     from repro_lint.source import SourceError, error_result
 
     if not (fix or diff):
-        return notebooks.lint(data, name, text_linter(settings, path)), Counter()
+        return notebooks.lint(data, name, text_linter(settings, path)), Counter(), None
     try:
         outcome = notebooks.fix(data, name, text_linter(settings, path), applicable)
     except SourceError as error:
         if fix:
             sys.stdout.buffer.write(data)
-        return error_result(name, error), Counter()
+        return error_result(name, error), Counter(), None
     if diff:
         click.echo(outcome.diff, nl=False)
         sys.exit(reports.exit_code(0, diff_changes=outcome.data is not None))
     sys.stdout.buffer.write(outcome.data if outcome.data is not None else data)
     sys.stdout.flush()
-    return outcome.result, outcome.fixed
+    return outcome.result, outcome.fixed, None
 
 
 @main.command()

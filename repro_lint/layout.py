@@ -566,14 +566,37 @@ def _continuation(whitespace: cst.ParenthesizedWhitespace, block: str) -> str:
     return (block if whitespace.indent else "") + whitespace.last_line.value
 
 
+def _bare(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
+    """A line break with ``whitespace``'s indentation, without what its first line holds (a
+    comment, trailing spaces) or the blank lines after it."""
+    if not isinstance(whitespace, cst.ParenthesizedWhitespace):
+        return whitespace
+    return whitespace.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
+
+
+def _ending(
+    original: cst.BaseParenthesizableWhitespace, separator: cst.BaseParenthesizableWhitespace
+) -> cst.BaseParenthesizableWhitespace:
+    """What follows the old last argument once a new one comes after it on a new line: its
+    line keeps what it ended with (a comment stays with the argument it describes), and the
+    next line starts at the separator's indentation."""
+    if isinstance(original, cst.ParenthesizedWhitespace) and isinstance(
+        separator, cst.ParenthesizedWhitespace
+    ):
+        return original.with_changes(indent=separator.indent, last_line=separator.last_line)
+    return separator
+
+
 def _append(
     call: cst.Call, extras: Sequence[cst.Arg], separator: cst.BaseParenthesizableWhitespace
 ) -> cst.Call:
-    """``call`` with ``extras`` appended, each after ``separator``; a trailing comma and the
-    whitespace before the closing parenthesis stay where they were."""
+    """``call`` with ``extras`` appended, each after ``separator`` (whose own comment, if it
+    has one, is not copied); a trailing comma stays, a comment on the last argument's line
+    stays there, and the closing parenthesis keeps its place."""
     args = list(call.args)
     if not args:
         return call.with_changes(args=list(extras))
+    separator = _bare(separator)
     last = args[-1]
     fresh = [
         extra.with_changes(
@@ -583,15 +606,28 @@ def _append(
         for extra in extras
     ]
     if isinstance(last.comma, cst.Comma):
-        args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=separator))
-        fresh[-1] = fresh[-1].with_changes(comma=last.comma)
-    else:
+        after = last.comma.whitespace_after
         args[-1] = last.with_changes(
-            comma=cst.Comma(whitespace_after=separator),
-            whitespace_after_arg=cst.SimpleWhitespace(""),
+            comma=last.comma.with_changes(whitespace_after=_ending(after, separator))
         )
+        closing = _bare(after) if isinstance(separator, cst.ParenthesizedWhitespace) else after
+        fresh[-1] = fresh[-1].with_changes(comma=last.comma.with_changes(whitespace_after=closing))
+    else:
+        after = last.whitespace_after_arg
+        if isinstance(separator, cst.ParenthesizedWhitespace):
+            args[-1] = last.with_changes(
+                comma=cst.Comma(whitespace_after=_ending(after, separator)),
+                whitespace_after_arg=cst.SimpleWhitespace(""),
+            )
+            closing = _bare(after)
+        else:
+            args[-1] = last.with_changes(
+                comma=cst.Comma(whitespace_after=separator),
+                whitespace_after_arg=cst.SimpleWhitespace(""),
+            )
+            closing = after
         fresh[-1] = fresh[-1].with_changes(
-            comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=last.whitespace_after_arg
+            comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=closing
         )
     return call.with_changes(args=[*args, *fresh])
 

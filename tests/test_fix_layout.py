@@ -157,6 +157,26 @@ def test_a_call_in_a_nested_block_keeps_its_continuation_indent() -> None:
     )
 
 
+def test_a_comment_stays_with_its_argument_and_no_trailing_space_is_copied() -> None:
+    # The new argument's line copies the indentation of the line above, not its comment or
+    # the trailing space after its comma.
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def loader(dataset):\n"
+        "    return DataLoader(\n"
+        "        dataset,  # the training split\n"
+        "        batch_size=32, \n"
+        "        shuffle=True,  # a new order every epoch\n"
+        "    )\n"
+    )
+    assert fixed(source, select="RPL302").endswith(
+        "        batch_size=32, \n"
+        "        shuffle=True,  # a new order every epoch\n"
+        "        generator=torch.Generator().manual_seed(0),\n"
+        "    )\n"
+    )
+
+
 def test_fit_call_explodes_a_call_with_no_room_left() -> None:
     module = cst.parse_module("result = compute(aaaa, bbbb)\n")
     call = cst.ensure_type(cst.parse_expression("compute(aaaa, bbbb)"), cst.Call)
