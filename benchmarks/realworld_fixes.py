@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import os
 import shutil
@@ -54,6 +55,9 @@ VERDICTS = HERE / "realworld" / "fixes" / "verdicts.jsonl"
 MODES = {"safe": ("--fix",), "unsafe": ("--fix", "--unsafe-fixes")}
 VERDICT_NAMES = {"merge": "merge as is", "edit": "needs edit", "wrong": "wrong"}
 KEYS = ("repo", "commit", "path", "code", "inserted")
+# The family that owns a rule's fixes, by the hundreds of its code (a verdict's own `family`
+# names who has to improve that fix: `fixes` for the mechanics of imports and layout).
+FAMILIES = {"1": "seeding", "2": "determinism", "3": "data", "4": "ops"}
 # Targets of the fix issue.
 MIN_FILES, MIN_REPOS, MIN_MERGED = 80, 15, 0.95
 
@@ -318,6 +322,32 @@ class Review:
         found = self.verdicts.get(fix.key)
         return None if found is None else found.verdict
 
+    def family(self, fix: AppliedFix) -> str:
+        """The family that owns the fix: its verdict's, else its rule's."""
+        found = self.verdicts.get(fix.key)
+        if found is not None and found.family:
+            return found.family
+        return FAMILIES.get(fix.code[3:4], "?")
+
+    @functools.cached_property
+    def previous(self) -> dict[tuple[str, str, str, str], list[Verdict]]:
+        """The stored verdicts that match no fix of this run, by the finding they judged
+        (repo, commit, path, code): what an unreviewed fix of the same finding replaced."""
+        current = {fix.key for fix in self.fixes}
+        out: dict[tuple[str, str, str, str], list[Verdict]] = defaultdict(list)
+        for key, verdict in self.verdicts.items():
+            if key not in current:
+                out[key[:4]].append(verdict)
+        return out
+
+    def status(self, fix: AppliedFix) -> str:
+        """`merge`, `edit` or `wrong` (reviewed); `changed` (unreviewed, but a stored verdict
+        of the same finding no longer matches: the fix writes something else now) or `new`."""
+        found = self.verdict(fix)
+        if found is not None:
+            return found
+        return "changed" if fix.key[:4] in self.previous else "new"
+
 
 def summarise(runs: Sequence[RepoFixes], verdicts: dict[Any, Verdict]) -> Review:
     fixes = [fix for run in runs for fix in run.fixes]
@@ -345,6 +375,24 @@ def report(review: Review, runs: Sequence[RepoFixes], quiet: bool) -> bool:
     for name, label in (*VERDICT_NAMES.items(), ("unreviewed", "unreviewed")):
         share = f"{counts[name] / len(unique):.0%}" if unique else "-"
         print(f"{label:12} {counts[name]:5} {share:>6}")
+    statuses = Counter(review.status(fix) for fix in unique)
+    if counts["unreviewed"]:
+        print(
+            f"  (unreviewed: {statuses['changed']} changed since their verdict, "
+            f"{statuses['new']} new)"
+        )
+    print()
+    columns = (*VERDICT_NAMES, "changed", "new")
+    print(
+        f"{'family':12} "
+        + " ".join(f"{VERDICT_NAMES.get(n, n)[:11]:>11}" for n in columns)
+        + f" {'merged':>7}"
+    )
+    for family in sorted({review.family(fix) for fix in unique}):
+        mine = Counter(review.status(f) for f in unique if review.family(f) == family)
+        judged = sum(mine[n] for n in VERDICT_NAMES)
+        share = f"{mine['merge'] / judged:.0%}" if judged else "-"
+        print(f"{family:12} " + " ".join(f"{mine[n]:>11}" for n in columns) + f" {share:>7}")
     print()
     codes = sorted({fix.code for fix in unique})
     print(
@@ -354,18 +402,6 @@ def report(review: Review, runs: Sequence[RepoFixes], quiet: bool) -> bool:
     for code in codes:
         mine = Counter(review.verdict(f) or "unreviewed" for f in unique if f.code == code)
         print(f"{code:8} " + " ".join(f"{mine[n]:>10}" for n in (*VERDICT_NAMES, "unreviewed")))
-    families: dict[str, Counter[str]] = defaultdict(Counter)
-    for fix in unique:
-        found = review.verdicts.get(fix.key)
-        if found is not None and found.verdict != "merge":
-            families[found.family or "?"][found.verdict] += 1
-    if families:
-        print("\nfixes to improve, by the family that owns them:")
-        for family, found in sorted(families.items()):
-            print(
-                f"  {family:10} "
-                + ", ".join(f"{VERDICT_NAMES[k]} {v}" for k, v in sorted(found.items()))
-            )
     ok = (
         len(review.files) >= MIN_FILES
         and len(review.repos) >= MIN_REPOS
@@ -385,33 +421,47 @@ def report(review: Review, runs: Sequence[RepoFixes], quiet: bool) -> bool:
             ok = False
     stale = set(review.verdicts) - {fix.key for fix in unique}
     if stale:
-        print(f"\n{len(stale)} stored verdicts match no fix of this run (fixes that changed)")
+        print(
+            f"\n{len(stale)} stored verdicts match no fix of this run (the fix changed, or is "
+            "no longer made)"
+        )
     if not quiet:
-        for name in ("wrong", "edit", "unreviewed"):
-            listed = [f for f in unique if (review.verdict(f) or "unreviewed") == name]
+        previous = review.previous
+        for name in ("wrong", "edit", "changed", "new"):
+            listed = [f for f in unique if review.status(f) == name]
             if not listed:
                 continue
-            print(f"\n{VERDICT_NAMES.get(name, name)} ({len(listed)}):")
+            title = {"changed": "changed since their verdict", "new": "new, never reviewed"}
+            print(f"\n{title.get(name, VERDICT_NAMES.get(name, name))} ({len(listed)}):")
             for fix in sorted(listed, key=lambda f: (f.code, f.repo, f.path, f.row)):
                 found = review.verdicts.get(fix.key)
                 why = f"  -- {found.reason}" if found else ""
                 created = "" if fix.original else " (a finding an earlier fix created)"
-                first = fix.inserted.strip().splitlines()[0][:70] if fix.inserted.strip() else ""
                 print(
                     f"  {fix.code} {fix.repo}@{fix.commit[:7]}:{fix.path}:{fix.row}{created}"
-                    f"  {first}{why}"
+                    f"  {_first(fix.inserted)}{why}"
                 )
+                for old in previous.get(fix.key[:4], []) if name == "changed" else ():
+                    print(f"      was: {_first(old.inserted)}  [{old.verdict}: {old.reason}]")
     return ok
+
+
+def _first(text: str) -> str:
+    """The first line of an inserted text, shortened for a listing."""
+    return text.strip().splitlines()[0][:70] if text.strip() else ""
 
 
 def _pending(review: Review, path: Path) -> int:
     """Write the unreviewed fixes as verdict records to fill in (with their hunks)."""
     records = []
+    previous = review.previous
     for fix in review.unique():
         if review.verdict(fix) is None:
-            record = {k: getattr(fix, k) for k in KEYS}
+            record: dict[str, Any] = {k: getattr(fix, k) for k in KEYS}
             record.update(verdict=None, family="", reason="", mode=fix.mode, row=fix.row,
                           message=fix.message, hunk=fix.hunk)  # fmt: skip
+            # What the same finding's fix wrote when it was last reviewed, and the verdict.
+            record["previous"] = [asdict(old) for old in previous.get(fix.key[:4], [])]
             records.append(record)
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
     return len(records)

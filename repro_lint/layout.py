@@ -121,7 +121,13 @@ def line_length(path: Path | None) -> int:
 # -- the header of a module -------------------------------------------------------------------
 
 DOC, FUTURE, IMPORT, CONST, DEF, OTHER = "doc", "future", "import", "const", "def", "other"
-_HEADER_KINDS = frozenset({DOC, FUTURE, IMPORT, CONST})
+# A statement that changes the environment or the import path between imports
+# (``os.environ[...] = ...``, ``os.environ.setdefault(...)``, ``sys.path.insert(...)``): the
+# imports after it still open the module (pycodestyle's E402 allows them, as ruff does).
+SETUP = "setup"
+_HEADER_KINDS = frozenset({DOC, FUTURE, IMPORT, CONST, SETUP})
+# The objects whose changes count as set-up: module, attribute.
+_SETUP_OBJECTS = frozenset({("os", "environ"), ("sys", "path")})
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,8 +237,42 @@ def _import_names(node: cst.Import | cst.ImportFrom) -> tuple[ImportName, ...]:
     return (ImportName(module, None, len(node.relative), True),)
 
 
-def statement_kind(node: cst.CSTNode, first: bool) -> tuple[str, tuple[ImportName, ...]]:
-    """What a top-level statement is to the header, and the names it imports."""
+def _setup_object(node: cst.BaseExpression, imported: Sequence[ImportName]) -> bool:
+    """Whether ``node`` is ``os.environ`` or ``sys.path`` (the module as the file imports it:
+    ``import os``, ``import os as o``), possibly subscripted or with a method looked up."""
+    while isinstance(node, cst.Subscript | cst.Attribute):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+            for name in imported:
+                module = name.module if name.asname else name.module.split(".")[0]
+                if not name.is_from and (name.asname or module) == node.value.value:
+                    return (module, node.attr.value) in _SETUP_OBJECTS
+            return False
+        node = node.value
+    return False
+
+
+def _is_setup(node: cst.SimpleStatementLine, imported: Sequence[ImportName]) -> bool:
+    for small in node.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            target: cst.BaseExpression = small.value.func
+            if not isinstance(target, cst.Attribute):
+                return False
+        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+            target = small.targets[0].target
+            if not isinstance(target, cst.Subscript):
+                return False
+        else:
+            return False
+        if not _setup_object(target, imported):
+            return False
+    return True
+
+
+def statement_kind(
+    node: cst.CSTNode, first: bool, imported: Sequence[ImportName] = ()
+) -> tuple[str, tuple[ImportName, ...]]:
+    """What a top-level statement is to the header, and the names it imports (``imported``:
+    the names the statements before it import)."""
     if first and _is_docstring(node):
         return DOC, ()
     if isinstance(node, cst.FunctionDef | cst.ClassDef):
@@ -248,6 +288,8 @@ def statement_kind(node: cst.CSTNode, first: bool) -> tuple[str, tuple[ImportNam
         )
         future = all(n.is_from and n.module == "__future__" and not n.level for n in names)
         return (FUTURE if future else IMPORT), names
+    if _is_setup(node, imported):
+        return SETUP, ()
     for small in node.body:
         if isinstance(small, cst.Assign):
             targets: list[cst.BaseExpression] = [t.target for t in small.targets]
@@ -272,6 +314,7 @@ class HeaderRecorder:
 
     def __init__(self) -> None:
         self._statements: list[Statement] = []
+        self._imported: list[ImportName] = []
         self._after: Statement | None = None
         self._open: tuple[int, int, int, str, tuple[ImportName, ...]] | None = None
         self.done = False
@@ -279,7 +322,7 @@ class HeaderRecorder:
     def enter(self, node: cst.CSTNode, lead: int, leading: Sequence[cst.EmptyLine]) -> None:
         if self.done:
             return
-        kind, names = statement_kind(node, first=not self._statements)
+        kind, names = statement_kind(node, first=not self._statements, imported=self._imported)
         text = lead + _blank_prefix(leading)
         row = lead + len(leading)
         if kind not in _HEADER_KINDS:
@@ -293,6 +336,7 @@ class HeaderRecorder:
             return
         lead, text, row, kind, names = self._open
         self._statements.append(Statement(lead, text, row, max(end, row), kind, names))
+        self._imported.extend(names)
         self._open = None
 
     def header(self) -> Header:

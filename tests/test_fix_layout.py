@@ -286,6 +286,61 @@ def test_a_helper_goes_after_the_imports_and_constants_of_a_script() -> None:
     )
 
 
+def test_a_helper_goes_after_imports_that_follow_an_environment_setting() -> None:
+    # Before: the header ended at the `os.environ` line between the imports (where a fix may
+    # have put it), so `def seed_worker` landed above `import torch` and the imports after it
+    # broke E402.
+    source = """\
+        import os
+        import random
+
+        import numpy as np
+
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Noisy(Dataset):
+            def __init__(self):
+                self.rng = np.random.default_rng(0)
+
+            def __getitem__(self, index):
+                return self.rng.normal()
+
+
+        loader = DataLoader(Noisy(), batch_size=8, num_workers=2)
+        """
+    out = fixed(source, select="RPL301")
+    assert "from torch.utils.data import DataLoader, Dataset\n\n\ndef seed_worker(" in out
+    assert out.index("def seed_worker") > out.index("import torch\n")
+
+
+@pytest.mark.parametrize(
+    ("imports", "statement", "kind"),
+    [
+        ("import os\n", 'os.environ["OMP_NUM_THREADS"] = "1"\n', layout.SETUP),
+        ("import os as system\n", 'system.environ.setdefault("A", "1")\n', layout.SETUP),
+        ("import os.path\n", 'os.environ.update({"A": "1"})\n', layout.SETUP),
+        ("import sys\n", 'sys.path.insert(0, "src")\n', layout.SETUP),
+        # Not the module: a name that only looks like it.
+        ("from config import os\n", 'os.environ["A"] = "1"\n', layout.OTHER),
+        ("import os\n", 'os.makedirs("out")\n', layout.OTHER),
+        ("import os\n", "os.environ.setdefault('A', '1'); print()\n", layout.OTHER),
+    ],
+)
+def test_environment_settings_between_imports_belong_to_the_header(
+    imports: str, statement: str, kind: str
+) -> None:
+    header = layout.header_of(cst.parse_module(imports + statement + "import torch\n"))
+    kinds = [s.kind for s in header.statements]
+    if kind == layout.SETUP:
+        assert kinds == [layout.IMPORT, layout.SETUP, layout.IMPORT] and header.after is None
+    else:
+        assert kinds == [layout.IMPORT] and header.after is not None
+        assert header.after.kind == kind
+
+
 # -- counts -------------------------------------------------------------------------------------
 
 
