@@ -145,6 +145,19 @@ class EditBuilder:
                 )
                 code = layout.fit_call(self.module, old, extras, room)
                 return Edit(code, start_of(syntactic), end_of(syntactic))
+        if _wraps(new, old):
+            assert isinstance(new, cst.Call)
+            syntactic = self.positions.syntactic(old)
+            if syntactic.start.line == syntactic.end.line:
+                room = layout.room_at(
+                    self._all_lines(),
+                    (syntactic.start.line, syntactic.start.column),
+                    (syntactic.end.line, syntactic.end.column),
+                    block,
+                    self.width,
+                )
+                code = layout.fit_wrapper(self.module, new, room)
+                return Edit(code, start_of(syntactic), end_of(syntactic))
         if isinstance(new, cst.BaseExpression):
             return Edit(layout.absolute_code(self.module, new, block), start, end)
         return Edit(self.module.code_for_node(new), start, end)
@@ -203,6 +216,14 @@ class EditBuilder:
         if lines[-1] == "":
             return Location(len(lines), 1), ""
         return Location(len(lines), len(lines[-1]) + 1), self.newline
+
+
+def _wraps(new: cst.CSTNode, old: cst.CSTNode) -> bool:
+    """Whether ``new`` is a call whose only argument is ``old`` (``sorted(x)`` for ``x``)."""
+    if not isinstance(new, cst.Call) or len(new.args) != 1:
+        return False
+    (arg,) = new.args
+    return arg.keyword is None and not arg.star and arg.value.deep_equals(old)
 
 
 def _appended(old: cst.Call, new: cst.Call) -> list[cst.Arg]:

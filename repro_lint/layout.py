@@ -774,6 +774,30 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     return code(exploded)
 
 
+def fit_wrapper(module: cst.Module, call: cst.Call, room: Room) -> str:
+    """The code of ``call``, a call that wraps the one-line expression at ``room`` (``sorted(x)``
+    replacing ``x``): on one line when that line stays within the line length (or no longer
+    than it was), else with its argument on a line of its own (black's layout)."""
+    text = absolute_code(module, call, room.block)
+    lines = _lines(text, room)
+    inner = call.args[0].value
+    was = room.column + len(module.code_for_node(inner)) + room.tail
+    if all(len(line) <= max(room.width, was) for line in lines):
+        return text
+    step = module.default_indent if module.default_indent.strip() == "" else "    "
+    indent = room.indent + step
+    (arg,) = call.args
+    broken = call.with_changes(
+        whitespace_before_args=_line_break(indent),
+        args=[
+            arg.with_changes(
+                comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_line_break(room.indent)
+            )
+        ],
+    )
+    return absolute_code(module, broken, room.block)
+
+
 def _any_break(call: cst.Call) -> bool:
     return any(
         isinstance(arg.comma, cst.Comma) and _has_break(arg.comma.whitespace_after)
@@ -848,6 +872,7 @@ __all__ = [
     "after_imports",
     "first_party_finder",
     "fit_call",
+    "fit_wrapper",
     "header_of",
     "import_edits",
     "import_text",

@@ -252,6 +252,32 @@ def test_place_import_follows_isort_sections() -> None:
     assert place(header('"""Doc."""'), "torch") == (3, "import torch\n\n")
 
 
+def test_a_wrapping_call_that_would_pass_the_line_length_puts_its_argument_on_a_line() -> None:
+    # Before: `sorted(...)` around a listing pushed the line past 88 columns (E501).
+    source = """\
+        import os
+
+        from torch.utils.data import Dataset
+
+
+        class Files(Dataset):
+            def __init__(self, root):
+                self.files = [os.path.join(root, name) for name in os.listdir(root) if name]
+                self.names = [name for name in os.listdir(root)]
+
+            def __getitem__(self, index):
+                return self.files[index], self.names[index]
+        """
+    out = fixed(source, select="RPL305")
+    assert (
+        "        self.files = [os.path.join(root, name) for name in sorted(\n"
+        "            os.listdir(root)\n"
+        "        ) if name]\n"
+        "        self.names = [name for name in sorted(os.listdir(root))]\n"
+    ) in out
+    assert max(len(line) for line in out.splitlines()) <= 88
+
+
 # -- helper functions -------------------------------------------------------------------------
 
 
