@@ -521,10 +521,16 @@ def import_edits(
 
 
 def after_imports(header: Header, row: int) -> bool:
-    """Whether ``row`` is the line right after the module's import block (code inserted there
-    needs a blank line before it, or isort reports the block)."""
-    block = _import_block(header)
-    return bool(block) and row == block[-1].end + 1
+    """Whether ``row`` is the line right after one of the module's import blocks (a run of
+    imports, which a set-up statement or a constant may end; code inserted there needs a
+    blank line before it, or isort reports the block)."""
+    statements = header.statements
+    return any(
+        statement.kind in (FUTURE, IMPORT)
+        and statement.end + 1 == row
+        and (index + 1 == len(statements) or statements[index + 1].kind not in (FUTURE, IMPORT))
+        for index, statement in enumerate(statements)
+    )
 
 
 def place_definition(header: Header, lines: Sequence[str], newline: str) -> Placement:

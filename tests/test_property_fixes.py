@@ -360,6 +360,9 @@ def tidy_programs(draw: st.DrawFn) -> tuple[str, int, bool]:
         lines += ["from __future__ import annotations", ""]
     if stdlib:
         lines += [f"import {module}" for module in stdlib] + [""]
+    if "os" in stdlib and draw(st.booleans()):
+        # An environment setting between the imports (E402 allows it): the header goes on.
+        lines += ['os.environ.setdefault("OMP_NUM_THREADS", "1")']
     third = [line for line in (numpy, "import torch") if line]
     if nn:
         third.append("import torch.nn as nn")
@@ -376,8 +379,17 @@ def tidy_programs(draw: st.DrawFn) -> tuple[str, int, bool]:
         draws.append("random.random()")
     if numpy:
         draws.append(f"{numpy.split()[-1]}.random.rand()")
+    lines += ["class Noisy(Dataset):"]
+    if "os" in stdlib and draw(st.booleans()):
+        # A file listing whose `sorted(...)` may pass the line length.
+        suffix = "." + "x" * draw(st.integers(0, 40)) + "npy"
+        lines += [
+            "    def __init__(self):",
+            f'        self.files = [name for name in os.listdir(".") if name.endswith("{suffix}")]',
+            "",
+        ]
+        draws.append("len(self.files[index % 2])")
     lines += [
-        "class Noisy(Dataset):",
         "    def __len__(self):",
         "        return 64",
         "",
