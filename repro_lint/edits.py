@@ -156,11 +156,39 @@ class EditBuilder:
                     block,
                     self.width,
                 )
-                code = layout.fit_wrapper(self.module, new, room)
+                code = layout.wrapper_fits(self.module, new, room)
+                if code is None:
+                    split = self._split_comprehension(old, new, block)
+                    if split is not None:
+                        return split
+                    code = layout.break_wrapper(self.module, new, room)
                 return Edit(code, start_of(syntactic), end_of(syntactic))
         if isinstance(new, cst.BaseExpression):
             return Edit(layout.absolute_code(self.module, new, block), start, end)
         return Edit(self.module.code_for_node(new), start, end)
+
+    def _split_comprehension(self, old: cst.CSTNode, new: cst.Call, block: str) -> Edit | None:
+        """When ``old`` is what a one-line comprehension iterates over: the comprehension with
+        ``new`` in its place and its brackets' content on a line of its own, if that fits."""
+        finder = _IteratedBy(old)
+        self.module.visit(finder)
+        comprehension = finder.found
+        if comprehension is None:
+            return None
+        span = self.positions.syntactic(comprehension)
+        if span.start.line != span.end.line:
+            return None
+        room = layout.room_at(
+            self._all_lines(),
+            (span.start.line, span.start.column),
+            (span.end.line, span.end.column),
+            block,
+            self.width,
+        )
+        replaced = comprehension.deep_replace(old, new)
+        assert isinstance(replaced, layout.Comprehension)
+        code = layout.split_brackets(self.module, replaced, room)
+        return None if code is None else Edit(code, start_of(span), end_of(span))
 
     def _leading(self, row: int) -> str:
         line = self._line(row)
@@ -216,6 +244,26 @@ class EditBuilder:
         if lines[-1] == "":
             return Location(len(lines), 1), ""
         return Location(len(lines), len(lines[-1]) + 1), self.newline
+
+
+class _IteratedBy(cst.CSTVisitor):
+    """Finds the bracketed comprehension (list, set, dict) that iterates over ``node``."""
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+        self.found: layout.Comprehension | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found is not None:
+            return False
+        if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp):
+            loop: cst.CompFor | None = node.for_in
+            while loop is not None:
+                if loop.iter is self.node:
+                    self.found = node
+                    return False
+                loop = loop.inner_for_in
+        return True
 
 
 def _wraps(new: cst.CSTNode, old: cst.CSTNode) -> bool:

@@ -780,21 +780,26 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     return code(exploded)
 
 
-def fit_wrapper(module: cst.Module, call: cst.Call, room: Room) -> str:
+def wrapper_fits(module: cst.Module, call: cst.Call, room: Room) -> str | None:
     """The code of ``call``, a call that wraps the one-line expression at ``room`` (``sorted(x)``
-    replacing ``x``): on one line when that line stays within the line length (or no longer
-    than it was), else with its argument on a line of its own (black's layout)."""
+    replacing ``x``), when it stays on one line: within the line length, or on a line that was
+    already longer than that. None when the line would pass the line length."""
     text = absolute_code(module, call, room.block)
-    lines = _lines(text, room)
-    inner = call.args[0].value
-    was = room.column + len(module.code_for_node(inner)) + room.tail
-    if all(len(line) <= max(room.width, was) for line in lines):
+    was = room.column + len(module.code_for_node(call.args[0].value)) + room.tail
+    if was > room.width or all(len(line) <= room.width for line in _lines(text, room)):
         return text
-    step = module.default_indent if module.default_indent.strip() == "" else "    "
-    indent = room.indent + step
+    return None
+
+
+def _step(module: cst.Module) -> str:
+    return module.default_indent if module.default_indent.strip() == "" else "    "
+
+
+def break_wrapper(module: cst.Module, call: cst.Call, room: Room) -> str:
+    """``call`` (see ``wrapper_fits``) with its argument on a line of its own."""
     (arg,) = call.args
     broken = call.with_changes(
-        whitespace_before_args=_line_break(indent),
+        whitespace_before_args=_line_break(room.indent + _step(module)),
         args=[
             arg.with_changes(
                 comma=cst.MaybeSentinel.DEFAULT, whitespace_after_arg=_line_break(room.indent)
@@ -802,6 +807,30 @@ def fit_wrapper(module: cst.Module, call: cst.Call, room: Room) -> str:
         ],
     )
     return absolute_code(module, broken, room.block)
+
+
+Comprehension = cst.ListComp | cst.SetComp | cst.DictComp
+
+
+def split_brackets(module: cst.Module, node: Comprehension, room: Room) -> str | None:
+    """A one-line comprehension at ``room`` with what its brackets hold on a line of its own
+    (black's layout), when that line stays within the line length; else None."""
+    inner = _line_break(room.indent + _step(module))
+    outer = _line_break(room.indent)
+    if isinstance(node, cst.ListComp):
+        split: cst.BaseExpression = node.with_changes(
+            lbracket=node.lbracket.with_changes(whitespace_after=inner),
+            rbracket=node.rbracket.with_changes(whitespace_before=outer),
+        )
+    else:
+        split = node.with_changes(
+            lbrace=node.lbrace.with_changes(whitespace_after=inner),
+            rbrace=node.rbrace.with_changes(whitespace_before=outer),
+        )
+    text = absolute_code(module, split, room.block)
+    if all(len(line) <= room.width for line in _lines(text, room)):
+        return text
+    return None
 
 
 def _any_break(call: cst.Call) -> bool:
@@ -876,9 +905,9 @@ __all__ = [
     "Statement",
     "absolute_code",
     "after_imports",
+    "break_wrapper",
     "first_party_finder",
     "fit_call",
-    "fit_wrapper",
     "header_of",
     "import_edits",
     "import_text",
@@ -889,4 +918,6 @@ __all__ = [
     "place_import",
     "room_at",
     "section_of",
+    "split_brackets",
+    "wrapper_fits",
 ]
