@@ -156,13 +156,13 @@ class EditBuilder:
                     block,
                     self.width,
                 )
-                code = layout.wrapper_fits(self.module, new, room)
-                if code is None:
+                inline = layout.wrapper_fits(self.module, new, room)
+                if inline is None:
                     split = self._split_comprehension(old, new, block)
                     if split is not None:
                         return split
-                    code = layout.break_wrapper(self.module, new, room)
-                return Edit(code, start_of(syntactic), end_of(syntactic))
+                    inline = layout.break_wrapper(self.module, new, room)
+                return Edit(inline, start_of(syntactic), end_of(syntactic))
         if isinstance(new, cst.BaseExpression):
             return Edit(layout.absolute_code(self.module, new, block), start, end)
         return Edit(self.module.code_for_node(new), start, end)
