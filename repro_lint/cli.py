@@ -527,6 +527,8 @@ def _check_paths(
             err=True,
         )
     fixed_by_file: dict[str, Counter[str]] = {}
+    # The findings of the original files: what a --fix run reports as found.
+    originally = sum(len(result.diagnostics) for result in results)
     if fix or diff:
         paths_by_name = {f.display: f.path for f in found.files}
         results, fixed_by_file, diffs = _fix_files(
@@ -540,7 +542,15 @@ def _check_paths(
                 click.echo(f"Would fix {total} error{'s' if total != 1 else ''}.", err=True)
             sys.exit(reports.exit_code(0, diff_changes=bool(diffs)))
     files = {f.display: f.path for f in found.files}
-    _report(results, lambda: settings.rules, config, files, shown, fixed_by_file)
+    _report(
+        results,
+        lambda: settings.rules,
+        config,
+        files,
+        shown,
+        fixed_by_file,
+        found=originally if fix else None,
+    )
 
 
 def _report(
@@ -550,6 +560,7 @@ def _report(
     files: Mapping[str, Path],
     shown: _Shown,
     fixed_by_file: Mapping[str, Counter[str]] | None = None,
+    found: int | None = None,
 ) -> NoReturn:
     """Print the findings in the chosen format and exit with the status they call for."""
     from repro_lint import report as reports
@@ -566,6 +577,7 @@ def _report(
         shown.show_fixes,
         dict(fixed_by_file or {}),
         read=_source_reader(files),
+        found=found,
     )
     with _output(shown.output_file) as out:
         if shown.statistics:
@@ -718,6 +730,9 @@ def _fix_files(
     for name, outcome in sorted(outcomes.items()):
         if not outcome.changed:
             by_name[name] = outcome.result
+            if +outcome.fixed:
+                # Its findings went with an edit of another file of the run.
+                fixed_by_file[name] = outcome.fixed
             continue
         data, decoded = originals[name]
         if not write:
@@ -797,11 +812,11 @@ def _check_stdin(
     load = memoized_loader(summary_loader(settings, cache))
     read = _notebook_stdin if notebooks.is_notebook(stdin_filename) else _python_stdin
     try:
-        result, fixed = read(data, name, path, settings, fix, diff, applicable, load)
+        result, fixed, found = read(data, name, path, settings, fix, diff, applicable, load)
     finally:
         if cache is not None:
             cache.save()
-    report = reports.Report([result], settings.rules, applicable, fixed)
+    report = reports.Report([result], settings.rules, applicable, fixed, found=found)
     # With --fix, stdout carries the fixed source: the findings go to stderr.
     stream_name = output_file
     fmt = settings.config.output_format
@@ -839,7 +854,7 @@ def _python_stdin(
     diff: bool,
     applicable: frozenset[FixSafety],
     load: Any,
-) -> tuple[FileResult, Counter[str]]:
+) -> tuple[FileResult, Counter[str], int | None]:
     """Lint (and with --fix print the fixed) Python source read from stdin."""
     from repro_lint import report as reports
     from repro_lint.engine import lint_text
@@ -851,10 +866,10 @@ def _python_stdin(
     except SourceError as error:
         if fix:
             sys.stdout.buffer.write(data)
-        return error_result(name, error), Counter()
+        return error_result(name, error), Counter(), None
     result = lint_text(decoded.text, name, settings, path, load)
     if not (fix or diff):
-        return result, Counter()
+        return result, Counter(), None
 
     def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
         return {n: lint_text(t, n, settings, path, load) for n, t in texts.items()}
@@ -866,7 +881,7 @@ def _python_stdin(
         sys.exit(reports.exit_code(0, diff_changes=outcome.changed))
     sys.stdout.buffer.write(decoded.encode(outcome.text))
     sys.stdout.flush()
-    return outcome.result, outcome.fixed
+    return outcome.result, outcome.fixed, outcome.found
 
 
 def _notebook_stdin(
@@ -878,7 +893,7 @@ def _notebook_stdin(
     diff: bool,
     applicable: frozenset[FixSafety],
     load: Any,
-) -> tuple[FileResult, Counter[str]]:
+) -> tuple[FileResult, Counter[str], int | None]:
     """Lint (and with --fix print the fixed) notebook read from stdin."""
     from repro_lint import notebooks
     from repro_lint import report as reports
@@ -886,19 +901,19 @@ def _notebook_stdin(
     from repro_lint.source import SourceError, error_result
 
     if not (fix or diff):
-        return notebooks.lint(data, name, text_linter(settings, path, load)), Counter()
+        return notebooks.lint(data, name, text_linter(settings, path, load)), Counter(), None
     try:
         outcome = notebooks.fix(data, name, text_linter(settings, path, load), applicable)
     except SourceError as error:
         if fix:
             sys.stdout.buffer.write(data)
-        return error_result(name, error), Counter()
+        return error_result(name, error), Counter(), None
     if diff:
         click.echo(outcome.diff, nl=False)
         sys.exit(reports.exit_code(0, diff_changes=outcome.data is not None))
     sys.stdout.buffer.write(outcome.data if outcome.data is not None else data)
     sys.stdout.flush()
-    return outcome.result, outcome.fixed
+    return outcome.result, outcome.fixed, None
 
 
 @main.command()

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from pathlib import Path
 
 import libcst as cst
 from libcst.metadata import CodeRange
 
+from repro_lint import layout
+from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Edit, Location
 from repro_lint.fixes import reindent
 from repro_lint.names import Names
@@ -32,18 +35,44 @@ def end_of(rng: CodeRange) -> Location:
 class EditBuilder:
     """Turns a rule's NodeEdits into text Edits for one file."""
 
-    def __init__(self, text: str, module: cst.Module, names: Names, positions: Positions):
+    def __init__(
+        self,
+        text: str,
+        module: cst.Module,
+        names: Names,
+        positions: Positions,
+        path: Path | None = None,
+    ):
         self.module = module
         self.names = names
         self.positions = positions
         self.newline = module.default_newline
+        self.path = path
         self._lines: list[str] | None = None
         self._text = text
+        self._header: layout.Header | None = None
+        self._width: int | None = None
 
-    def _line(self, row: int) -> str:
+    @property
+    def header(self) -> layout.Header:
+        if self._header is None:
+            self._header = layout.header_of(self.module)
+        return self._header
+
+    @property
+    def width(self) -> int:
+        if self._width is None:
+            self._width = layout.line_length(self.path)
+        return self._width
+
+    def _all_lines(self) -> list[str]:
         if self._lines is None:
             self._lines = NEWLINE.split(self._text)
-        return self._lines[row - 1] if row - 1 < len(self._lines) else ""
+        return self._lines
+
+    def _line(self, row: int) -> str:
+        lines = self._all_lines()
+        return lines[row - 1] if row - 1 < len(lines) else ""
 
     def _indent(self, node: cst.CSTNode) -> str:
         start = self.positions.syntactic(node).start
@@ -69,8 +98,7 @@ class EditBuilder:
     def _build_one(self, edit: NodeEdit) -> Edit | None:
         newline = self.newline
         if isinstance(edit, Replace):
-            rng = self.positions.inclusive(edit.node)
-            return Edit(self.module.code_for_node(edit.new), start_of(rng), end_of(rng))
+            return self._replace(edit)
         if isinstance(edit, InsertBefore):
             start = start_of(self.positions.syntactic(edit.statement))
             indent = self._indent(edit.statement)
@@ -79,6 +107,10 @@ class EditBuilder:
             content = newline.join(
                 line[len(indent) :] if i == 0 else line for i, line in enumerate(lines)
             )
+            if not indent and self._follows_imports(start.row, edit.code):
+                # Right after the import block: a blank line keeps the block what isort
+                # (ruff I001) wants.
+                content = newline + content
             return Edit(content + newline + indent, start, start)
         if isinstance(edit, InsertAfter):
             end = end_of(self.positions.inclusive(edit.statement))
@@ -86,8 +118,87 @@ class EditBuilder:
             content = "".join(line + newline for line in self._lines_of(edit.code, indent))
             if end.column != 1:
                 content = newline + content.removesuffix(newline)
+            elif not indent and self._follows_imports(end.row, edit.code):
+                content = newline + content
             return Edit(content, end, end)
         return self._add_import(edit)
+
+    def _follows_imports(self, row: int, code: str) -> bool:
+        """Whether code inserted at the start of ``row`` would directly follow the import
+        block (and is not itself an import)."""
+        first = code.lstrip().split("\n", 1)[0]
+        if first.startswith(("import ", "from ")):
+            return False
+        return layout.after_imports(self.header, row)
+
+    def _replace(self, edit: Replace) -> Edit:
+        rng = self.positions.inclusive(edit.node)
+        start, end = start_of(rng), end_of(rng)
+        block = self.positions.statement_indent(edit.node)
+        if block is None:
+            block = self._leading(start.row)
+        old, new = edit.node, edit.new
+        if isinstance(old, cst.Call) and isinstance(new, cst.Call):
+            extras = _appended(old, new)
+            if extras:
+                syntactic = self.positions.syntactic(old)
+                room = layout.room_at(
+                    self._all_lines(),
+                    (syntactic.start.line, syntactic.start.column),
+                    (syntactic.end.line, syntactic.end.column),
+                    block,
+                    self.width,
+                )
+                code = layout.fit_call(self.module, old, extras, room)
+                return Edit(code, start_of(syntactic), end_of(syntactic))
+        if _wraps(new, old):
+            assert isinstance(new, cst.Call)
+            syntactic = self.positions.syntactic(old)
+            if syntactic.start.line == syntactic.end.line:
+                room = layout.room_at(
+                    self._all_lines(),
+                    (syntactic.start.line, syntactic.start.column),
+                    (syntactic.end.line, syntactic.end.column),
+                    block,
+                    self.width,
+                )
+                inline = layout.wrapper_fits(self.module, new, room)
+                if inline is None:
+                    split = self._split_comprehension(old, new, block)
+                    if split is not None:
+                        return split
+                    inline = layout.break_wrapper(self.module, new, room)
+                return Edit(inline, start_of(syntactic), end_of(syntactic))
+        if isinstance(new, cst.BaseExpression):
+            return Edit(layout.absolute_code(self.module, new, block), start, end)
+        return Edit(self.module.code_for_node(new), start, end)
+
+    def _split_comprehension(self, old: cst.CSTNode, new: cst.Call, block: str) -> Edit | None:
+        """When ``old`` is what a one-line comprehension iterates over: the comprehension with
+        ``new`` in its place and its brackets' content on a line of its own, if that fits."""
+        finder = _IteratedBy(old)
+        self.module.visit(finder)
+        comprehension = finder.found
+        if comprehension is None:
+            return None
+        span = self.positions.syntactic(comprehension)
+        if span.start.line != span.end.line:
+            return None
+        room = layout.room_at(
+            self._all_lines(),
+            (span.start.line, span.start.column),
+            (span.end.line, span.end.column),
+            block,
+            self.width,
+        )
+        replaced = comprehension.deep_replace(old, new)
+        assert isinstance(replaced, layout.Comprehension)
+        code = layout.split_brackets(self.module, replaced, room)
+        return None if code is None else Edit(code, start_of(span), end_of(span))
+
+    def _leading(self, row: int) -> str:
+        line = self._line(row)
+        return line[: len(line) - len(line.lstrip())]
 
     def _add_import(self, edit: AddImport) -> Edit | None:
         top = edit.module.split(".", 1)[0]
@@ -105,9 +216,24 @@ class EditBuilder:
             bound_at = self.positions.syntactic(binding.statement).start.line
             if bound_at < self.positions.syntactic(edit.before).start.line:
                 return None
-        statement = f"import {edit.module}" + (f" as {edit.asname}" if edit.asname else "")
-        location, prefix = self._import_anchor()
-        return Edit(prefix + statement + self.newline, location, location)
+        name = layout.ImportName(edit.module, edit.asname)
+        end, lead = self._import_anchor()
+        root = find_project_root(self.path) if self.path is not None else None
+        placed = layout.place_import(
+            self.header,
+            name,
+            self.newline,
+            layout.first_party_finder(self.path, root),
+            (end.row, end.column, lead),
+        )
+        location = Location(placed.row, placed.column)
+        if edit.before is not None:
+            before = self.positions.syntactic(edit.before).start.line
+            if placed.row > before:
+                # An import block out of order: the sorted place is after the use.
+                statement = layout.import_text(name)
+                return Edit(lead + statement + self.newline, end, end)
+        return Edit(placed.text, location, location)
 
     def _import_anchor(self) -> tuple[Location, str]:
         """Where new imports go: after the docstring and ``from __future__`` imports."""
@@ -124,6 +250,56 @@ class EditBuilder:
         if lines[-1] == "":
             return Location(len(lines), 1), ""
         return Location(len(lines), len(lines[-1]) + 1), self.newline
+
+
+class _IteratedBy(cst.CSTVisitor):
+    """Finds the bracketed comprehension (list, set, dict) that iterates over ``node``."""
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+        self.found: layout.Comprehension | None = None
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.found is not None:
+            return False
+        if isinstance(node, cst.ListComp | cst.SetComp | cst.DictComp):
+            loop: cst.CompFor | None = node.for_in
+            while loop is not None:
+                if loop.iter is self.node:
+                    self.found = node
+                    return False
+                loop = loop.inner_for_in
+        return True
+
+
+def _wraps(new: cst.CSTNode, old: cst.CSTNode) -> bool:
+    """Whether ``new`` is a call whose only argument is ``old`` (``sorted(x)`` for ``x``)."""
+    if not isinstance(new, cst.Call) or len(new.args) != 1:
+        return False
+    (arg,) = new.args
+    return arg.keyword is None and not arg.star and arg.value.deep_equals(old)
+
+
+def _appended(old: cst.Call, new: cst.Call) -> list[cst.Arg]:
+    """The keyword arguments ``new`` adds at the end of ``old`` (empty when ``new`` is not
+    ``old`` plus keyword arguments)."""
+    if len(new.args) <= len(old.args):
+        return []
+    for before, after in zip(old.args, new.args, strict=False):
+        before_key = before.keyword.value if before.keyword is not None else None
+        after_key = after.keyword.value if after.keyword is not None else None
+        if before_key != after_key or before.star != after.star:
+            return []
+    extras = list(new.args[len(old.args) :])
+    if not all(extra.keyword is not None and not extra.star for extra in extras):
+        return []
+    if _dotted_code(old.func) != _dotted_code(new.func):
+        return []
+    return extras
+
+
+def _dotted_code(node: cst.BaseExpression) -> str:
+    return cst.Module(body=[]).code_for_node(node)
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:

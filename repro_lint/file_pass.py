@@ -284,7 +284,15 @@ def _lint_parsed(
     if not context.reports and unused_noqa is None:
         return FileResult(filename, (), summary=summary)
     diagnostics = _diagnostics(
-        text, filename, module, names, context.reports, comments, unused_noqa, context.positions
+        text,
+        filename,
+        module,
+        names,
+        context.reports,
+        comments,
+        unused_noqa,
+        context.positions,
+        path,
     )
     # Positions come from libcst's tree, which does not always reproduce the file: it drops a
     # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
@@ -360,6 +368,7 @@ def _diagnostics(
     comments: list[tuple[cst.Comment, int]] | None,
     unused_noqa: Sequence[type[Rule]] | None,
     positions: Positions,
+    path: Path | None = None,
 ) -> list[Diagnostic]:
     """Positioned, suppressed and de-duplicated findings; with ``unused_noqa`` (the rules that
     ran), also RPL901's findings for noqa entries that suppressed none of them. Every node is
@@ -384,7 +393,7 @@ def _diagnostics(
     suppressions = _suppressions(comments or [], text)
     known = {code for code in rule_table.BY_CODE} | set(rule_table.BY_NAME)
     protected = suppressions.protected_rows(known)
-    builder = EditBuilder(text, module, names, positions)
+    builder = EditBuilder(text, module, names, positions, path)
     out: list[Diagnostic] = []
     seen: set[tuple[str, int, int, str]] = set()
     used: dict[Directive, set[str]] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, FixSafety, Location
@@ -41,23 +41,40 @@ def _offset(starts: list[int], text: str, location: Location) -> int:
     return min(starts[location.row - 1] + location.column - 1, len(text))
 
 
-def apply_edits(text: str, edits: Iterable[Edit]) -> str:
-    """Apply non-overlapping edits (positions refer to ``text``)."""
+Span = tuple[int, int, str]
+
+
+def _spans(text: str, edits: Iterable[Edit]) -> list[Span]:
     starts = _line_starts(text)
-    spans = sorted(
+    return sorted(
         (
             (_offset(starts, text, e.location), _offset(starts, text, e.end_location), e.content)
             for e in edits
         ),
         key=lambda span: (span[0], span[1]),
     )
+
+
+def _unjoined(text: str, start: int, end: int, content: str) -> str:
+    """``content`` such that it joins no line break of ``text`` with one of its own: after a
+    line that ends in a lone ``\r``, a ``\n`` would turn two line breaks into one ``\r\n``."""
+    if content.startswith("\n") and start > 0 and text[start - 1] == "\r":
+        content = "\r" + content
+    if content.endswith("\r") and text[end : end + 1] == "\n":
+        content += "\n"
+    return content
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> str:
+    """Apply non-overlapping edits (positions refer to ``text``)."""
+    spans = _spans(text, edits)
     out: list[str] = []
     cursor = 0
     for start, end, content in spans:
         if start < cursor:
             raise ValueError("overlapping edits")
         out.append(text[cursor:start])
-        out.append(content)
+        out.append(_unjoined(text, start, end, content))
         cursor = end
     out.append(text[cursor:])
     return "".join(out)
@@ -140,18 +157,118 @@ def _broken(result: FileResult) -> bool:
     return any(d.code == PARSE_ERROR for d in result.diagnostics)
 
 
+def map_offset(offset: int, text: str, spans: Sequence[Span]) -> int | None:
+    """Where ``offset`` of ``text`` is once ``spans`` (sorted, from ``_spans``) are applied:
+    text inserted at it comes before it, a replacement that starts at it starts there, and an
+    offset inside a replaced span survives only inside an unchanged prefix of it."""
+    shift = 0
+    for start, end, content in spans:
+        if start > offset:
+            break
+        if end <= offset and not (start == offset < end):
+            shift += len(content) - (end - start)
+            continue
+        if start == offset:
+            return offset + shift
+        # Inside the replaced text: kept where the new text starts the same way.
+        if content[: offset - start] == text[start:offset]:
+            return offset + shift
+        return None
+    return offset + shift
+
+
+_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+
+
+def inserted_text(text: str, edit: Edit) -> str:
+    """What ``edit`` adds to ``text``: its content without the parts of the replaced text it
+    keeps (a keyword appended to a call is the keyword and the line break before it, not the
+    whole call). Compared token by token; separate insertions are joined by " … "."""
+    starts = _line_starts(text)
+    old = text[_offset(starts, text, edit.location) : _offset(starts, text, edit.end_location)]
+    if not old:
+        return edit.content
+    # Matched from the end, so that text kept at the end (the closing parenthesis of an
+    # extended call) pairs with the end, not with a parenthesis inside the new text.
+    before, after = _TOKEN.findall(old)[::-1], _TOKEN.findall(edit.content)[::-1]
+    matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
+    parts = [
+        "".join(after[j1:j2][::-1])
+        for tag, _, _, j1, j2 in matcher.get_opcodes()
+        if tag in ("insert", "replace")
+    ]
+    return " … ".join(parts[::-1])
+
+
+def _location_offset(text: str, starts: list[int], location: Location) -> int:
+    return _offset(starts, text, location)
+
+
+@dataclass(frozen=True)
+class AppliedFix:
+    """A fix the loop applied: its finding, whether that finding was in the original text
+    (not created by an earlier fix), and, per file it edited, the text it inserted (what its
+    edits add, without the text they keep)."""
+
+    diagnostic: Diagnostic
+    original: bool
+    inserted: tuple[tuple[str, str], ...]
+
+
 @dataclass
 class FixOutcome:
-    """What fixing did to one file."""
+    """What fixing did to one file. ``found`` counts the findings of the original text;
+    ``fixed`` counts, per code, those of them that the fixes removed (findings that a fix
+    created and a later fix removed are neither); ``applied`` lists the fixes applied to the
+    findings of this file, in order."""
 
     original: str
     text: str
     result: FileResult
     fixed: Counter[str] = field(default_factory=Counter)
+    found: int = 0
+    applied: list[AppliedFix] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
         return self.text != self.original
+
+
+class _Tracker:
+    """Follows a file's original findings (code and offset) through the edits of each round,
+    so that the findings left at the end can be told apart from those fixes created."""
+
+    def __init__(self, text: str, result: FileResult) -> None:
+        starts = _line_starts(text)
+        self.found = len(result.diagnostics)
+        self.keys: list[tuple[str, int | None]] = [
+            (d.code, _location_offset(text, starts, d.location)) for d in result.diagnostics
+        ]
+
+    def holds(self, text: str, diagnostic: Diagnostic) -> bool:
+        """Whether ``diagnostic`` (of the current ``text``) is one of the original findings."""
+        offset = _location_offset(text, _line_starts(text), diagnostic.location)
+        return (diagnostic.code, offset) in self.keys
+
+    def follow(self, text: str, edits: Sequence[Edit]) -> None:
+        spans = _spans(text, edits)
+        self.keys = [
+            (code, None if offset is None else map_offset(offset, text, spans))
+            for code, offset in self.keys
+        ]
+
+    def fixed(self, text: str, result: FileResult) -> Counter[str]:
+        starts = _line_starts(text)
+        left: Counter[tuple[str, int | None]] = Counter(
+            (d.code, _location_offset(text, starts, d.location)) for d in result.diagnostics
+        )
+        out: Counter[str] = Counter()
+        for key in self.keys:
+            if left[key] > 0:
+                left[key] -= 1
+            else:
+                out[key[0]] += 1
+        return out
 
 
 def fix_texts(
@@ -168,6 +285,7 @@ def fix_texts(
     are kept only if every file they change still parses; otherwise the round's fixes are
     retried one at a time, and one that breaks a file on its own is never tried again."""
     outcomes = {name: FixOutcome(texts[name], texts[name], results[name]) for name in texts}
+    trackers = {name: _Tracker(texts[name], results[name]) for name in texts}
     rejected: set[tuple[str, str, int, int]] = set()
 
     def key(diagnostic: Diagnostic) -> tuple[str, str, int, int]:
@@ -189,10 +307,21 @@ def fix_texts(
         for name, result in fresh.items():
             if name in outcomes:
                 outcomes[name].result = result
-        for name, text in changed.items():
-            outcomes[name].text = text
+        grouped = edits_by_file(chosen)
         for diagnostic in chosen:
-            outcomes[diagnostic.filename].fixed[diagnostic.code] += 1
+            owner = outcomes.get(diagnostic.filename)
+            if owner is None or diagnostic.fix is None:
+                continue
+            inserted = tuple(
+                (target(edit, diagnostic.filename), inserted_text(outcomes[name].text, edit))
+                for edit in diagnostic.fix.edits
+                if (name := target(edit, diagnostic.filename)) in outcomes
+            )
+            original = trackers[diagnostic.filename].holds(owner.text, diagnostic)
+            owner.applied.append(AppliedFix(diagnostic, original, inserted))
+        for name, text in changed.items():
+            trackers[name].follow(outcomes[name].text, grouped.get(name, []))
+            outcomes[name].text = text
 
     # True when the results in hand come from a relint of texts that were then not kept.
     stale = False
@@ -228,6 +357,12 @@ def fix_texts(
         for name, result in relint(current({})).items():
             if name in outcomes:
                 outcomes[name].result = result
+    for name, outcome in outcomes.items():
+        tracker = trackers[name]
+        outcome.found = tracker.found
+        # A finding can go because of an edit in another file (a seed added to the entry
+        # point that reaches this module): counted here too.
+        outcome.fixed = tracker.fixed(outcome.text, outcome.result)
     return outcomes
 
 

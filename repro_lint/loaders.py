@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
 
+from repro_lint import layout
 from repro_lint import randomness as rng
 from repro_lint.arguments import (
     argument,
     dict_literal_items,
     literal_bool,
     literal_str,
-    with_keyword,
 )
 from repro_lint.names import Names, dotted_name
 from repro_lint.positions import Positions
@@ -287,10 +287,13 @@ class _Pending:
 class LoaderFacts:
     """The data-loading part of one file's summary (fed by ``project.SummaryCollector``)."""
 
-    def __init__(self, context: FileContext) -> None:
+    def __init__(self, context: FileContext, text: str = "") -> None:
         self._names = context.names
         self._module = context.module
         self._positions = context.positions
+        self._path = context.path
+        self._text = text
+        self._split: list[str] | None = None
         self._seed = context.config.seed
         self._scopes: list[_Scope] = [_Scope("module")]
         self._classes: list[str] = []
@@ -305,6 +308,11 @@ class LoaderFacts:
         self._object_uses: dict[str, set[str]] = {}
         self._flags: set[str] = set()
         self._key = ""
+
+    def _lines(self) -> list[str]:
+        if self._split is None:
+            self._split = re.split(r"\r\n?|\n", self._text)
+        return self._split
 
     # -- scopes -------------------------------------------------------------------------------
 
@@ -866,12 +874,21 @@ class LoaderFacts:
             seed = f"{seed} + {pending.rank}"
         call, indent = pending.node, site.indent
         value = f"{generator}().manual_seed({seed})"
-        record["generator"] = expression_code(
-            self._module, with_keyword(call, "generator", value), indent
+        # Laid out as the call is, within the file's line length.
+        found = positions.syntactic(call)
+        room = layout.room_at(
+            self._lines(),
+            (found.start.line, found.start.column),
+            (found.end.line, found.end.column),
+            indent,
+            layout.line_length(self._path),
+        )
+        record["generator"] = layout.fit_call(
+            self._module, call, [layout.keyword_arg("generator", value)], room
         )
         record["import"] = binding is None
         if loader:
-            record["init"] = expression_code(
-                self._module, with_keyword(call, "worker_init_fn", HELPER), indent
+            record["init"] = layout.fit_call(
+                self._module, call, [layout.keyword_arg("worker_init_fn", HELPER)], room
             )
         return record

@@ -282,14 +282,29 @@ class Notebook:
             )
             fix = Fix(fix.applicability, fix.message, edits)
         noqa_row = self.locate(Location(d.noqa_row, 1))[1].row if d.noqa_row else None
+        if fix is not None:
+            fix = Fix(fix.applicability, self.cite(fix.message, d.filename), fix.edits)
         return replace(
             d,
+            message=self.cite(d.message, d.filename),
             location=start,
             end_location=end,
             fix=fix,
             noqa_row=noqa_row,
             properties=(*d.properties, ("cell", number)),
         )
+
+    def cite(self, text: str, filename: str) -> str:
+        """``text`` with its references to rows of the joined module (``nb.ipynb:46``) as the
+        cells' rows (``cell 3:4``)."""
+        if not text or filename + ":" not in text:
+            return text
+
+        def cell_row(match: re.Match[str]) -> str:
+            number, where = self.locate(Location(int(match.group(1)), 1))
+            return f"cell {number}:{where.row}"
+
+        return re.sub(rf"{re.escape(filename)}:(\d+)\b", cell_row, text)
 
     # -- writing back -------------------------------------------------------------------------
 

@@ -129,6 +129,14 @@ class Positions:
         """Tell which statement (the innermost) holds ``node``."""
         self._register(node, statement)
 
+    def statement_indent(self, node: cst.CSTNode) -> str | None:
+        """The indentation of the innermost statement known to hold ``node`` (see
+        ``within``), None when no statement was named for it."""
+        roots = self._roots.get(node)
+        statement = node if node in self._starts else (roots[0] if roots else None)
+        start = self._starts.get(statement) if statement is not None else None
+        return None if start is None else start[1]
+
     def hint(self, node: cst.CSTNode, top: cst.CSTNode | None) -> None:
         """Tell which top-level statement holds ``node`` (None: the module's header or
         footer)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from repro_lint import layout
 from repro_lint import randomness as rng
 from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
@@ -488,15 +489,30 @@ class Program:
         ``before``; None when a name is taken or the imports would land after ``before``."""
         if not modules:
             return ()
-        if any(module in unit.summary.get("taken", ()) for module in modules):
+        taken = unit.summary.get("taken", ())
+        names = [layout.parse_import(module) for module in modules]
+        if any((n.asname or n.module) in taken for n in names):
             return None
+        edits = tuple(
+            Edit(p.text, Location(p.row, p.column), Location(p.row, p.column))
+            for p in self._import_placements(unit, names)
+        )
+        if any(edit.location > before for edit in edits):
+            return None
+        return edits
+
+    def _import_placements(
+        self, unit: Unit, names: Sequence[layout.ImportName]
+    ) -> list[layout.Placement]:
+        """Where ``import`` lines for ``names`` go in ``unit``: sorted into its import block."""
         newline = str(unit.summary.get("newline", "\n"))
+        header = layout.Header.from_json(unit.summary.get("header"))
         row, column, lead = unit.summary["anchor"]
-        where = Location(int(row), int(column))
-        if where > before:
-            return None
-        text = str(lead) + "".join(f"import {module}{newline}" for module in modules)
-        return (Edit(text, where, where),)
+        root = find_project_root(unit.path) if unit.path is not None else None
+        first_party = layout.first_party_finder(unit.path, root)
+        return layout.import_edits(
+            header, names, newline, first_party, (int(row), int(column), str(lead))
+        )
 
     # -- profiles -----------------------------------------------------------------------------
 
@@ -829,9 +845,14 @@ class Program:
                     best = text
         if best is not None:
             return best, None
-        top = qualified.split(".", 1)[0]
-        if top in unit.summary.get("taken", ()):
+        top, _, rest = qualified.partition(".")
+        taken = unit.summary.get("taken", ())
+        if top in taken:
             return None
+        alias = layout.CONVENTIONAL_ALIASES.get(top)
+        if alias is not None and alias not in taken:
+            # ``import numpy as np``, as the community (and ruff's ICN001) spells it.
+            return alias + ("." + rest if rest else ""), f"{top} as {alias}"
         return qualified, top
 
     def seed_lines(
@@ -876,17 +897,54 @@ class Program:
             + "".join(indent + reindent(line, unit_indent) + newline for line in lines)
             + suffix
         )
+        header = layout.Header.from_json(unit.summary.get("header"))
+        if not indent and not prefix and lines and layout.after_imports(header, at.row):
+            # Code right after the import block: a blank line keeps the block what isort
+            # (ruff I001) wants.
+            body = newline + body
         edits: list[Edit] = []
-        if imports:
-            row, column, lead = unit.summary["anchor"]
-            where = Location(int(row), int(column))
+        placements = self._import_placements(
+            unit, [layout.parse_import(module) for module in imports]
+        )
+        for placed in placements:
+            where = Location(placed.row, placed.column)
             if where > at:
                 return None
-            text = str(lead) + "".join(f"import {module}{newline}" for module in imports)
             if where == at and end is None:
-                return (Edit(text + body, at, at),)
-            edits.append(Edit(text, where, where))
+                body = placed.text + body
+                continue
+            edits.append(Edit(placed.text, where, where))
         edits.append(Edit(body, at, end or at))
+        return tuple(edits)
+
+    def definition(
+        self, unit: Unit, lines: Sequence[str], imports: Sequence[str], before: Location
+    ) -> tuple[Edit, ...] | None:
+        """Edits adding a top-level function (``lines``, unindented) after the imports and
+        constants that open ``unit``, with PEP 8's blank lines, and the ``imports`` it needs;
+        None when that place is not before ``before`` (where the function is first used)."""
+        newline = str(unit.summary.get("newline", "\n"))
+        header = layout.Header.from_json(unit.summary.get("header"))
+        # Nested lines follow the file's own indentation unit (a tab-indented file stays so).
+        unit_indent = str(unit.summary.get("indent", INDENT))
+        lines = [reindent(line, unit_indent) for line in lines]
+        placed = layout.place_definition(header, lines, newline)
+        at = Location(placed.row, placed.column)
+        if at > before:
+            return None
+        edits: list[Edit] = []
+        body = placed.text
+        for found in self._import_placements(
+            unit, [layout.parse_import(module) for module in imports]
+        ):
+            where = Location(found.row, found.column)
+            if where > at:
+                return None
+            if where == at:
+                body = found.text + body
+                continue
+            edits.append(Edit(found.text, where, where))
+        edits.append(Edit(body, at, at))
         return tuple(edits)
 
     def function_start(self, unit: Unit, key: str) -> tuple[Location, str, list[str]] | None:

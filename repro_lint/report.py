@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -36,6 +37,9 @@ class Report:
     fixed_by_file: dict[str, Counter[str]] = field(default_factory=dict)
     # Reads a file's text when a result does not carry it (code frames need it).
     read: Callable[[str], str | None] | None = None
+    # With --fix: how many findings the original files had (``fixed`` counts only those of
+    # them that fixes removed, so findings a fix created are never counted as found or fixed).
+    found: int | None = None
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -75,20 +79,23 @@ def _summary(report: Report, out: TextIO) -> None:
             out.write(f"- {filename}:\n")
             for code, count in sorted(counts.items()):
                 out.write(f"    {count} x {code}\n")
-    if not diagnostics:
-        if fixed:
-            out.write(
-                f"Found {fixed} error{'s' if fixed != 1 else ''} ({fixed} fixed, 0 remaining).\n"
-            )
-        else:
-            out.write("All checks passed!\n")
-        return
     count = len(diagnostics)
-    noun = "error" if count == 1 else "errors"
+    if not diagnostics and not fixed:
+        out.write("All checks passed!\n")
+        return
     if fixed:
-        out.write(f"Found {count + fixed} errors ({fixed} fixed, {count} remaining).\n")
+        found = report.found if report.found is not None else count + fixed
+        # Findings that fixes created and left: part of what remains, never of what was found.
+        introduced = max(0, count + fixed - found)
+        extra = f", {introduced} of them from fixes" if introduced else ""
+        out.write(
+            f"Found {found} error{'s' if found != 1 else ''} "
+            f"({fixed} fixed, {count} remaining{extra}).\n"
+        )
     else:
-        out.write(f"Found {count} {noun}.\n")
+        out.write(f"Found {count} error{'s' if count != 1 else ''}.\n")
+    if not diagnostics:
+        return
     fixable = sum(1 for d in diagnostics if report.fixable(d))
     hidden = sum(
         1
@@ -173,14 +180,39 @@ def render_full(report: Report, out: TextIO) -> None:
 # -- machine formats --------------------------------------------------------------------------
 
 
+def absolute_filename(filename: str) -> str:
+    """A file's name as the JSON formats give it: absolute, as ruff's are (stdin as named)."""
+    if filename == "-" or filename.startswith("<"):
+        return filename
+    return os.path.abspath(filename)
+
+
+def diagnostic_json(d: Diagnostic) -> dict[str, Any]:
+    """A finding in ruff's JSON shape: absolute file names, and ``cell`` (null outside
+    notebooks) after the file name."""
+    data: dict[str, Any] = {}
+    for key, value in d.to_json().items():
+        if key == "cell":
+            continue
+        data[key] = absolute_filename(value) if key == "filename" else value
+        if key == "filename":
+            data["cell"] = d.cell
+    fix = data.get("fix")
+    if fix is not None:
+        for edit in fix["edits"]:
+            if "filename" in edit:
+                edit["filename"] = absolute_filename(edit["filename"])
+    return data
+
+
 def render_json(report: Report, out: TextIO) -> None:
-    json.dump([d.to_json() for d in report.diagnostics], out, indent=2, ensure_ascii=False)
+    json.dump([diagnostic_json(d) for d in report.diagnostics], out, indent=2, ensure_ascii=False)
     out.write("\n")
 
 
 def render_json_lines(report: Report, out: TextIO) -> None:
     for d in report.diagnostics:
-        out.write(json.dumps(d.to_json(), ensure_ascii=False) + "\n")
+        out.write(json.dumps(diagnostic_json(d), ensure_ascii=False) + "\n")
 
 
 def _github_escape(text: str, property_value: bool = False) -> str:

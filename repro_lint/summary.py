@@ -19,12 +19,13 @@ import libcst as cst
 
 from repro_lint import randomness as rng
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.layout import CONVENTIONAL_ALIASES, HeaderRecorder
 from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 6
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -35,6 +36,8 @@ _LINE_BREAK = re.compile(r"\r\n?|\n")
 # Names a seed fix may need to import; a file that binds one of them to something else
 # gets no fix for that family.
 _FIX_MODULES = ("torch", "numpy", "random")
+# Names a fix may bind: the modules above and the conventional aliases it imports them as.
+_FIX_NAMES = (*_FIX_MODULES, *CONVENTIONAL_ALIASES.values())
 # Whether a library module is (possibly) project code is decided per summary: never for the
 # top-level packages in randomness.LIBRARIES, unless the file belongs to that package itself.
 
@@ -155,11 +158,14 @@ class SummaryCollector:
         self._spawn_contexts: set[str] = set()
         self._fresh_start = False
         self._anchor: list[Json] | None = None
+        # The docstring, imports and constants that open the module (where fixes put imports
+        # and helper functions).
+        self._header = HeaderRecorder()
         self._top_count = 0
         self._bindings: list[list[Json]] = []
         self._binding_statements: dict[int, list[tuple[str, str]]] = {}
         # DataLoaders, samplers and the generators datasets own (the data-loading rules).
-        self._data = LoaderFacts(context)
+        self._data = LoaderFacts(context, text)
         for binding in self._names.bindings():
             top = binding.qualified.split(".", 1)[0]
             if binding.is_import and binding.module_level and top in _FIX_MODULES:
@@ -216,6 +222,7 @@ class SummaryCollector:
             self._bindings.append([local, qualified, row])
         if top and not self._scopes:
             self._top_level(node, row)
+            self._header.enter(node, self.row, leading)
 
     def _top_level(self, node: cst.CSTNode, row: int) -> None:
         first = self._top_count == 0
@@ -230,6 +237,8 @@ class SummaryCollector:
 
     def _leave(self, node: cst.CSTNode) -> None:
         entry = self._open.pop()
+        if not self._open and not self._scopes:
+            self._header.leave(self.row - 1)
         if entry.index >= 0:
             self._table[entry.index][1] = self.row - 1
         if (
@@ -684,7 +693,7 @@ class SummaryCollector:
                 or qualified in self._seed_functions
             ):
                 exports[binding.local] = qualified
-        taken = [name for name in _FIX_MODULES if self._taken(name)]
+        taken = [name for name in _FIX_NAMES if self._taken(name)]
         anchor = self._anchor or self._end_anchor()
         data = self._data.summary()
         return {
@@ -704,6 +713,7 @@ class SummaryCollector:
             "fresh_start": self._fresh_start,
             "imports": self._imports,
             "anchor": anchor,
+            "header": self._header.header().to_json(),
             "bindings": self._bindings,
             "taken": taken,
             "noqa": self._noqa,

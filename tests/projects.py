@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import os
 import textwrap
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 
 def write(root: Path, files: Mapping[str, str], config: str = "") -> None:
@@ -16,3 +19,23 @@ def write(root: Path, files: Mapping[str, str], config: str = "") -> None:
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text), encoding="utf-8", newline="")
+
+
+def relative_json(text: str, root: Path | None = None) -> Any:
+    """The findings of a JSON report with their file names (absolute, as ruff's) relative to
+    ``root`` (default: the working directory), so tests can compare them with short names."""
+    base = Path.cwd() if root is None else root
+    found = json.loads(text)
+    for finding in found if isinstance(found, list) else ():
+        finding["filename"] = _relative(finding["filename"], base)
+        for edit in (finding.get("fix") or {}).get("edits", ()):
+            if "filename" in edit:
+                edit["filename"] = _relative(edit["filename"], base)
+    return found
+
+
+def _relative(name: str, base: Path) -> str:
+    path = Path(name)
+    if not path.is_absolute():
+        return name
+    return Path(os.path.relpath(path, base)).as_posix()

@@ -3,12 +3,12 @@ other files are still checked."""
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from projects import relative_json
 
 from repro_lint.cli import main
 
@@ -41,7 +41,7 @@ def test_every_bad_file_is_a_diagnostic_and_the_rest_is_checked(
     )
     assert result.exit_code == 1
     assert "Traceback" not in result.stdout + result.stderr
-    found = {(d["filename"], d["code"], d["location"]["row"]) for d in json.loads(result.stdout)}
+    found = {(d["filename"], d["code"], d["location"]["row"]) for d in relative_json(result.stdout)}
     assert ("good.py", "RPL201", 2) in found
     assert ("x.py/inner.py", "RPL201", 2) in found
     assert ("big.py", "RPL201", 50_002) in found
@@ -50,7 +50,7 @@ def test_every_bad_file_is_a_diagnostic_and_the_rest_is_checked(
     assert ("undecodable.py", "RPL000", 2) in found
     assert ("dangling.py", "RPL000", 1) in found
     assert not any(name == "empty.py" for name, _, _ in found)
-    messages = {d["filename"]: d["message"] for d in json.loads(result.stdout)}
+    messages = {d["filename"]: d["message"] for d in relative_json(result.stdout)}
     assert "broken symbolic link" in messages["dangling.py"]
 
 

@@ -17,6 +17,7 @@ import jsonschema
 import pytest
 import yaml
 from click.testing import CliRunner
+from projects import relative_json
 
 from repro_lint.cli import main
 
@@ -85,7 +86,8 @@ def repro_lint(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def json_findings(cwd: Path) -> list[dict[str, Any]]:
     result = repro_lint("repro-lint . --output-format json --no-cache", cwd)
-    findings: list[dict[str, Any]] = json.loads(result.stdout)
+    # Relative to the project, as the annotations and the Code Quality report name them.
+    findings: list[dict[str, Any]] = relative_json(result.stdout, cwd)
     assert findings, "the example project has hazards"
     return findings
 

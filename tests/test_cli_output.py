@@ -29,6 +29,7 @@ def normalise(text: str, cwd: Path) -> str:
     """Make output independent of the machine: the working directory and the version."""
     return (
         text.replace(cwd.as_uri(), "file:///PROJECT")
+        .replace(str(cwd), "/PROJECT")
         .replace(f'"version": "{__version__}"', '"version": "VERSION"')
         .replace(f'"semanticVersion": "{__version__}"', '"semanticVersion": "VERSION"')
     )
@@ -129,6 +130,7 @@ def test_json_keys_follow_ruff(monkeypatch: pytest.MonkeyPatch) -> None:
             "name",
             "message",
             "filename",
+            "cell",
             "location",
             "end_location",
             "fix",
@@ -136,7 +138,11 @@ def test_json_keys_follow_ruff(monkeypatch: pytest.MonkeyPatch) -> None:
             "severity",
             "url",
         }
-    bench = [i for i in items if i["filename"] == "bench.py" and i["code"] == "RPL201"]
+    # As ruff: absolute file names, and `cell` null outside notebooks.
+    assert all(Path(i["filename"]).is_absolute() and i["cell"] is None for i in items)
+    bench = [
+        i for i in items if i["filename"] == str(FIXTURES / "bench.py") and i["code"] == "RPL201"
+    ]
     assert [(i["location"]["row"], i["location"]["column"]) for i in bench] == [(5, 1), (11, 51)]
     assert bench[0]["fix"]["applicability"] == "safe"
     assert bench[0]["fix"]["edits"] == [

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -10,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from projects import relative_json
 
 from repro_lint.cli import main
 
@@ -24,7 +24,7 @@ def lint(cwd: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> list[dict[st
         catch_exceptions=False,
     )
     assert result.exit_code in (0, 1), result.stderr
-    findings: list[dict[str, object]] = json.loads(result.stdout)
+    findings: list[dict[str, object]] = relative_json(result.stdout)
     return findings
 
 

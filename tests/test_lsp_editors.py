@@ -15,6 +15,7 @@ from typing import Any
 
 import nbformat
 import pytest
+from projects import relative_json
 
 ROOT = Path(__file__).resolve().parent.parent
 EDITORS = ROOT / "docs" / "editors.md"
@@ -65,7 +66,9 @@ def test_problem_matcher_reads_every_finding_of_the_task(
     command = " ".join([task["command"], *(shlex.quote(arg) for arg in task["args"])])
     result = run(command, project)
     assert result.returncode == 1
-    expected = json.loads(run("repro-lint . --output-format json --no-cache", project).stdout)
+    expected = relative_json(
+        run("repro-lint . --output-format json --no-cache", project).stdout, project
+    )
     lines = result.stdout.splitlines()
     assert len(lines) == len(expected)
     for line, finding in zip(lines, expected, strict=True):
@@ -108,7 +111,9 @@ def test_stdin_recipes_run_as_written(project: Path, code_blocks: Blocks) -> Non
     as_json = run(json_line, project)
     assert concise.returncode == as_json.returncode == 1
     findings = json.loads(as_json.stdout)
-    assert findings and {f["filename"] for f in findings} == {"src/train.py"}
+    # JSON names files absolutely (as ruff does); the concise lines relative to the project.
+    assert findings and {f["filename"] for f in findings} == {str(project / "src" / "train.py")}
+    findings = relative_json(as_json.stdout, project)
     heads = [regexp.fullmatch(line) for line in concise.stdout.splitlines()]
     matched = [m for m in heads if m is not None]
     assert [(m.group(pattern["file"]), int(m.group(pattern["line"]))) for m in matched] == [

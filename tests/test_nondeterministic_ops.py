@@ -669,6 +669,7 @@ def test_fix_after_future_import_adds_torch() -> None:
         "from __future__ import annotations\n"
         "import torch\n"
         "from torch.nn import functional as F\n"
+        "\n"
         "torch.use_deterministic_algorithms(True, warn_only=True)\n"
         "y = F.pad(x, (1, 1, 1, 1), mode='replicate')\n"
     )

@@ -9,6 +9,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner, Result
+from projects import relative_json
 
 from repro_lint.cli import main
 
@@ -56,7 +57,7 @@ def run(root: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
 
 
 def findings(result: Result) -> list[dict[str, object]]:
-    data: list[dict[str, object]] = json.loads(result.stdout)
+    data: list[dict[str, object]] = relative_json(result.stdout)
     return data
 
 

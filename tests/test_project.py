@@ -274,8 +274,8 @@ def test_diff_shows_project_fixes_without_writing(project: Path) -> None:
     before = (project / "train.py").read_text(encoding="utf-8")
     result = CliRunner().invoke(main, ["check", str(project), "--diff", "--no-cache"])
     assert result.exit_code == 1
-    assert "+import numpy\n" in result.output
-    assert "+    numpy.random.seed(0)  # noqa: NPY002" in result.output
+    assert "+import numpy as np\n" in result.output
+    assert "+    np.random.seed(0)  # noqa: NPY002" in result.output
     assert "+    torch.backends.cudnn.deterministic = True" in result.output
     assert (project / "train.py").read_text(encoding="utf-8") == before
 

@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import hypothesmith
 import libcst as cst
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from repro_lint.config import Config
@@ -301,3 +306,171 @@ def test_hypothesmith_grammar_programs(text: str) -> None:
 def test_properties_hold_on_known_shapes(text: str) -> None:
     # The properties themselves, on inputs whose fixes are known to edit something.
     check_program(text)
+
+
+# -- fixes keep a tidy file tidy ------------------------------------------------------------------
+#
+# Programs in the shapes real training scripts have, written the way ruff's isort and pycodestyle
+# want them (sorted import sections, blank lines, the line length of the project's config): when
+# the original passes `ruff check --select E,F,I,W`, the fixed file must pass too. The fixes
+# touch the import block, extend calls laid out in every common style, and add a helper
+# function; ruff is the real one, run on the files as a user would.
+
+RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+RUFF_EXAMPLES = max(10, EXAMPLES // 3)
+# Torch from 2.10 no longer needs CUBLAS_WORKSPACE_CONFIG: that fix's placement is not what is
+# tested here.
+TIDY_SETTINGS = Settings.from_config(Config(target_torch="2.13"))
+LOADER_ARGS = ["dataset", "batch_size=BATCH_SIZE", "shuffle=True", "num_workers=WORKERS"]
+EXTRA_ARGS = ["pin_memory=True", "drop_last=True", "persistent_workers=True", "timeout=60"]
+
+
+def _loader(name: str, args: list[str], layout: str, indent: str) -> list[str]:
+    head = f"{indent}{name} = DataLoader("
+    if layout == "one-line":
+        return [head + ", ".join(args) + ")"]
+    if layout == "hanging":
+        return [head, f"{indent}    " + ", ".join(args), f"{indent})"]
+    if layout == "vertical":
+        return [head, *(f"{indent}    {arg}," for arg in args), f"{indent})"]
+    if layout == "vertical-no-comma":
+        lines = [f"{indent}    {arg}," for arg in args]
+        lines[-1] = lines[-1][:-1]
+        return [head, *lines, f"{indent})"]
+    # Visual indentation: the arguments aligned with the opening parenthesis.
+    aligned = " " * len(head)
+    return [head + args[0] + ",", aligned + ", ".join(args[1:]) + ")"]
+
+
+@st.composite
+def tidy_programs(draw: st.DrawFn) -> tuple[str, int, bool]:
+    """(source, line length, whether it imports the project's own package)."""
+    width = draw(st.sampled_from([88, 100, 120]))
+    stdlib = sorted(draw(st.sets(st.sampled_from(["argparse", "os", "random", "sys", "time"]))))
+    numpy = draw(st.sampled_from([None, "import numpy as np", "import numpy"]))
+    nn = draw(st.booleans())
+    sklearn = draw(st.booleans())
+    split = draw(st.booleans())
+    first_party = draw(st.booleans())
+    script = draw(st.booleans())
+    lines: list[str] = []
+    if draw(st.booleans()):
+        lines += ['"""Train a small model."""', ""]
+    if draw(st.booleans()):
+        lines += ["from __future__ import annotations", ""]
+    if stdlib:
+        lines += [f"import {module}" for module in stdlib] + [""]
+    if "os" in stdlib and draw(st.booleans()):
+        # An environment setting between the imports (E402 allows it): the header goes on.
+        lines += ['os.environ.setdefault("OMP_NUM_THREADS", "1")']
+    third = [line for line in (numpy, "import torch") if line]
+    if nn:
+        third.append("import torch.nn as nn")
+    if sklearn:
+        third.append("from sklearn.cluster import KMeans")
+    data = "DataLoader, Dataset, random_split" if split else "DataLoader, Dataset"
+    third.append(f"from torch.utils.data import {data}")
+    lines += [*third, ""]
+    if first_party:
+        lines += ["from mypkg import helpers", ""]
+    lines += ["BATCH_SIZE = 32", "WORKERS = 4", "", ""]
+    draws = ["torch.rand(3)"]
+    if "random" in stdlib:
+        draws.append("random.random()")
+    if numpy:
+        draws.append(f"{numpy.split()[-1]}.random.rand()")
+    lines += ["class Noisy(Dataset):"]
+    if "os" in stdlib and draw(st.booleans()):
+        # A file listing whose `sorted(...)` may pass the line length.
+        suffix = "." + "x" * draw(st.integers(0, 40)) + "npy"
+        lines += [
+            "    def __init__(self):",
+            f'        self.files = [name for name in os.listdir(".") if name.endswith("{suffix}")]',
+            "",
+        ]
+        draws.append("len(self.files[index % 2])")
+    lines += [
+        "    def __len__(self):",
+        "        return 64",
+        "",
+        "    def __getitem__(self, index):",
+        "        return " + " + ".join(draws),
+        "",
+        "",
+    ]
+    used = [m for m in stdlib if m != "random"]
+    lines += [
+        "def report(value):",
+        "    print(" + ", ".join([*(f"{m}.__name__" for m in used), "value"]) + ")",
+        "",
+        "",
+    ]
+    indent = "" if script else "    "
+    body: list[str] = []
+    if draw(st.booleans()):
+        body.append(f"{indent}torch.backends.cudnn.benchmark = True")
+    body.append(f"{indent}dataset = Noisy()")
+    if split:
+        body.append(f"{indent}dataset, held_out = random_split(dataset, [48, 16])")
+    name = draw(st.sampled_from(["loader", "train_loader", "the_training_loader_of_this_run"]))
+    args = LOADER_ARGS + draw(st.lists(st.sampled_from(EXTRA_ARGS), unique=True, max_size=3))
+    layout = draw(
+        st.sampled_from(["one-line", "hanging", "vertical", "vertical-no-comma", "visual"])
+    )
+    body += _loader(name, args, layout, indent)
+    layer = "nn.Linear(3, 1)" if nn else "torch.nn.Linear(3, 1)"
+    body += [
+        f"{indent}model = {layer}",
+        f"{indent}optimizer = torch.optim.SGD(model.parameters(), lr=0.1)",
+        f"{indent}for batch in {name}:",
+        f"{indent}    loss = model(batch).sum()",
+        f"{indent}    optimizer.zero_grad()",
+        f"{indent}    loss.backward()",
+        f"{indent}    optimizer.step()",
+    ]
+    if sklearn:
+        body.append(f"{indent}report(KMeans(n_clusters=2).fit(model.weight.detach().numpy()))")
+    if first_party:
+        body.append(f"{indent}report(helpers)")
+    if split:
+        body.append(f"{indent}report(held_out)")
+    if script:
+        lines += body
+    else:
+        lines += ["def main():", *body, "", "", 'if __name__ == "__main__":', "    main()"]
+    return "\n".join(lines) + "\n", width, first_party
+
+
+def _ruff(folder: Path, name: str) -> list[str]:
+    """ruff's E, F, I and W findings for one file of ``folder`` (its config applies)."""
+    result = subprocess.run(
+        [RUFF, "check", "--no-cache", "--select", "E,F,I,W", "--output-format", "concise", name],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode in (0, 1), result.stderr
+    return [line for line in result.stdout.splitlines() if line.startswith(name + ":")]
+
+
+@settings(PROPERTY_SETTINGS, max_examples=RUFF_EXAMPLES)
+@given(tidy_programs())
+def test_fixes_keep_a_ruff_clean_file_clean(program: tuple[str, int, bool]) -> None:
+    text, width, first_party = program
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        (root / "pyproject.toml").write_text(
+            f'[project]\nname = "demo"\n\n[tool.ruff]\nline-length = {width}\n', encoding="utf-8"
+        )
+        if first_party:
+            (root / "mypkg").mkdir()
+            (root / "mypkg" / "__init__.py").write_text("helpers = 1\n", encoding="utf-8")
+        path = root / "train.py"
+        path.write_text(text, encoding="utf-8")
+        before = _ruff(root, "train.py")
+        assume(not before)
+        outcome = fix_source(text, TIDY_SETTINGS, ALL_FIXES, "train.py", path)
+        assert outcome.changed, "the program has fixable hazards"
+        path.write_text(outcome.text, encoding="utf-8")
+        assert _ruff(root, "train.py") == [], outcome.text

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
+from projects import relative_json
 
 import repro_lint.engine
 import repro_lint.files
@@ -35,7 +36,7 @@ def run(cwd: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> Result:
 
 
 def findings(result: Result) -> set[tuple[str, str, int]]:
-    return {(d["filename"], d["code"], d["location"]["row"]) for d in json.loads(result.stdout)}
+    return {(d["filename"], d["code"], d["location"]["row"]) for d in relative_json(result.stdout)}
 
 
 def run_process(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -101,7 +102,7 @@ def test_nesting_beyond_python_limits_is_rpl000_not_a_crash(tmp_path: Path, shap
     for jobs in ("1", "2"):
         result = run_process(tmp_path, ".", "--no-cache", "--output-format", "json", "-j", jobs)
         assert_clean_exit(result, 1)
-        found = {(d["filename"], d["code"]) for d in json.loads(result.stdout)}
+        found = {(d["filename"], d["code"]) for d in relative_json(result.stdout, tmp_path)}
         assert ("deep.py", "RPL000") in found
         assert ("deep.py", "RPL201") not in found
         assert {name for name, code in found if code == "RPL201"} == {
@@ -136,7 +137,7 @@ def test_large_file_is_fixed_without_losing_a_byte(
     (tmp_path / "large.py").write_text(source, encoding="utf-8")
     assert run(tmp_path, monkeypatch, ".", "--no-cache", "--fix").exit_code == 0
     expected = (
-        'import os\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+        'import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
         + source.replace("= True", "= False")
     )
     assert (tmp_path / "large.py").read_text(encoding="utf-8") == expected
@@ -163,7 +164,7 @@ def test_undecodable_file_is_rpl000_at_the_bad_byte(
     (tmp_path / "good.py").write_text(HAZARD, encoding="utf-8")
     result = run(tmp_path, monkeypatch, ".", "--no-cache", "--output-format", "json")
     assert result.exit_code == 1
-    diagnostics = json.loads(result.stdout)
+    diagnostics = relative_json(result.stdout)
     assert [(d["filename"], d["code"]) for d in diagnostics] == [
         ("bad.py", "RPL000"),
         ("good.py", "RPL201"),
@@ -208,13 +209,13 @@ ENDINGS = {
     "no-final-newline": (
         b"import torch\ntorch.use_deterministic_algorithms(True)",
         [("RPL204", 2, 1)],
-        b'import os\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+        b'import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
         b"import torch\ntorch.use_deterministic_algorithms(True)",
     ),
     "cr-insertion": (
         b"import torch\rtorch.use_deterministic_algorithms(True)\r",
         [("RPL204", 2, 1)],
-        b'import os\ros.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\r'
+        b'import os\r\ros.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\r'
         b"import torch\rtorch.use_deterministic_algorithms(True)\r",
     ),
     # libcst keeps a lone backslash line and the blank line after it as one header line.

@@ -19,8 +19,8 @@ from repro_lint.verify import INSTALL_HINT
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 CHECK_KEYS = {
-    "code", "name", "message", "filename", "location", "end_location", "fix", "noqa_row",
-    "severity", "url",
+    "code", "name", "message", "filename", "cell", "location", "end_location", "fix",
+    "noqa_row", "severity", "url",
 }  # fmt: skip
 
 

@@ -65,7 +65,8 @@ class DataloaderMissingGenerator(ProjectRule):
         Invalid(
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, batch_size=8, shuffle=True)\n",
             fixed="import torch\nfrom torch.utils.data import DataLoader\n"
-            "loader = DataLoader(ds, batch_size=8, shuffle=True, generator=torch.Generator().manual_seed(0))\n",
+            "loader = DataLoader(ds, batch_size=8, shuffle=True,\n"
+            "                    generator=torch.Generator().manual_seed(0))\n",
         ),
         Invalid(
             "from torch.utils.data import DataLoader\nloader = DataLoader(ds, 8, True)\n",

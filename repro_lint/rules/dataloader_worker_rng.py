@@ -140,11 +140,8 @@ class DataloaderWorkerRng(ProjectRule):
             "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
             "        return self.rng.normal()\n\n\n"
             "loader = DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
-            fixed="import random\nimport numpy as np\nimport torch\n"
+            fixed="import random\n\nimport numpy as np\nimport torch\n"
             "from torch.utils.data import DataLoader, Dataset\n\n\n"
-            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n"
-            "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
-            "        return self.rng.normal()\n\n\n"
             "def seed_worker(worker_id: int) -> None:\n"
             '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
             "    worker_seed = torch.initial_seed() % 2**32\n"
@@ -154,6 +151,9 @@ class DataloaderWorkerRng(ProjectRule):
             "    while isinstance(dataset, torch.utils.data.Subset):\n"
             "        dataset = dataset.dataset\n"
             "    dataset.rng = np.random.default_rng(worker_seed)\n\n\n"
+            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n"
+            "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
+            "        return self.rng.normal()\n\n\n"
             "loader = DataLoader(Noisy(), batch_size=2, num_workers=2, worker_init_fn=seed_worker)\n",
             note="the dataset owns a numpy Generator: every worker draws the same numbers",
         ),
@@ -351,6 +351,11 @@ class DataloaderWorkerRng(ProjectRule):
         # Imports in the order the seeding fixes use (torch, numpy, random), then others.
         order = {module: index for index, module in enumerate(FAMILIES)}
         imports.sort(key=lambda module: (order.get(module, len(order)), module))
+        # After the module's imports and constants, with PEP 8's blank lines; before the
+        # statement that uses it when the module opens with code.
+        placed = program.definition(unit, lines, imports, at)
+        if placed is not None:
+            return placed
         newline = str(unit.summary.get("newline", "\n"))
         return program.insertion(
             unit,

@@ -65,7 +65,7 @@ class MissingCublasWorkspaceConfig(Rule):
     INVALID = (
         Invalid(
             "import torch\n\ntorch.use_deterministic_algorithms(True)\n",
-            fixed='import os\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            fixed='import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
             "import torch\n\ntorch.use_deterministic_algorithms(True)\n",
             config=_OLD,
         ),

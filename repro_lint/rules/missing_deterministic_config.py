@@ -78,7 +78,7 @@ class MissingDeterministicConfig(ProjectRule):
             "import random\nimport torch.nn.functional as F\n\n\ndef step(x, w):\n"
             "    return F.conv2d(x, w)\n\n\nif __name__ == '__main__':\n    random.seed(0)\n"
             "    step(x, w)\n",
-            fixed="import torch\nimport random\nimport torch.nn.functional as F\n\n\ndef step(x, w):\n"
+            fixed="import random\nimport torch\nimport torch.nn.functional as F\n\n\ndef step(x, w):\n"
             "    return F.conv2d(x, w)\n\n\nif __name__ == '__main__':\n"
             "    torch.backends.cudnn.deterministic = True\n"
             "    torch.backends.cudnn.benchmark = False\n    random.seed(0)\n    step(x, w)\n",

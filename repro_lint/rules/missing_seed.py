@@ -87,7 +87,7 @@ class MissingSeed(ProjectRule):
         Invalid(
             "import random\nfrom torch import nn\n\n\ndef main():\n    model = nn.Linear(2, 2)\n"
             "    random.shuffle(items)\n\n\nif __name__ == '__main__': main()\n",
-            fixed="import torch\nimport random\nfrom torch import nn\n\n\ndef main():\n"
+            fixed="import random\nimport torch\nfrom torch import nn\n\n\ndef main():\n"
             "    model = nn.Linear(2, 2)\n    random.shuffle(items)\n\n\nif __name__ == '__main__':\n"
             "    torch.manual_seed(0)\n    random.seed(0)\n    main()\n",
             note="one finding for both generators; `import torch` is added",
@@ -103,7 +103,7 @@ class MissingSeed(ProjectRule):
             "import torch\nmodel = torch.nn.Linear(4, 1)\nopt = torch.optim.SGD(model.parameters(), 0.1)\n"
             "for x, y in batches:\n    loss = ((model(x) - y) ** 2).mean()\n    loss.backward()\n"
             "    opt.step()\n",
-            fixed="import torch\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(4, 1)\n"
+            fixed="import torch\n\ntorch.manual_seed(0)\nmodel = torch.nn.Linear(4, 1)\n"
             "opt = torch.optim.SGD(model.parameters(), 0.1)\n"
             "for x, y in batches:\n    loss = ((model(x) - y) ** 2).mean()\n    loss.backward()\n"
             "    opt.step()\n",

@@ -149,7 +149,7 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             "import torch\n\n"
             "counts = torch.zeros(10, device='cuda')\n"
             "counts.index_add_(0, labels, torch.ones(len(labels), device='cuda'))\n",
-            fixed="import torch\n"
+            fixed="import torch\n\n"
             "torch.use_deterministic_algorithms(True, warn_only=True)\n\n"
             "counts = torch.zeros(10, device='cuda')\n"
             "counts.index_add_(0, labels, torch.ones(len(labels), device='cuda'))\n",
@@ -173,7 +173,7 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         Invalid(
             "from torch import nn\nimport torch.nn.functional as F\n\n"
             "padded = F.pad(images, (1, 1, 1, 1), mode='replicate')\n",
-            fixed="import torch\nfrom torch import nn\nimport torch.nn.functional as F\n"
+            fixed="import torch\nfrom torch import nn\nimport torch.nn.functional as F\n\n"
             "torch.use_deterministic_algorithms(True, warn_only=True)\n\n"
             "padded = F.pad(images, (1, 1, 1, 1), mode='replicate')\n",
             config=_NEW,

@@ -98,7 +98,8 @@ class CrossReference:
             **self.trace.to_json(),
             "findings": [
                 {
-                    "filename": c.finding.diagnostic.filename,
+                    # Absolute, as in the check command's JSON (and ruff's).
+                    "filename": str(c.finding.path),
                     "location": c.finding.diagnostic.location.to_json(),
                     "code": c.finding.diagnostic.code,
                     "entry": c.finding.entry.id,

@@ -1,0 +1,88 @@
+"""The fix review harness (``benchmarks/realworld_fixes.py``): how applied fixes meet the stored
+verdicts, so that a fix that writes something new after a change of repro-lint shows up for
+review again, with the verdict it had."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import realworld_fixes as rf  # type: ignore[import-not-found]
+
+
+def verdict(code: str, inserted: str, name: str, family: str = "") -> rf.Verdict:
+    return rf.Verdict("o/r", "c" * 40, "train.py", code, inserted, name, "why", family)
+
+
+def applied(code: str, inserted: str) -> rf.AppliedFix:
+    return rf.AppliedFix("o/r", "c" * 40, "train.py", code, inserted, "safe", 3, "msg", True)
+
+
+def review(fixes: list[rf.AppliedFix], verdicts: list[rf.Verdict]) -> rf.Review:
+    return rf.Review(fixes, {v.key: v for v in verdicts}, {("o/r", "train.py")}, {"o/r"})
+
+
+def test_a_fix_that_changed_since_its_verdict_is_unreviewed_and_shows_the_old_one() -> None:
+    fixes = [
+        applied("RPL201", "False"),
+        applied("RPL101", "torch.manual_seed(args.seed)"),
+        applied("RPL302", "generator=g"),
+    ]
+    old = verdict("RPL101", "torch.manual_seed(0)", "edit", "seeding")
+    result = review(fixes, [verdict("RPL201", "False", "merge"), old])
+    assert [result.status(f) for f in fixes] == ["merge", "changed", "new"]
+    assert result.previous[fixes[1].key[:4]] == [old]
+    assert [result.family(f) for f in fixes] == ["determinism", "seeding", "data"]
+
+
+def test_a_verdict_names_the_family_that_owns_the_problem() -> None:
+    fix = applied("RPL302", "generator=g")
+    result = review([fix], [verdict("RPL302", "generator=g", "edit", "fixes")])
+    assert result.family(fix) == "fixes" and result.status(fix) == "edit"
+
+
+def test_the_report_gives_figures_per_family(capsys: pytest.CaptureFixture[str]) -> None:
+    fixes = [applied("RPL201", "False"), applied("RPL101", "torch.manual_seed(args.seed)")]
+    result = review(fixes, [verdict("RPL201", "False", "merge")])
+    run = rf.RepoFixes("o/r", "c" * 40, changed={"safe": ["train.py"]})
+    assert not rf.report(result, [run], quiet=False)  # one unreviewed fix: targets missed
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line.strip()}
+    assert rows["determinism"] == ["1", "0", "0", "0", "0", "100%"]
+    assert rows["seeding"] == ["0", "0", "0", "0", "1", "-"]
+    assert "new, never reviewed (1):" in out
+
+
+def test_pending_records_carry_the_previous_verdict(tmp_path: Path) -> None:
+    fix = applied("RPL101", "torch.manual_seed(args.seed)")
+    old = verdict("RPL101", "torch.manual_seed(0)", "edit", "seeding")
+    out = tmp_path / "pending.jsonl"
+    assert rf._pending(review([fix], [old]), out) == 1
+    (record,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["verdict"] is None and record["inserted"] == fix.inserted
+    assert [p["inserted"] for p in record["previous"]] == ["torch.manual_seed(0)"]
+
+
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        ('{"repo": "o/r"}', "`commit` must be a string"),
+        (json.dumps({**dict.fromkeys(rf.KEYS, "x"), "verdict": "ok", "reason": "r"}), "one of"),
+        (json.dumps({**dict.fromkeys(rf.KEYS, "x"), "verdict": "merge", "reason": "a\nb"}), "one"),
+    ],
+)
+def test_verdict_records_are_checked(tmp_path: Path, line: str, problem: str) -> None:
+    path = tmp_path / "verdicts.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    with pytest.raises(rf.VerdictError, match=problem):
+        rf.load_verdicts(path)
+
+
+def test_the_stored_verdicts_are_well_formed() -> None:
+    verdicts = rf.load_verdicts()
+    assert verdicts and all(v.family in {*rf.FAMILIES.values(), "fixes"} for v in verdicts.values())
