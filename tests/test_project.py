@@ -179,10 +179,13 @@ def test_seed_functions_option(project: Path) -> None:
 
 
 def test_entry_points_option(project: Path) -> None:
-    write(project, {"job.py": "import numpy as np\n\nDATA = np.random.rand(10)\n"})
+    # Drawing only under a condition, at module level: not a script by its shape (a file
+    # that draws on every path at module level is one, see test_seed_programs.py).
+    job = "import os\nimport numpy as np\n\nif os.environ.get('DEMO'):\n    DATA = np.random.rand(10)\n"
+    write(project, {"job.py": job})
     assert not {f for f in findings(project) if f[0] == "job.py"}
     write(project, {}, '[tool.repro-lint]\nentry-points = ["job.py"]\n')
-    assert ("job.py", "RPL101", 3, 1) in findings(project)
+    assert ("job.py", "RPL101", 4, 1) in findings(project)
 
 
 def test_packages_re_exports_and_src_layout(

@@ -125,6 +125,64 @@ class MissingSeed(ProjectRule):
             "if __name__ == '__main__':\n    threading.Thread(target=work).start()\n",
             note="a thread's target is on the path",
         ),
+        Invalid(
+            "import argparse\nimport torch\nfrom torch.utils.data import DataLoader\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--lr', type=float)\n"
+            "args = parser.parse_args()\nloader = DataLoader(data, batch_size=8, shuffle=True)\n"
+            "net = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(net.parameters(), lr=args.lr)\n\n\n"
+            "def train(epoch):\n    for x, y in loader:\n        opt.zero_grad()\n"
+            "        torch.nn.functional.mse_loss(net(x), y).backward()\n        opt.step()\n\n\n"
+            "for epoch in range(10):\n    train(epoch)\n",
+            note="a script that runs at module level: a loop calls the training function it "
+            "defines",
+        ),
+        Invalid(
+            "import numpy as np\nfrom sklearn.model_selection import train_test_split\n"
+            "from torch import nn\n\n\ndef build(width):\n    return nn.Linear(width, 1)\n\n\n"
+            "def fit(model, data):\n    return model\n\n\n"
+            "train, test = train_test_split(np.arange(100), test_size=0.2)\n"
+            "model = fit(build(4), train)\nprint(model)\n",
+            note="module-level assignments call the file's own functions; scikit-learn "
+            "without `random_state` draws from numpy's global generator",
+        ),
+        Invalid(
+            "import numpy as np\nimport torch\n\nlabels = np.random.randint(0, 2, size=50)\n"
+            "order = np.random.permutation(50)\nprint(labels[order], torch.randn(2))\n",
+            note="a file that draws at module level is a script",
+        ),
+        Invalid(
+            "from torch_geometric.nn import GCNConv\n\nif __name__ == '__main__':\n"
+            "    conv = GCNConv(16, 2)\n",
+            note="graph layers initialise their weights from torch's generator",
+        ),
+        Invalid(
+            "import random\nimport fire\n\n\ndef sample(items):\n"
+            "    return random.sample(items, 2)\n\n\ndef main(task, **kwargs):\n"
+            "    globals()[task](**kwargs)\n\n\nif __name__ == '__main__':\n    fire.Fire(main)\n",
+            note="`globals()[name](...)` may call any function of the module",
+        ),
+        Invalid(
+            "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def seed_worker(worker_id):\n    np.random.seed(torch.initial_seed() % 2**32)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    loader = DataLoader(data, num_workers=2, worker_init_fn=seed_worker)\n"
+            "    noise = np.random.rand(3)\n",
+            note="a worker_init_fn seeds the loader's workers, not the main process",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 1)\n\n\n"
+            "if __name__ == '__main__':\n    net = Net()\n"
+            "    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "    net(torch.randn(8, 4)).sum().backward()\n    opt.step()\n",
+            note="a model file whose __main__ block trains",
+        ),
+        Invalid(
+            "import torch\n\nif __name__ == '__main__':\n    model = torch.nn.Linear(4, 1)\n"
+            "    if args.resume:\n        model.load_state_dict(torch.load(args.resume))\n"
+            "    model(torch.ones(1, 4))\n",
+            note="the checkpoint overwrites the weights only on one path",
+        ),
     )
     VALID = (
         Valid(
@@ -203,11 +261,52 @@ class MissingSeed(ProjectRule):
             "import random\n\nif __name__ == '__main__':\n    random.seed()\n    random.random()\n",
             note="seeded from entropy: RPL103's business, not a missing seed",
         ),
+        Valid(
+            "import torch\n\n\nclass Model(torch.nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.fc = torch.nn.Linear(4, 1)\n\n\n"
+            "if __name__ == '__main__':\n    model = Model()\n"
+            "    model = torch.nn.DataParallel(model).to('cuda')\n"
+            "    model.load_state_dict(torch.load('best.pth'))\n    with torch.no_grad():\n"
+            "        print(model(torch.ones(1, 4)))\n",
+            note="the checkpoint overwrites every initial weight before use",
+        ),
+        Valid(
+            "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n\n"
+            "    def forward(self, x):\n        return self.conv(x)\n\n\n"
+            "if __name__ == '__main__':\n    y = Block()(torch.randn(1, 3, 32, 32))\n"
+            "    print(y.shape)\n",
+            note="a model file's smoke test: random inputs through the model, no training",
+        ),
+        Valid(
+            "import os\nimport random\n\nif __name__ == '__main__':\n"
+            "    os.environ['MASTER_PORT'] = str(random.randint(20000, 30000))\n",
+            note="a random free port for the process group is not data",
+        ),
+        Valid(
+            "import random\nimport torch\n\nif __name__ == '__main__':\n"
+            "    seed = random.randint(0, 10000)\n    torch.manual_seed(seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            note="the draw derives the seed: an entropy seed is RPL103's finding",
+        ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\nif __name__ == '__main__':\n"
+            "    loader = DataLoader(data, batch_size=4, num_workers=4)\n"
+            "    for batch in loader:\n        print(batch)\n",
+            note="an unshuffled loader's worker seeds matter only to workers that draw",
+        ),
+        Valid(
+            "from mypkg.registry import Registry\n\n\nclass Table:\n    pass\n\n\n"
+            "MODELS = Registry('models')\nDEFAULTS = Table()\n",
+            note="a library module's top-level code registers, it does not run a program",
+        ),
     )
 
     @classmethod
     def check(cls, program: Program) -> Iterator[ProjectReport]:
         for entry in program.entries:
+            if entry.smoke:
+                continue
             used = entry.profile.used()
             seeded = entry.seeded
             if not seeded:
@@ -219,14 +318,13 @@ class MissingSeed(ProjectRule):
             missing = [family for family in FAMILIES if family in used and family not in seeded]
             if not missing:
                 continue
-            places = ", ".join(
-                f"`{family}` ({program.where(used[family][-1])})" for family in missing
-            )
+            names = ", ".join(f"`{family}`" for family in missing)
+            places = ", ".join(program.where(used[family][-1]) for family in missing)
             edits = cls._fix(program, entry, missing)
             yield ProjectReport(
                 entry.unit,
                 entry.statement,
-                f"This entry point never seeds {places}",
+                f"This entry point never seeds {names} (consumed at {places})",
                 edits=edits,
                 fix_safety=FixSafety.SAFE if edits else None,
             )
