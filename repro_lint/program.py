@@ -10,6 +10,7 @@ findings here too.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -355,6 +356,43 @@ class EntryPoint:
         return "algorithms" in self.profile.settings or any(
             "algorithms" in worker.settings for _, worker in self.workers
         )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A place for code that must run before a program's work: seeds, deterministic
+    settings. ``Program.placements`` finds them (the start of an entry point, the start of
+    each spawned worker function that works), ``Program.after`` places code right after a
+    statement; ``Program.insert`` writes lines there.
+
+    ``at`` is where the lines go (``end``: the end of the text they replace, for a
+    one-line ``if __name__ == "__main__": main()``, with ``prefix``/``suffix`` around
+    them); ``indent`` is the indentation of the block. For a worker's start, ``spawn`` is
+    the spawn that starts it and ``params`` its positional parameters (``self`` left out).
+
+    A project rule that inserts settings uses it like this (``spell`` reuses the file's
+    aliases and says which import is missing)::
+
+        for placement in program.placements(entry):
+            spelled = program.spell(placement.unit, name, placement.at.row)
+            if spelled is None:
+                return ()
+            text, module = spelled
+            lines, imports = [f"{text} = True"], [module] if module else []
+            edits += program.insert(placement, lines, imports, finding=entry.unit) or ()
+
+    Placements are deterministic (entry start first, then workers in spawn order) and
+    never repeat a position, so what several rules insert at one placement ends up together.
+    """
+
+    unit: Unit
+    at: Location
+    indent: str
+    end: Location | None = None
+    prefix: str = ""
+    suffix: str = ""
+    spawn: Spawn | None = None
+    params: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -1157,11 +1195,18 @@ class Program:
         return qualified, top
 
     def seed_lines(
-        self, unit: Unit, families: Iterable[str], before_row: int, offset: str | None = None
+        self,
+        unit: Unit,
+        families: Iterable[str],
+        before_row: int,
+        offset: str | None = None,
+        *,
+        value: str | None = None,
     ) -> tuple[list[str], list[str]] | None:
-        """Seed calls for ``families`` (configured seed, plus ``offset``) and the imports they
-        need; numpy's carries ``# noqa: NPY002`` so ruff's legacy-numpy rule stays quiet."""
-        value = str(self.options.seed) if offset is None else f"{self.options.seed} + {offset}"
+        """Seed calls for ``families`` (``value``, by default the configured seed, plus
+        ``offset``) and the imports they need; numpy's carries ``# noqa: NPY002`` so
+        ruff's legacy-numpy rule stays quiet."""
+        value = seed_value(str(self.options.seed) if value is None else value, offset)
         lines: list[str] = []
         imports: list[str] = []
         for family in rng.FAMILIES:
@@ -1205,6 +1250,127 @@ class Program:
         edits.append(Edit(body, at, end or at))
         return tuple(edits)
 
+    # -- where code that must run before the work goes -----------------------------------------
+
+    def placements(self, entry: EntryPoint) -> list[Placement]:
+        """Where seeds and settings take effect for an entry point's work. A process started
+        fresh (``torch.multiprocessing.spawn``, a spawn context) runs its function from the
+        defaults: what the parent set never reaches it, so each spawned worker function
+        that works (draws random numbers, trains, runs convolutions) gets a placement at
+        its start (after its docstring and ``global``/``nonlocal`` declarations). The entry
+        point's own start comes first when its main process works too, or when no worker
+        placement can be made. A model file's smoke test gets none."""
+        if entry.smoke:
+            return []
+        found: list[Placement] = []
+        working = False
+        for spawn, worker in entry.workers:
+            if not (worker.used() or worker.trains is not None or worker.conv is not None):
+                continue
+            working = True
+            placement = self.worker_start(spawn)
+            if placement is not None and all(
+                (p.unit.index, p.at) != (placement.unit.index, placement.at) for p in found
+            ):
+                found.append(placement)
+        profile = entry.profile
+        main_works = bool(profile.use or profile.later_use or profile.trains is not None) or (
+            profile.conv is not None and not working
+        )
+        if main_works or not found:
+            found.insert(0, self.entry_placement(entry))
+        return found
+
+    def entry_placement(self, entry: EntryPoint) -> Placement:
+        """The start of an entry point (see ``entry_start``)."""
+        at, indent, end, prefix, suffix = self.entry_start(entry)
+        return Placement(entry.unit, at, indent, end, prefix, suffix)
+
+    def worker_start(self, spawn: Spawn) -> Placement | None:
+        """The start of a spawned worker function, after its docstring and declarations."""
+        unit = self.units[spawn.unit]
+        start = self.function_start(unit, spawn.key)
+        if start is None:
+            return None
+        at, indent, params = start
+        return Placement(unit, at, indent, spawn=spawn, params=tuple(params))
+
+    def after(self, unit: Unit, statement: int) -> Placement:
+        """Right after a (simple) statement, in its block."""
+        _, end_row, indent, _ = unit.statement(statement)
+        return Placement(unit, Location(int(end_row) + 1, 1), str(indent))
+
+    def insert(
+        self,
+        placement: Placement,
+        lines: Sequence[str],
+        imports: Sequence[str],
+        *,
+        finding: Unit | None = None,
+    ) -> tuple[Edit, ...] | None:
+        """Edits writing statement ``lines`` at ``placement`` with the ``imports`` they
+        need at the top of its module; edits in another file than the ``finding``'s name
+        their file."""
+        edits = self.insertion(
+            placement.unit,
+            placement.at,
+            lines,
+            imports,
+            indent=placement.indent,
+            prefix=placement.prefix,
+            suffix=placement.suffix,
+            end=placement.end,
+        )
+        if edits is None or finding is None or finding is placement.unit:
+            return edits
+        return tuple(dataclasses.replace(e, filename=placement.unit.filename) for e in edits)
+
+    def rank(self, placement: Placement) -> str | None:
+        """The parameter of a spawned worker that holds its process index, when it is an
+        int on every path: ``torch.multiprocessing.spawn`` passes it first (or the first
+        parameter is named like a rank), and nothing in the run calls the function
+        directly, where the first argument could be anything (``main_worker(args.gpu,
+        ...)`` with ``--gpu`` defaulting to None)."""
+        spawn = placement.spawn
+        if spawn is None or not placement.params:
+            return None
+        first = placement.params[0]
+        if not (spawn.indexed or "rank" in first.lower()):
+            return None
+        target = (spawn.unit, spawn.key)
+        for unit in self.units:
+            for events in unit.functions().values():
+                for event in events:
+                    if event[0] != "c" or event[1] == ["g"]:
+                        continue
+                    found = self._resolve_ref(unit, event[1])
+                    if isinstance(found, _Function) and (found.unit.index, found.key) == target:
+                        return None
+        return first
+
+    def program_seed(self, entry: EntryPoint) -> tuple[Unit, int, str, bool] | None:
+        """The seed the program already passes, where it first seeds a generator itself
+        (``torch.manual_seed(args.seed)``): its unit, statement and argument as written,
+        when that argument is a plain value a fix may repeat right after the call, and
+        whether that seed runs only on some paths (``if args.seed is not None:``)."""
+        chain = entry.profile.first_seed
+        if chain is None:
+            return None
+        index, statement, row, _ = chain[-1]
+        unit = self.units[index]
+        for key, events in unit.functions().items():
+            texts = {int(i): str(text) for i, text in unit.summary.get("sargs", {}).get(key, ())}
+            for position, event in enumerate(events):
+                if (
+                    event[0] == "s"
+                    and int(event[-2]) == statement
+                    and int(event[-1]) == row
+                    and position in texts
+                ):
+                    guarded = position in unit.contexts(key)
+                    return unit, statement, texts[position], guarded
+        return None
+
     def function_start(self, unit: Unit, key: str) -> tuple[Location, str, list[str]] | None:
         """Where a function's body starts (after its docstring), its indentation and its
         positional parameters (without ``self``/``cls``)."""
@@ -1240,6 +1406,17 @@ class Program:
         ends = [end for start, end in unit.summary.get("imports", ()) if start < first_row]
         row = max(ends) + 1 if ends else first_row
         return Location(row, 1), "", None, "", ""
+
+
+def seed_value(base: str, offset: str | None = None) -> str:
+    """``base + offset`` as a fix writes it: ``rank`` alone for a base of 0."""
+    if offset is None:
+        return base
+    if base.strip() == "0":
+        return offset
+    if " if " in base:
+        base = f"({base})"
+    return f"{base} + {offset}"
 
 
 def _find_module(
@@ -1306,6 +1483,7 @@ __all__ = [
     "Ctx",
     "EntryPoint",
     "Loader",
+    "Placement",
     "Profile",
     "Program",
     "ProjectOptions",
@@ -1317,4 +1495,5 @@ __all__ = [
     "Unit",
     "analyse",
     "compatible",
+    "seed_value",
 ]

@@ -30,7 +30,7 @@ from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 5
+SUMMARY_VERSION = 6
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -160,14 +160,25 @@ def _pretrained(call: cst.Call) -> bool:
     return pretrained is not None and literal_bool(pretrained.value) is not False
 
 
+def _is_declaration(statement: cst.CSTNode) -> bool:
+    """``global x`` / ``nonlocal x``: code inserted before it would make it a SyntaxError
+    (a name used before its global declaration)."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Global | cst.Nonlocal) for small in statement.body
+    )
+
+
 def _first_body_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
-    """The statement a fix inserts before: the first one after a docstring."""
+    """The statement a fix inserts before: the first one after the docstring and the
+    ``global``/``nonlocal`` declarations."""
     if not isinstance(body, cst.IndentedBlock) or not body.body:
         return None
     statements = list(body.body)
     if _is_docstring(statements[0]):
-        return statements[1] if len(statements) > 1 else None
-    return statements[0]
+        statements = statements[1:]
+    while statements and _is_declaration(statements[0]):
+        statements = statements[1:]
+    return statements[0] if statements else None
 
 
 class SummaryCollector:
@@ -223,6 +234,8 @@ class SummaryCollector:
         self._code = context.module.code_for_node
         self._handler_count: dict[int, int] = {}
         self._ctx: dict[str, dict[int, list[list[int]]]] = {}
+        # Per function: seed events whose argument a fix may repeat, with its text.
+        self._seed_texts: dict[str, list[list[Json]]] = {}
         # Assignment targets being visited (their last names), innermost last,
         # and where the events of the statement start.
         self._targets: list[list[str]] = []
@@ -630,8 +643,26 @@ class SummaryCollector:
         return index
 
     def _seed(self, node: cst.CSTNode, families: Iterable[str]) -> None:
+        argument_text = self._seed_text(node)
         for family in families:
-            self._event(node, "s", family)
+            index = self._event(node, "s", family)
+            if index >= 0 and argument_text is not None:
+                self._seed_texts.setdefault(self._function_key(), []).append([index, argument_text])
+
+    def _seed_text(self, node: cst.CSTNode) -> str | None:
+        """The seed a seeding call passes, as written (``args.seed``, ``seed + rank``),
+        when it is a plain value a fix may repeat right after the call: names, attributes,
+        subscripts with literal keys, integers and sums; None otherwise (a draw, a call)."""
+        if not isinstance(node, cst.Call) or not self._open:
+            return None
+        if not isinstance(self._open[-1].node, cst.SimpleStatementLine):
+            # ``if s: torch.manual_seed(s)``: nothing can go after it inside the guard.
+            return None
+        arg = argument(node, "seed", 0) or argument(node, "a", 0)
+        if arg is None or not _plain(arg.value):
+            return None
+        text = self._code(arg.value)
+        return text if "\n" not in text and "\r" not in text else None
 
     def _use(self, node: cst.CSTNode, family: str, what: str) -> None:
         if what == rng.DRAW and self._derives():
@@ -1110,6 +1141,7 @@ class SummaryCollector:
             "stars": self._stars,
             "ctx": {key: sorted(found.items()) for key, found in self._ctx.items()},
             "over": self._over,
+            "sargs": self._seed_texts,
             "fresh_start": self._fresh_start,
             "imports": self._imports,
             "anchor": anchor,
@@ -1136,6 +1168,24 @@ class SummaryCollector:
         if lines[-1] == "":
             return [len(lines), 1, ""]
         return [len(lines), len(lines[-1]) + 1, self._newline]
+
+
+def _plain(node: cst.BaseExpression) -> bool:
+    """A value without calls: names, attributes, literal subscripts, integers, sums."""
+    if isinstance(node, cst.Name | cst.Integer):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _plain(node.value)
+    if isinstance(node, cst.Subscript):
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        return (
+            isinstance(index, cst.Index)
+            and isinstance(index.value, cst.SimpleString | cst.Integer)
+            and _plain(node.value)
+        )
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add | cst.Subtract):
+        return _plain(node.left) and _plain(node.right)
+    return False
 
 
 def _builds_model(event: list[Json]) -> bool:
