@@ -769,9 +769,11 @@ class Program:
                 profile.conv = ((unit.index, statement, row, "convolution"),)
         elif tag == "c":
             prefix: Chain = ((unit.index, statement, row, ""),)
-            if event[1] == ["g"]:
-                # ``globals()[name](...)``: some function of the module, at that time.
-                for function in self._module_functions(unit):
+            dispatched = self._dispatched(unit, event[1])
+            if dispatched is not None:
+                # ``globals()[name](...)``, ``TABLE[name](...)``: one of these functions of
+                # the module, at that time.
+                for function in dispatched:
                     profile.absorb(self.profile(unit, function), prefix, later=True)
                 return
             target = self._resolve_ref(unit, event[1])
@@ -801,6 +803,16 @@ class Program:
             elif target is not None:
                 # A forked process starts from the parent's (seeded) state: an ordinary call.
                 self._enter(profile, target, prefix, context)
+
+    def _dispatched(self, unit: Unit, ref: Json) -> list[str] | None:
+        """The functions a call through a table may run (``globals()[name]``: any module
+        function; ``TABLE[name]``: those registered in that dict), None for other calls."""
+        if ref == ["g"]:
+            return self._module_functions(unit)
+        if isinstance(ref, list) and len(ref) == 2 and ref[0] == "r":
+            members = unit.summary.get("registries", {}).get(str(ref[1]), ())
+            return [str(key) for key in members if unit.defines(str(key))]
+        return None
 
     def _module_functions(self, unit: Unit) -> list[str]:
         """The module-level functions of a unit (``globals()[name]`` may call any)."""
@@ -1054,7 +1066,7 @@ class Program:
 
     def _does(self, unit: Unit, event: list[Json], what: str) -> bool:
         """Whether a call event's callee trains (``what="trains"``) or saves."""
-        if event[0] not in ("c", "f") or event[1] == ["g"]:
+        if event[0] not in ("c", "f") or self._dispatched(unit, event[1]) is not None:
             return False
         target = self._resolve_ref(unit, event[1])
         if isinstance(target, _Function):
@@ -1092,8 +1104,9 @@ class Program:
         self, unit: Unit, event: list[Json], *, whole: bool = False
     ) -> Iterator[tuple[Unit, str]]:
         targets: list[_Target | None] = []
-        if event[0] == "c" and event[1] == ["g"]:
-            targets.extend(_Function(unit, key) for key in self._module_functions(unit))
+        dispatched = self._dispatched(unit, event[1]) if event[0] == "c" else None
+        if dispatched is not None:
+            targets.extend(_Function(unit, key) for key in dispatched)
         elif event[0] in ("c", "p", "f"):
             targets.append(self._resolve_ref(unit, event[1]))
         elif event[0] == "i":

@@ -30,7 +30,7 @@ from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 7
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -234,6 +234,8 @@ class SummaryCollector:
         self._code = context.module.code_for_node
         self._handler_count: dict[int, int] = {}
         self._ctx: dict[str, dict[int, list[list[int]]]] = {}
+        # Module-level dicts of the module's functions (registries), by name.
+        self._registries = _registries(context.module)
         # Per function: seed events whose argument a fix may repeat, with its text.
         self._seed_texts: dict[str, list[list[Json]]] = {}
         # Assignment targets being visited (their last names), innermost last,
@@ -924,6 +926,11 @@ class SummaryCollector:
                 # ``globals()[name](...)``: any function of this module.
                 self._call(node, ["g"])
             return
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            if func.value.value in self._registries:
+                # ``METRICS[name](...)``: any function registered in that dict.
+                self._call(node, ["r", func.value.value])
+            return
         if not isinstance(func, cst.Attribute):
             return
         receiver, attr = func.value, func.attr.value
@@ -1142,6 +1149,7 @@ class SummaryCollector:
             "ctx": {key: sorted(found.items()) for key, found in self._ctx.items()},
             "over": self._over,
             "sargs": self._seed_texts,
+            "registries": self._registries,
             "fresh_start": self._fresh_start,
             "imports": self._imports,
             "anchor": anchor,
@@ -1168,6 +1176,84 @@ class SummaryCollector:
         if lines[-1] == "":
             return [len(lines), 1, ""]
         return [len(lines), len(lines[-1]) + 1, self._newline]
+
+
+def _registries(module: cst.Module) -> dict[str, list[str]]:
+    """Module-level dicts that hold functions of the module, so that ``TABLE[name](...)``
+    calls one of them: a dict a decorator of the module stores its argument in
+    (``TABLE[fn.__name__] = fn``; the functions it decorates are registered), or a dict
+    literal of the module's functions (``TABLE = {"a": f}``)."""
+    functions = {
+        statement.name.value: statement
+        for statement in module.body
+        if isinstance(statement, cst.FunctionDef)
+    }
+    assigned: set[str] = set()
+    found: dict[str, list[str]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name):
+                    assigned.add(target.value)
+                    members = _dict_of_functions(small.value, functions)
+                    if members:
+                        found[target.value] = members
+    decorators: dict[str, str] = {}
+    for name, function in functions.items():
+        table = _stores_argument(function)
+        if table is not None and table in assigned:
+            decorators[name] = table
+    for name, function in functions.items():
+        for decorator in function.decorators:
+            if isinstance(decorator.decorator, cst.Name):
+                table = decorators.get(decorator.decorator.value)
+                if table is not None:
+                    found.setdefault(table, []).append(name)
+    return found
+
+
+def _dict_of_functions(
+    value: cst.BaseExpression, functions: Mapping[str, cst.FunctionDef]
+) -> list[str]:
+    """The module functions a dict literal maps to, when all its values are ones."""
+    if not isinstance(value, cst.Dict) or not value.elements:
+        return []
+    members: list[str] = []
+    for element in value.elements:
+        if not (
+            isinstance(element, cst.DictElement)
+            and isinstance(element.value, cst.Name)
+            and element.value.value in functions
+        ):
+            return []
+        members.append(element.value.value)
+    return members
+
+
+def _stores_argument(function: cst.FunctionDef) -> str | None:
+    """The module-level dict a one-parameter decorator stores its argument in
+    (``TABLE[...] = fn``), if it does."""
+    params = function.params.params
+    if len(params) != 1 or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    param = params[0].name.value
+    for statement in function.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.value, cst.Name)
+                and small.value.value == param
+            ):
+                target = small.targets[0].target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    return target.value.value
+    return None
 
 
 def _plain(node: cst.BaseExpression) -> bool:

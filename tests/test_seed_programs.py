@@ -239,3 +239,31 @@ def test_seed_and_cudnn_fixes_meet_in_one_block(tmp_path: Path) -> None:
         "    model = nn.Conv2d(3, 8, 3)",
     ]
     assert findings(tmp_path, codes={"RPL101", "RPL202"}) == set()
+
+
+def test_calls_through_a_dict_of_functions_are_followed(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "steps.py": "import random\n\n\ndef jitter(x):\n    return x + random.random()\n\n\n"
+            "def same(x):\n    return x\n\n\nSTEPS = {'jitter': jitter, 'same': same}\n"
+            "PLAIN = {'same': same}\n",
+            "run.py": "from steps import STEPS\n\nif __name__ == '__main__':\n"
+            "    print(STEPS['jitter'](1.0))\n",
+            "quiet.py": "import steps\n\n\ndef run(name):\n    return steps.PLAIN[name](1.0)\n\n\n"
+            "if __name__ == '__main__':\n    print(run('same'))\n",
+        },
+    )
+    # A table imported from another module is not followed (a known limitation); its own
+    # module's calls through it are.
+    assert findings(tmp_path) == set()
+    write(
+        tmp_path,
+        {
+            "steps.py": (tmp_path / "steps.py").read_text(encoding="utf-8")
+            + "\n\ndef apply(name, x):\n    return STEPS[name](x)\n",
+            "run.py": "from steps import apply\n\nif __name__ == '__main__':\n"
+            "    print(apply('jitter', 1.0))\n",
+        },
+    )
+    assert findings(tmp_path) == {("run.py", "RPL101", 3)}

@@ -30,7 +30,9 @@ class MissingSeed(ProjectRule):
     trains) is an entry point in form only and is not reported.
 
     The path is followed through calls into project functions, across files and
-    transitively (also names bound by `from module import *`, `globals()[name](...)`, and
+    transitively (also names bound by `from module import *`, `globals()[name](...)`,
+    calls through a module's registry dict (`TABLE[name](...)`, filled by a decorator of
+    the module or written as a dict of its functions), and
     methods called on a variable built from a project class), through class constructors
     (and the methods of constructed objects), functions passed as `target=` or by position
     (`model.apply(init_weights)`, a launcher's `launch(main, ...)`) and modules imported
@@ -71,8 +73,9 @@ class MissingSeed(ProjectRule):
 
     ## Known limitations
     Branches are not told apart: a seed in any branch counts. Calls through objects whose
-    class is not known statically (`trainer.fit()`), registry lookups
-    (`METRICS[name](...)`) and keyword callbacks (other than `target=`) are not followed;
+    class is not known statically (`trainer.fit()`), registries of another module or
+    filled by calls (`Registry.register_module`) and keyword callbacks (other than
+    `target=`) are not followed;
     seeds reached only that way are missed, so the rule may report a program
     that is in fact seeded: list the seeding function in `seed-functions`, or suppress on the
     entry line. The top-level code an import runs is followed only in modules that mention
@@ -216,6 +219,20 @@ class MissingSeed(ProjectRule):
             "    loader = DataLoader(data, num_workers=2, worker_init_fn=seed_worker)\n"
             "    noise = np.random.rand(3)\n",
             note="a worker_init_fn seeds the loader's workers, not the main process",
+        ),
+        Invalid(
+            "import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
+            "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
+            "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
+            "    return SCORERS[name](data)\n\n\n"
+            "if __name__ == '__main__':\n    print(evaluate('sample_score', [1, 2, 3]))\n",
+            fixed="import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
+            "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
+            "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
+            "    return SCORERS[name](data)\n\n\n"
+            "if __name__ == '__main__':\n    np.random.seed(0)  # noqa: NPY002\n"
+            "    print(evaluate('sample_score', [1, 2, 3]))\n",
+            note="a call through a registry a decorator fills runs one of its functions",
         ),
         Invalid(
             "import numpy as np\nimport torch\n\n\ndef main():\n    npr = np.random\n"
