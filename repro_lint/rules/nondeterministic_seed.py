@@ -68,6 +68,9 @@ SOURCE_PREFIXES = ("secrets.", "random.SystemRandom")
 _CUDA_ENTROPY = frozenset({"torch.cuda.seed", "torch.cuda.seed_all"})
 # The mmengine config key whose ``seed`` the Runner replaces by a fresh random one when None.
 RANDOMNESS = "randomness"
+# detectron2's config key for the seed its setup uses: -1 by default, and a negative seed
+# makes default_setup call seed_all_rng(None), a fresh seed from os.urandom and the clock.
+D2_SEED = "SEED"
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,10 @@ class NondeterministicSeed(Rule):
     calls that fall back to OS entropy when given no seed or `None` (`random.seed()`,
     `np.random.seed()`, `seed_everything()`), `torch.seed()`, which seeds from entropy by
     design, and an mmengine `randomness=dict(seed=None)` (the Runner then draws a fresh
-    seed), also when the seed is an option that defaults to None.
+    seed), also when the seed is an option that defaults to None; likewise detectron2's
+    `default_setup(cfg, ...)` in a file that never sets `SEED` (`cfg.SEED = ...`,
+    `merge_from_list(["SEED", ...])`): the key defaults to -1, which makes detectron2
+    seed from `os.urandom` and the clock.
 
     ## Why is this bad?
     The generators are seeded, so the code looks reproducible, but with a value nobody can
@@ -187,6 +193,7 @@ class NondeterministicSeed(Rule):
     A fallback expression (`args.seed or int(time.time())`) is reported only when the
     primary value is a command-line option of the same file that defaults to None. A
     variable is followed one assignment back in the same function (or at module level).
+    A detectron2 `SEED` set only in a YAML config file or another module is not seen.
 
     ## References
     - Python `random.seed`: "If a is omitted or None, the current system time is used"
@@ -197,8 +204,8 @@ class NondeterministicSeed(Rule):
     MESSAGE = "The seed is different in every run"
     FIX_TITLE = "Seed with the configured value"
     FIX_SAFETY = FixSafety.UNSAFE
-    TRIGGERS = ("seed", "default_rng", "RandomState", "SeedSequence", "Random", "PCG64",
-                "MT19937", "Philox", "SFC64")  # fmt: skip
+    TRIGGERS = ("seed", "default_setup", "default_rng", "RandomState", "SeedSequence",
+                "Random", "PCG64", "MT19937", "Philox", "SFC64")  # fmt: skip
     INVALID = (
         Invalid(
             "import time\nimport numpy as np\nnp.random.seed(int(time.time()))\n",
@@ -295,8 +302,20 @@ class NondeterministicSeed(Rule):
             "torch.manual_seed(args.seed or int(time.time()))\n",
             note="the fallback is what a default run takes: the option defaults to None",
         ),
+        Invalid(
+            "from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n"
+            "\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n"
+            "    cfg.merge_from_list(args.opts)\n    default_setup(cfg, args)\n    return cfg\n",
+            note="detectron2's SEED keeps its default -1: default_setup seeds from entropy",
+        ),
     )
     VALID = (
+        Valid(
+            "from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n"
+            "\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n"
+            "    cfg.SEED = 42\n    default_setup(cfg, args)\n    return cfg\n",
+            note="detectron2's seed is set: default_setup seeds with it",
+        ),
         "import torch\ntorch.manual_seed(0)\n",
         "import numpy as np\nnp.random.seed(args.seed)\n",
         Valid(
@@ -354,6 +373,9 @@ class NondeterministicSeed(Rule):
         self._derived: dict[int, _Assigned] = {}
         self._configs: list[tuple[cst.CSTNode, cst.BaseExpression, tuple[cst.CSTNode, ...]]] = []
         self._options = Options(context.names)
+        # detectron2 setups called with a config, and whether the file sets its SEED.
+        self._setups: list[tuple[cst.Call, tuple[cst.CSTNode, ...]]] = []
+        self._sets_d2_seed = False
         self.seeds_random = False
         self.seeds_numpy = False
 
@@ -384,11 +406,18 @@ class NondeterministicSeed(Rule):
         assigned = _Assigned(node, node.value, self.anchor())
         self._values[-1][text] = assigned
         name = _last_name(text)
+        if name == D2_SEED:
+            self._sets_d2_seed = True
         if is_seed_name(name):
             # A value assigned to a seed is derived for seeding, whoever takes it.
             self._derived[id(node)] = assigned
         elif name == RANDOMNESS:
             self._configs.append((node, node.value, self.anchor()))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        # ``cfg.merge_from_list(["SEED", 42])``, ``cfg["SEED"] = 42``.
+        if literal_str(node) == D2_SEED:
+            self._sets_d2_seed = True
 
     def visit_Expr(self, node: cst.Expr) -> None:
         # ``torch.seed()`` as a statement: its value is unused, so manual_seed can replace it.
@@ -402,6 +431,9 @@ class NondeterministicSeed(Rule):
             self._configs.append((node, randomness.value, self.anchor()))
         qualified = self.qualified_name(node.func)
         if qualified is None:
+            return
+        if qualified in SETUP_HELPERS:
+            self._setups.append((node, self.anchor()))
             return
         if qualified in ENTROPY_SEEDERS:
             if qualified in _CUDA_ENTROPY and self._reseeded[-1]:
@@ -468,6 +500,15 @@ class NondeterministicSeed(Rule):
             seed = items.get("seed") if items is not None else None
             if seed is not None and (_is_none(seed) or self.none_by_default(seed)):
                 self.report(node, anchor=anchor)
+
+        if not self._sets_d2_seed:
+            for call, anchor in self._setups:
+                self.report(
+                    call,
+                    "detectron2 seeds from entropy here: `cfg.SEED` keeps its default -1 "
+                    "(a negative seed means a fresh random one)",
+                    anchor=anchor,
+                )
 
     def _entropy(self, value: cst.BaseExpression) -> bool:
         sources = _Sources(self)
