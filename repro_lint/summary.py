@@ -30,7 +30,7 @@ from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 7
+SUMMARY_VERSION = 8
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -309,7 +309,12 @@ class SummaryCollector:
         self._open.append(_Open(node, row))
         owner = self._body_of.pop(id(node), None)
         if owner is not None:
-            place = [row, self._indent(row)]
+            # Code inserted at the start of a body goes above the comment lines right before
+            # its first statement: they describe that statement, not the inserted code.
+            above = len(leading)
+            while above > 0 and leading[above - 1].comment is not None:
+                above -= 1
+            place = [self.row + above, self._indent(row)]
             if owner == MAIN and self._main is not None:
                 self._main["body"] = place
             elif owner in self._defs:

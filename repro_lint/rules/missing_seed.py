@@ -221,6 +221,13 @@ class MissingSeed(ProjectRule):
             note="a worker_init_fn seeds the loader's workers, not the main process",
         ),
         Invalid(
+            "import torch\n\nif __name__ == '__main__':\n    # one linear layer\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            fixed="import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    # one linear layer\n    model = torch.nn.Linear(2, 2)\n",
+            note="the seed goes above the comment that describes the first statement",
+        ),
+        Invalid(
             "import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
             "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
             "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
