@@ -16,6 +16,7 @@ import libcst as cst
 
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
 from repro_lint.names import Names
+from repro_lint.randomness import is_seed_name
 
 _PARSERS = frozenset({"argparse.ArgumentParser"})
 _GROUPS = frozenset({"add_argument_group", "add_mutually_exclusive_group"})
@@ -116,6 +117,20 @@ class Options:
             return
         if self._is_parser(value):
             self._parsers.add(target.value)
+
+    def parses(self, call: cst.Call) -> bool:
+        """Whether ``call`` is ``parser.parse_args(...)`` on a known argparse parser."""
+        func = call.func
+        return (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "parse_args"
+            and isinstance(func.value, cst.Name)
+            and func.value.value in self._parsers
+        )
+
+    def seed_option(self) -> Option | None:
+        """The first option named for a seed (``--seed``, ``--manualSeed``), not a flag."""
+        return next((o for o in self.by_dest.values() if is_seed_name(o.dest) and not o.flag), None)
 
     def _is_parser(self, call: cst.Call) -> bool:
         if self._names.qualified_name(call.func) in _PARSERS:

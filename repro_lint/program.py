@@ -1384,6 +1384,27 @@ class Program:
                     return unit, statement, texts[position], guarded
         return None
 
+    def option_seed(self, entry: EntryPoint) -> tuple[Placement, str] | None:
+        """The seed option the entry point parses itself (``args = parser.parse_args()`` in
+        its ``__main__`` block or at its top level, with a ``--seed`` option): the place
+        right after that statement and the seed to use there (``args.seed``; with the
+        configured seed as the fallback when the option defaults to None). None when
+        something is drawn before that statement."""
+        found = entry.unit.summary.get("seed_option")
+        if not found:
+            return None
+        statement, text, none_default = int(found[0]), str(found[1]), bool(found[2])
+        _, end_row, _, _ = entry.unit.statement(statement)
+        profile = entry.profile
+        for chain in (*profile.use.values(), *profile.later_use.values()):
+            first = chain[0]
+            if first[0] != entry.unit.index or int(first[2]) <= int(end_row):
+                return None
+        value = text
+        if none_default:
+            value = f"{text} if {text} is not None else {self.options.seed}"
+        return self.after(entry.unit, statement), value
+
     def function_start(self, unit: Unit, key: str) -> tuple[Location, str, list[str]] | None:
         """Where a function's body starts (after its docstring), its indentation and its
         positional parameters (without ``self``/``cls``)."""

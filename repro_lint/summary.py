@@ -27,10 +27,11 @@ from repro_lint.config import find_project_root
 from repro_lint.estimators import draws_from_numpy, is_function
 from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
+from repro_lint.options import Options
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 8
+SUMMARY_VERSION = 9
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -234,6 +235,10 @@ class SummaryCollector:
         self._code = context.module.code_for_node
         self._handler_count: dict[int, int] = {}
         self._ctx: dict[str, dict[int, list[list[int]]]] = {}
+        # The program's command-line seed option, where the entry point parses it:
+        # [statement, the parsed namespace's name], and the option.
+        self._options = Options(self._names)
+        self._parsed: list[Json] | None = None
         # Module-level dicts of the module's functions (registries), by name.
         self._registries = _registries(context.module)
         # Per function: seed events whose argument a fix may repeat, with its text.
@@ -552,6 +557,7 @@ class SummaryCollector:
         key = self._child_key(node.name.value, function=True)
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         self._defs[key] = [None, params, method]
+        self._options.visit_FunctionDef(node)
         first = _first_body_statement(node.body)
         if first is not None:
             self._body_of[id(first)] = key
@@ -710,6 +716,7 @@ class SummaryCollector:
             self._calls.append([ref, self._index(self._open[0])])
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._options.visit_Call(node)
         qualified = self._names.qualified_name(node.func)
         self._data.call(node, qualified, self._function_key(), self)
         checkpoint = self._ckpt.call(node, qualified, self._function_key(), self._site())
@@ -1058,6 +1065,8 @@ class SummaryCollector:
         self._enter_assign([node.target])
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._options.visit_Assign(node)
+        self._parse_statement(node)
         self._enter_assign([target.target for target in node.targets])
         for target in node.targets:
             if self._names.qualified_name(target.target) == f"{rng.CUDNN}.deterministic":
@@ -1067,6 +1076,34 @@ class SummaryCollector:
             for target in node.targets:
                 if isinstance(target.target, cst.Name):
                     self._spawn_contexts.add(target.target.value)
+
+    def _parse_statement(self, node: cst.Assign) -> None:
+        """``args = parser.parse_args()`` as a statement of the ``__main__`` block or of the
+        module's top level itself (not nested in a branch or loop)."""
+        if self._parsed is not None or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if not (
+            isinstance(target, cst.Name)
+            and isinstance(node.value, cst.Call)
+            and self._options.parses(node.value)
+        ):
+            return
+        depth = 1 if self._function_key() == MODULE else 2
+        if self._function_key() not in (MODULE, MAIN) or len(self._open) != depth:
+            return
+        if depth == 2 and self._open[0].node is not self._main_if:
+            return
+        self._parsed = [self._index(self._open[-1]), target.value]
+
+    def _seed_option(self) -> list[Json] | None:
+        """Where the entry point parses its seed option: [statement, ``args.seed``, whether
+        the option defaults to None]."""
+        option = self._options.seed_option()
+        if self._parsed is None or option is None:
+            return None
+        statement, name = self._parsed
+        return [statement, f"{name}.{option.dest}", option.default_is_none]
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
         targets = [target.target for target in original_node.targets]
@@ -1155,6 +1192,7 @@ class SummaryCollector:
             "over": self._over,
             "sargs": self._seed_texts,
             "registries": self._registries,
+            "seed_option": self._seed_option(),
             "fresh_start": self._fresh_start,
             "imports": self._imports,
             "anchor": anchor,

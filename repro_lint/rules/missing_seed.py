@@ -61,7 +61,8 @@ class MissingSeed(ProjectRule):
     randomness down and changes nothing else. Where the program already seeds a generator
     itself, the others are seeded right after that call with the same value (its argument,
     option or config field, in its file). Otherwise they go where the work runs, with the
-    configured `seed`: the start of the entry point (the top of its `__main__` block, or
+    configured `seed` (or the program's seed option, right after the entry point parses
+    it, when nothing is drawn before): the start of the entry point (the top of its `__main__` block, or
     after the imports of a script), and the start of each worker function started in a
     fresh process (`mp.spawn`), offset by the process index when it is an int on every
     path. A model file's smoke test gets no finding and no seeds.
@@ -219,6 +220,31 @@ class MissingSeed(ProjectRule):
             "    loader = DataLoader(data, num_workers=2, worker_init_fn=seed_worker)\n"
             "    noise = np.random.rand(3)\n",
             note="a worker_init_fn seeds the loader's workers, not the main process",
+        ),
+        Invalid(
+            "import argparse\nimport torch\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    model = torch.nn.Linear(2, 2)\n",
+            fixed="import argparse\nimport torch\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    torch.manual_seed(args.seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            note="a seed option the program never uses: the seed is the user's, after parsing",
+        ),
+        Invalid(
+            "import argparse\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--manualSeed', type=int)\nopt = parser.parse_args()\n"
+            "model = torch.nn.Linear(2, 2)\nopt_sgd = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "model(torch.ones(1, 2)).sum().backward()\nopt_sgd.step()\n",
+            fixed="import argparse\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--manualSeed', type=int)\nopt = parser.parse_args()\n"
+            "torch.manual_seed(opt.manualSeed if opt.manualSeed is not None else 0)\n"
+            "model = torch.nn.Linear(2, 2)\nopt_sgd = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "model(torch.ones(1, 2)).sum().backward()\nopt_sgd.step()\n",
+            note="an option without default: the configured seed is the fallback, a user's "
+            "seed is never overridden",
         ),
         Invalid(
             "import torch\n\nif __name__ == '__main__':\n    # one linear layer\n"
@@ -430,8 +456,18 @@ class MissingSeed(ProjectRule):
             if made is None:
                 return ()
             return program.insert(placement, *made, finding=entry.unit) or ()
+        placements = program.placements(entry)
+        option = program.option_seed(entry)
+        if option is not None and [p.spawn for p in placements] == [None]:
+            # The program has a seed option but never seeds: seed with it, right after
+            # the options are parsed.
+            placement, value = option
+            made = program.seed_lines(placement.unit, families, placement.at.row, value=value)
+            if made is None:
+                return ()
+            return program.insert(placement, *made, finding=entry.unit) or ()
         edits: list[Edit] = []
-        for placement in program.placements(entry):
+        for placement in placements:
             offset = program.rank(placement)
             made = program.seed_lines(placement.unit, families, placement.at.row, offset)
             if made is None:
