@@ -1391,19 +1391,32 @@ class Program:
         configured seed as the fallback when the option defaults to None). None when
         something is drawn before that statement."""
         found = entry.unit.summary.get("seed_option")
-        if not found:
+        value = self.option_value(entry)
+        if not found or value is None:
             return None
-        statement, text, none_default = int(found[0]), str(found[1]), bool(found[2])
+        statement = int(found[0])
         _, end_row, _, _ = entry.unit.statement(statement)
         profile = entry.profile
         for chain in (*profile.use.values(), *profile.later_use.values()):
             first = chain[0]
             if first[0] != entry.unit.index or int(first[2]) <= int(end_row):
                 return None
-        value = text
-        if none_default:
-            value = f"{text} if {text} is not None else {self.options.seed}"
         return self.after(entry.unit, statement), value
+
+    def option_value(self, entry: EntryPoint, params: Sequence[str] | None = None) -> str | None:
+        """The entry point's parsed seed option as a fix writes it (``args.seed``, or
+        ``args.seed if args.seed is not None else <seed>`` when it defaults to None); with
+        ``params``, only when the namespace reaches a function under its name (a spawned
+        worker that takes ``args``)."""
+        found = entry.unit.summary.get("seed_option")
+        if not found:
+            return None
+        text, none_default = str(found[1]), bool(found[2])
+        if params is not None and text.split(".", 1)[0] not in params:
+            return None
+        if none_default:
+            return f"{text} if {text} is not None else {self.options.seed}"
+        return text
 
     def function_start(self, unit: Unit, key: str) -> tuple[Location, str, list[str]] | None:
         """Where a function's body starts (after its docstring), its indentation and its

@@ -247,6 +247,21 @@ class MissingSeed(ProjectRule):
             "seed is never overridden",
         ),
         Invalid(
+            "import argparse\nimport torch\nimport torch.multiprocessing as mp\n\n\n"
+            "def worker(rank, args):\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    mp.spawn(worker, args=(args,), nprocs=2)\n",
+            fixed="import argparse\nimport torch\nimport torch.multiprocessing as mp\n\n\n"
+            "def worker(rank, args):\n    torch.manual_seed(args.seed + rank)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    mp.spawn(worker, args=(args,), nprocs=2)\n",
+            note="the spawned worker receives the options: it seeds with the user's seed, "
+            "offset by its process index",
+        ),
+        Invalid(
             "import torch\n\nif __name__ == '__main__':\n    # one linear layer\n"
             "    model = torch.nn.Linear(2, 2)\n",
             fixed="import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
@@ -469,7 +484,11 @@ class MissingSeed(ProjectRule):
         edits: list[Edit] = []
         for placement in placements:
             offset = program.rank(placement)
-            made = program.seed_lines(placement.unit, families, placement.at.row, offset)
+            # A worker that receives the parsed options seeds with the user's seed.
+            user = program.option_value(entry, placement.params) if placement.spawn else None
+            made = program.seed_lines(
+                placement.unit, families, placement.at.row, offset, value=user
+            )
             if made is None:
                 return ()
             found = program.insert(placement, *made, finding=entry.unit)
