@@ -105,3 +105,30 @@ def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
         )
         args.append(new.with_changes(whitespace_after_arg=last.whitespace_after_arg))
     return call.with_changes(args=args)
+
+
+class _Absolute(cst.CSTTransformer):
+    """Writes a block's indentation into the line breaks inside an expression."""
+
+    def __init__(self, indent: str) -> None:
+        super().__init__()
+        self.indent = indent
+
+    def leave_ParenthesizedWhitespace(
+        self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
+    ) -> cst.ParenthesizedWhitespace:
+        if not updated_node.indent:
+            return updated_node
+        last = cst.SimpleWhitespace(self.indent + updated_node.last_line.value)
+        return updated_node.with_changes(indent=False, last_line=last)
+
+
+def indented(node: cst.BaseExpression, indent: str) -> cst.BaseExpression:
+    """``node`` for a statement indented by ``indent``, with that indentation written into
+    its continuation lines: a replacement's code is generated on its own, outside the block
+    that would otherwise indent them."""
+    if not indent:
+        return node
+    result = node.visit(_Absolute(indent))
+    assert isinstance(result, cst.BaseExpression)
+    return result

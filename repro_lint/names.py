@@ -128,6 +128,44 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
     return frozenset(names - declared)
 
 
+def _local_aliases(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
+    """Names ``function`` binds exactly once, by ``name = a.b`` (a Name or Attribute chain),
+    and never otherwise (no parameter, loop target, augmented assignment of that name)."""
+    if not isinstance(function.body, cst.IndentedBlock):
+        return {}
+    counts: dict[str, int] = {}
+    values: dict[str, cst.BaseExpression] = {}
+    for _, small in _iter_simple_statements(function.body.body, module_level=False):
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                for name in _targets(target.target):
+                    counts[name] = counts.get(name, 0) + 1
+                    if (
+                        len(small.targets) == 1
+                        and isinstance(target.target, cst.Name)
+                        and isinstance(small.value, cst.Name | cst.Attribute)
+                    ):
+                        values[name] = small.value
+        elif isinstance(small, cst.AnnAssign | cst.AugAssign):
+            for name in _targets(small.target):
+                counts[name] = counts.get(name, 0) + 2
+    if not values:
+        return {}
+    params = function.params
+    for param in (*params.posonly_params, *params.params, *params.kwonly_params):
+        counts[param.name.value] = 2
+    for statement in _iter_compound(function.body.body):
+        if isinstance(statement, cst.For):
+            for name in _targets(statement.target):
+                counts[name] = 2
+        elif isinstance(statement, cst.With):
+            for item in statement.items:
+                if item.asname is not None:
+                    for name in _targets(item.asname.name):
+                        counts[name] = 2
+    return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
 def _iter_compound(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseCompoundStatement]:
     """Compound statements of a body, descending into blocks but not into nested scopes."""
     for stmt in body:
@@ -189,6 +227,9 @@ class Names:
         # Names a function binds locally (parameters, assignments), innermost last; the
         # engine's traversal enters and leaves functions.
         self._shadows: list[frozenset[str]] = []
+        # Names a function binds once to a module or a function (``npr = np.random``),
+        # innermost last: they resolve as written.
+        self._aliases: list[dict[str, str]] = []
         self.star_imports: list[str] = []
         self._collect(module)
 
@@ -276,11 +317,26 @@ class Names:
     # -- queries -----------------------------------------------------------------------------
 
     def enter_function(self, node: cst.FunctionDef) -> None:
-        """Inside ``node``, its parameters and local assignments hide module-level names."""
-        self._shadows.append(_local_names(node))
+        """Inside ``node``, its parameters and local assignments hide module-level names,
+        except one-step aliases it assigns once (``npr = np.random``)."""
+        local = _local_names(node)
+        aliases: dict[str, str] = {}
+        for name, value in _local_aliases(node).items():
+            root = value
+            while isinstance(root, cst.Attribute):
+                root = root.value
+            if isinstance(root, cst.Name) and root.value in local:
+                # ``x = param.attr``: a local value, not what a module-level name means.
+                continue
+            qualified = self.qualified_name(value)
+            if qualified is not None and not qualified.startswith("builtins."):
+                aliases[name] = qualified
+        self._shadows.append(local)
+        self._aliases.append(aliases)
 
     def leave_function(self) -> None:
         self._shadows.pop()
+        self._aliases.pop()
 
     def import_base(self, node: cst.ImportFrom) -> str:
         """The module ``from <base> import ...`` imports from, relative imports qualified."""
@@ -298,7 +354,7 @@ class Names:
         """The qualified name ``node`` refers to, or None when it is not an imported name."""
         if isinstance(node, cst.Name):
             if self._shadows and node.value in self._shadows[-1]:
-                return None
+                return self._aliases[-1].get(node.value)
             binding = self._bindings.get(node.value)
             if binding is not None:
                 return binding.qualified

@@ -10,6 +10,7 @@ findings here too.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,6 +35,26 @@ Json = Any
 # (unit index, statement index, row, what): one step of a path through the program.
 Site = tuple[int, int, int, str]
 Chain = tuple[Site, ...]
+# The branches a step runs in, outermost first: (unit index, branch id, arm). A step whose
+# context is a prefix of another's runs whenever that one does (it dominates it).
+Ctx = tuple[tuple[int, int, int], ...]
+# At most this many ordered seeds and uses per family are kept per profile (linear time).
+_ORDERED = 8
+
+
+def _dominates(outer: Ctx, inner: Ctx) -> bool:
+    """Whether code in context ``outer`` runs whenever code in ``inner`` (later) does."""
+    return inner[: len(outer)] == outer
+
+
+def compatible(first: Ctx, second: Ctx) -> bool:
+    """Whether code in the two contexts can run in one pass (no branch taken both ways)."""
+    arms = {(unit, branch): arm for unit, branch, arm in first}
+    return all(arms.get((unit, branch), arm) == arm for unit, branch, arm in second)
+
+
+def _leaf_kind(chain: Chain) -> str:
+    return chain[-1][3] if chain else ""
 
 
 @dataclass(frozen=True)
@@ -66,8 +87,91 @@ class Profile:
     conv: Chain | None = None
     settings: dict[str, Chain] = field(default_factory=dict)
     spawns: list[Spawn] = field(default_factory=list)
+    # Control flow, for late seeds: per family, the uses no earlier seed dominates
+    # (``exposed``) and the seeds no earlier seed dominates (``firsts``), each with its
+    # context, in order; and the (family, seed, use) pairs where such a use dominates a
+    # later seed: the seed comes too late on every path through both.
+    exposed: dict[str, list[tuple[Ctx, Chain]]] = field(default_factory=dict)
+    firsts: dict[str, list[tuple[Ctx, Chain]]] = field(default_factory=dict)
+    late: list[tuple[str, Chain, Chain]] = field(default_factory=list)
+    # Where the path trains (backward, an optimizer step, ``fit``), and where it saves a
+    # checkpoint, if anywhere.
+    trains: Chain | None = None
+    saves: Chain | None = None
+    # Loaders without ``generator=`` that draw their workers' base seed from a family.
+    worker_seeds: dict[str, Chain] = field(default_factory=dict)
 
-    def absorb(self, other: Profile, prefix: Chain, *, later: bool = False) -> None:
+    def covered(self, family: str, context: Ctx) -> bool:
+        """Whether a seed so far runs before anything in ``context``."""
+        return any(_dominates(seed, context) for seed, _ in self.firsts.get(family, ()))
+
+    def add_seed(self, family: str, context: Ctx, chain: Chain) -> None:
+        """A seed (in order): late after a use that dominates it; kept if it is first."""
+        for use_context, use in self.exposed.get(family, ()):
+            if _dominates(use_context, context):
+                if len(self.late) < _ORDERED:
+                    self.late.append((family, chain, use))
+                break
+        if not self.covered(family, context):
+            firsts = self.firsts.setdefault(family, [])
+            if len(firsts) < _ORDERED:
+                firsts.append((context, chain))
+
+    def add_use(self, family: str, context: Ctx, chain: Chain) -> None:
+        """A use (in order) that draws now: exposed unless a seed already dominates it."""
+        if not self.covered(family, context):
+            exposed = self.exposed.setdefault(family, [])
+            if len(exposed) < _ORDERED:
+                exposed.append((context, chain))
+
+    def without_weights(self) -> Profile:
+        """This profile where a checkpoint replaces the model it builds: its initial
+        weights (torch uses of kinds ``randomness.WEIGHTS``) are drawn for nothing."""
+        copy = Profile(
+            first=dict(self.first),
+            seed=self.seed,
+            use=dict(self.use),
+            first_seed=self.first_seed,
+            later_seed=self.later_seed,
+            later_use=dict(self.later_use),
+            conv=self.conv,
+            settings=self.settings,
+            spawns=self.spawns,
+            exposed=dict(self.exposed),
+            firsts=self.firsts,
+            late=[item for item in self.late if _leaf_kind(item[2]) not in rng.WEIGHTS],
+            trains=self.trains,
+            saves=self.saves,
+            worker_seeds=self.worker_seeds,
+        )
+        if _leaf_kind(copy.use.get("torch", ())) in rng.WEIGHTS:
+            del copy.use["torch"]
+            if copy.first.get("torch") == "use":
+                if "torch" in copy.seed:
+                    copy.first["torch"] = "seed"
+                else:
+                    del copy.first["torch"]
+        if _leaf_kind(copy.later_use.get("torch", ())) in rng.WEIGHTS:
+            del copy.later_use["torch"]
+        if "torch" in copy.exposed:
+            copy.exposed["torch"] = [
+                item for item in copy.exposed["torch"] if _leaf_kind(item[1]) not in rng.WEIGHTS
+            ]
+        return copy
+
+    def absorb(
+        self, other: Profile, prefix: Chain, *, later: bool = False, context: Ctx = ()
+    ) -> None:
+        """Add what ``other`` (a callee, run at ``prefix`` in ``context``) does; ``later``:
+        at an unknown time (methods of a constructed object, callbacks)."""
+        if self.trains is None and other.trains is not None:
+            self.trains = prefix + other.trains
+        if self.saves is None and other.saves is not None:
+            self.saves = prefix + other.saves
+        for family, chain in other.worker_seeds.items():
+            self.worker_seeds.setdefault(family, prefix + chain)
+        if not later:
+            self._absorb_ordered(other, prefix, context)
         if later:
             for family, chain in (*other.seed.items(), *other.later_seed.items()):
                 self.later_seed.setdefault(family, prefix + chain)
@@ -96,6 +200,29 @@ class Profile:
                 self.spawns.append(
                     Spawn(prefix + spawn.chain, spawn.unit, spawn.key, spawn.indexed)
                 )
+
+    def _absorb_ordered(self, other: Profile, prefix: Chain, context: Ctx) -> None:
+        for family, seed, use in other.late:
+            if len(self.late) < _ORDERED and not self.covered(family, context):
+                self.late.append((family, prefix + seed, prefix + use))
+        for family, seeds in other.firsts.items():
+            for seed_context, seed in seeds:
+                where = context + seed_context
+                for use_context, use in self.exposed.get(family, ()):
+                    if _dominates(use_context, where):
+                        if len(self.late) < _ORDERED:
+                            self.late.append((family, prefix + seed, use))
+                        break
+        for family, uses in other.exposed.items():
+            for use_context, use in uses:
+                self.add_use(family, context + use_context, prefix + use)
+        for family, seeds in other.firsts.items():
+            for seed_context, seed in seeds:
+                where = context + seed_context
+                if not self.covered(family, where):
+                    firsts = self.firsts.setdefault(family, [])
+                    if len(firsts) < _ORDERED:
+                        firsts.append((where, prefix + seed))
 
     @property
     def seeded(self) -> set[str]:
@@ -131,6 +258,7 @@ class Unit:
     index: int = 0
     # Deferred, and its text was read: nothing in it mentions seeding.
     seedless: bool = False
+    _contexts: dict[str, Mapping[int, Ctx]] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def module(self) -> str:
@@ -154,6 +282,22 @@ class Unit:
     def statement(self, index: int) -> list[Json]:
         statement: list[Json] = self.summary["stmts"][index]
         return statement
+
+    def contexts(self, key: str) -> Mapping[int, Ctx]:
+        """The branches each event of function ``key`` runs in (events not listed run
+        whenever the function does)."""
+        found = self._contexts.get(key)
+        if found is None:
+            raw = self.summary.get("ctx", {}).get(key, ())
+            found = self._contexts[key] = {
+                int(index): tuple((self.index, int(b), int(arm)) for b, arm in branches)
+                for index, branches in raw
+            }
+        return found
+
+    def overwritten(self, key: str) -> frozenset[int]:
+        """Events of ``key`` whose random initial weights a checkpoint load replaces."""
+        return frozenset(int(i) for i in self.summary.get("over", {}).get(key, ()))
 
 
 @dataclass(frozen=True)
@@ -191,6 +335,17 @@ class EntryPoint:
     profile: Profile
     # Workers started in fresh interpreters, with what each one's path does.
     workers: list[tuple[Spawn, Profile]] = field(default_factory=list)
+    # A model file's ``__main__`` block that never trains (a smoke test pushing random
+    # inputs through a model): an entry point in form only.
+    smoke: bool = False
+
+    @property
+    def trains(self) -> bool:
+        """Whether the program trains (backward, an optimizer step, ``fit``), in the main
+        process or in a spawned worker."""
+        return self.profile.trains is not None or any(
+            worker.trains is not None for _, worker in self.workers
+        )
 
     @property
     def seeded(self) -> set[str]:
@@ -202,6 +357,43 @@ class EntryPoint:
         return "algorithms" in self.profile.settings or any(
             "algorithms" in worker.settings for _, worker in self.workers
         )
+
+
+@dataclass(frozen=True)
+class Placement:
+    """A place for code that must run before a program's work: seeds, deterministic
+    settings. ``Program.placements`` finds them (the start of an entry point, the start of
+    each spawned worker function that works), ``Program.after`` places code right after a
+    statement; ``Program.insert`` writes lines there.
+
+    ``at`` is where the lines go (``end``: the end of the text they replace, for a
+    one-line ``if __name__ == "__main__": main()``, with ``prefix``/``suffix`` around
+    them); ``indent`` is the indentation of the block. For a worker's start, ``spawn`` is
+    the spawn that starts it and ``params`` its positional parameters (``self`` left out).
+
+    A project rule that inserts settings uses it like this (``spell`` reuses the file's
+    aliases and says which import is missing)::
+
+        for placement in program.placements(entry):
+            spelled = program.spell(placement.unit, name, placement.at.row)
+            if spelled is None:
+                return ()
+            text, module = spelled
+            lines, imports = [f"{text} = True"], [module] if module else []
+            edits += program.insert(placement, lines, imports, finding=entry.unit) or ()
+
+    Placements are deterministic (entry start first, then workers in spawn order) and
+    never repeat a position, so what several rules insert at one placement ends up together.
+    """
+
+    unit: Unit
+    at: Location
+    indent: str
+    end: Location | None = None
+    prefix: str = ""
+    suffix: str = ""
+    spawn: Spawn | None = None
+    params: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -288,6 +480,7 @@ class Program:
         self._active: set[tuple[str, int, str]] = set()
         self._entries: list[EntryPoint] | None = None
         self._reached: dict[int, frozenset[str]] = {}
+        self._reloads: dict[int, bool] = {}
         # The directories module lookups listed (what a later run must find unchanged to
         # reuse this analysis).
         self.probed: set[str] = set()
@@ -408,6 +601,12 @@ class Program:
             exported = unit.summary.get("exports", {}).get(rest[0])
             if exported is not None and depth < 8 and exported != qualified:
                 return self.resolve(".".join([exported, *rest[1:]]), unit, depth + 1)
+            if depth < 8:
+                # A package that re-exports its modules with ``from .x import *``.
+                for base in unit.summary.get("stars", ()):
+                    found = self.resolve(".".join([str(base), *rest]), unit, depth + 1)
+                    if found is not None:
+                        return found
             return None
         if self._seeds_all(qualified) or qualified in rng.SEEDS:
             return _External(qualified)
@@ -441,6 +640,13 @@ class Program:
         kind = ref[0]
         if kind == "q":
             return self.resolve(str(ref[1]), unit)
+        if kind == "*":
+            # A name bound by ``from module import *`` of a project module.
+            for base in unit.summary.get("stars", ()):
+                found = self.resolve(f"{base}.{ref[1]}", unit)
+                if found is not None:
+                    return found
+            return None
         if kind == "l":
             key = str(ref[1])
             if key in unit.classes():
@@ -527,13 +733,23 @@ class Program:
             return _EMPTY
         self._active.add(marker)
         result = Profile()
-        for event in unit.functions().get(key, ()):
-            self._apply(result, unit, event)
+        contexts = unit.contexts(key)
+        overwritten = unit.overwritten(key)
+        for index, event in enumerate(unit.functions().get(key, ())):
+            context = contexts.get(index, ())
+            self._apply(result, unit, event, context, index in overwritten)
         self._active.discard(marker)
         self._profiles[memo] = result
         return result
 
-    def _apply(self, profile: Profile, unit: Unit, event: list[Json]) -> None:
+    def _apply(
+        self,
+        profile: Profile,
+        unit: Unit,
+        event: list[Json],
+        context: Ctx = (),
+        overwritten: bool = False,
+    ) -> None:
         tag = event[0]
         statement, row = int(event[-2]), int(event[-1])
         if tag == "s":
@@ -543,34 +759,61 @@ class Program:
             profile.seed.setdefault(family, site)
             if profile.first_seed is None:
                 profile.first_seed = site
+            profile.add_seed(family, context, site)
         elif tag == "u":
+            if overwritten:
+                return
             family, what = str(event[1]), str(event[2])
             site = ((unit.index, statement, row, what),)
-            if what in rng.DEFERRED:
+            if what == rng.WORKERS:
+                # An unshuffled loader's base seed for its workers: it changes results only
+                # through randomness in the workers, which shows as uses of its own.
+                profile.worker_seeds.setdefault(family, site)
+            elif what in rng.DEFERRED:
                 profile.later_use.setdefault(family, site)
             else:
                 profile.first.setdefault(family, "use")
                 profile.use.setdefault(family, site)
+                profile.add_use(family, context, site)
+        elif tag == "t":
+            if profile.trains is None:
+                profile.trains = ((unit.index, statement, row, "training"),)
+        elif tag == "k":
+            if profile.saves is None:
+                profile.saves = ((unit.index, statement, row, "checkpoint"),)
         elif tag == "d":
             profile.settings.setdefault(str(event[1]), ((unit.index, statement, row, ""),))
         elif tag == "v":
             if profile.conv is None:
                 profile.conv = ((unit.index, statement, row, "convolution"),)
         elif tag == "c":
+            prefix: Chain = ((unit.index, statement, row, ""),)
+            dispatched = self._dispatched(unit, event[1])
+            if dispatched is not None:
+                # ``globals()[name](...)``, ``TABLE[name](...)``: one of these functions of
+                # the module, at that time.
+                for function in dispatched:
+                    profile.absorb(self.profile(unit, function), prefix, later=True)
+                return
             target = self._resolve_ref(unit, event[1])
             if target is not None:
-                self._enter(profile, target, ((unit.index, statement, row, ""),))
+                self._enter(profile, target, prefix, context, overwritten)
+        elif tag == "f":
+            target = self._resolve_ref(unit, event[1])
+            if isinstance(target, _Function):
+                prefix = ((unit.index, statement, row, ""),)
+                profile.absorb(self.profile(target.unit, target.key), prefix, later=True)
         elif tag == "i":
             for name in event[1]:
                 module = self.module(str(name), unit, imported=True)
                 if module is not None and module is not unit:
-                    prefix: Chain = ((unit.index, statement, row, ""),)
-                    profile.absorb(self.profile(module, MODULE), prefix)
+                    prefix = ((unit.index, statement, row, ""),)
+                    profile.absorb(self.profile(module, MODULE), prefix, context=context)
         elif tag == "p":
             target = self._resolve_ref(unit, event[1])
             prefix = ((unit.index, statement, row, ""),)
             kind = event[2]
-            fresh = kind in ("spawn", "context") or bool(unit.summary.get("fresh_start"))
+            fresh = kind in ("spawn", "context", "launch") or bool(unit.summary.get("fresh_start"))
             if isinstance(target, _Function) and fresh:
                 known = {(s.unit, s.key) for s in profile.spawns}
                 if (target.unit.index, target.key) not in known:
@@ -578,15 +821,46 @@ class Program:
                     profile.spawns.append(spawn)
             elif target is not None:
                 # A forked process starts from the parent's (seeded) state: an ordinary call.
-                self._enter(profile, target, prefix)
+                self._enter(profile, target, prefix, context)
 
-    def _enter(self, profile: Profile, target: _Target, prefix: Chain) -> None:
+    def _dispatched(self, unit: Unit, ref: Json) -> list[str] | None:
+        """The functions a call through a table may run (``globals()[name]``: any module
+        function; ``TABLE[name]``: those registered in that dict), None for other calls."""
+        if ref == ["g"]:
+            return self._module_functions(unit)
+        if isinstance(ref, list) and len(ref) == 2 and ref[0] == "r":
+            members = unit.summary.get("registries", {}).get(str(ref[1]), ())
+            return [str(key) for key in members if unit.defines(str(key))]
+        return None
+
+    def _module_functions(self, unit: Unit) -> list[str]:
+        """The module-level functions of a unit (``globals()[name]`` may call any)."""
+        return [
+            key
+            for key, info in unit.summary.get("defs", {}).items()
+            if "." not in key and not info[2]
+        ]
+
+    def _enter(
+        self,
+        profile: Profile,
+        target: _Target,
+        prefix: Chain,
+        context: Ctx = (),
+        overwritten: bool = False,
+    ) -> None:
         if isinstance(target, _Function):
-            profile.absorb(self.profile(target.unit, target.key), prefix)
+            called = self.profile(target.unit, target.key)
+            if overwritten:
+                called = called.without_weights()
+            profile.absorb(called, prefix, context=context)
         elif isinstance(target, _Class):
-            profile.absorb(self.construct(target.unit, target.key), prefix)
+            built = self.construct(target.unit, target.key)
+            if overwritten:
+                built = built.without_weights()
+            profile.absorb(built, prefix, context=context)
         elif isinstance(target, _Module):
-            profile.absorb(self.profile(target.unit, MODULE), prefix)
+            profile.absorb(self.profile(target.unit, MODULE), prefix, context=context)
         else:
             qualified = target.qualified
             families = rng.FAMILIES if self._seeds_all(qualified) else (rng.SEEDS[qualified],)
@@ -595,6 +869,7 @@ class Program:
             for family in families:
                 profile.first.setdefault(family, "seed")
                 profile.seed.setdefault(family, here)
+                profile.add_seed(family, context, here)
             if profile.first_seed is None:
                 profile.first_seed = here
 
@@ -619,11 +894,13 @@ class Program:
             if rng.torch_use(base) == rng.MODEL:
                 result.first.setdefault("torch", "use")
                 result.use.setdefault("torch", site)
+                result.add_use("torch", (), site)
             if rng.builds_conv(base) and result.conv is None:
                 result.conv = site
             if base in rng.SEEDING_CONSTRUCTORS:
                 for family in rng.FAMILIES:
                     result.seed.setdefault(family, site)
+                    result.add_seed(family, (), site)
         for method_unit, key in self._methods(unit, klass):
             if key.rsplit(".", 1)[-1] != "__init__":
                 result.absorb(self.profile(method_unit, key), (), later=True)
@@ -700,7 +977,16 @@ class Program:
                 worker.absorb(self.profile(worker_unit, MODULE), ())
             worker.absorb(self.profile(worker_unit, spawn.key), ())
             entry.workers.append((spawn, worker))
+        entry.smoke = kind == "main" and not entry.trains and self._defines_module(unit)
         return entry
+
+    def _defines_module(self, unit: Unit) -> bool:
+        """Whether a file defines a torch module (a model file)."""
+        return any(
+            base.startswith("torch.nn.") or base.startswith(("lightning.", "pytorch_lightning."))
+            for klass in unit.classes()
+            for _, _, base in self._external_bases(unit, klass)
+        )
 
     def _script_statement(self, unit: Unit, forced: bool) -> int | None:
         """Where a top-level script starts its work (None when the module is a library)."""
@@ -712,6 +998,8 @@ class Program:
                 if isinstance(target, _Function | _Class):
                     work = statement
                     break
+        if work is None:
+            work = self._module_work(unit)
         if work is None and not forced:
             return None
         first = summary.get("first")
@@ -720,6 +1008,91 @@ class Program:
         ):
             return int(first)
         return None if work is None else int(work)
+
+    def _module_work(self, unit: Unit) -> int | None:
+        """The first statement of a module's top-level code that does a program's work: it
+        calls a function or class of its own file that draws random numbers or trains (or
+        a project function that trains), or, in a file no other file of the run imports,
+        draws random numbers itself on every path. A library module's top-level code
+        defines and registers; it does neither."""
+        for ref, statement in unit.summary.get("calls", ()):
+            target = self._resolve_ref(unit, ref)
+            if isinstance(target, _Function):
+                profile = self.profile(target.unit, target.key)
+            elif isinstance(target, _Class):
+                profile = self.construct(target.unit, target.key)
+            else:
+                continue
+            local = target.unit is unit
+            if profile.trains is not None or (local and (profile.use or profile.later_use)):
+                return int(statement)
+        if self._imported(unit):
+            return None
+        contexts = unit.contexts(MODULE)
+        for index, event in enumerate(unit.functions().get(MODULE, ())):
+            if event[0] == "u" and index not in contexts and event[2] not in rng.DEFERRED:
+                return int(event[-2])
+        return None
+
+    def _imported(self, unit: Unit) -> bool:
+        """Whether another file of the run imports ``unit`` (its top-level code then runs
+        as part of that program, not as a program of its own)."""
+        for other in self.units:
+            if other is unit or other.deferred:
+                continue
+            for events in other.functions().values():
+                for event in events:
+                    if event[0] == "i" and any(
+                        self.module(str(name), other, imported=True) is unit for name in event[1]
+                    ):
+                        return True
+        return False
+
+    def reloads_to_train(self, unit: Unit) -> bool:
+        """Whether a function of ``unit`` loads saved weights into a model
+        (``model.load_state_dict(torch.load(path))``), then trains and saves checkpoints
+        again on the same path: a run that continues from its checkpoints, not a final
+        evaluation of the best weights nor a model loaded only to be exported."""
+        done = self._reloads.get(unit.index)
+        if done is not None:
+            return done
+        found = False
+        for key, events in unit.functions().items():
+            contexts = unit.contexts(key)
+            for start, event in enumerate(events):
+                if event[0] == "l" and self._continues(unit, events, contexts, start):
+                    found = True
+                    break
+            if found:
+                break
+        self._reloads[unit.index] = found
+        return found
+
+    def _continues(
+        self, unit: Unit, events: list[list[Json]], contexts: Mapping[int, Ctx], start: int
+    ) -> bool:
+        load = contexts.get(start, ())
+        trained = False
+        for index in range(start + 1, len(events)):
+            event = events[index]
+            if not compatible(load, contexts.get(index, ())):
+                continue
+            if not trained:
+                trained = event[0] == "t" or self._does(unit, event, "trains")
+            elif event[0] == "k" or self._does(unit, event, "saves"):
+                return True
+        return False
+
+    def _does(self, unit: Unit, event: list[Json], what: str) -> bool:
+        """Whether a call event's callee trains (``what="trains"``) or saves."""
+        if event[0] not in ("c", "f") or self._dispatched(unit, event[1]) is not None:
+            return False
+        target = self._resolve_ref(unit, event[1])
+        if isinstance(target, _Function):
+            return getattr(self.profile(target.unit, target.key), what) is not None
+        if isinstance(target, _Class):
+            return getattr(self.construct(target.unit, target.key), what) is not None
+        return False
 
     # -- from findings to diagnostics ---------------------------------------------------------
 
@@ -750,7 +1123,10 @@ class Program:
         self, unit: Unit, event: list[Json], *, whole: bool = False
     ) -> Iterator[tuple[Unit, str]]:
         targets: list[_Target | None] = []
-        if event[0] in ("c", "p"):
+        dispatched = self._dispatched(unit, event[1]) if event[0] == "c" else None
+        if dispatched is not None:
+            targets.extend(_Function(unit, key) for key in dispatched)
+        elif event[0] in ("c", "p", "f"):
             targets.append(self._resolve_ref(unit, event[1]))
         elif event[0] == "i":
             for name in event[1]:
@@ -856,11 +1232,18 @@ class Program:
         return qualified, top
 
     def seed_lines(
-        self, unit: Unit, families: Iterable[str], before_row: int, offset: str | None = None
+        self,
+        unit: Unit,
+        families: Iterable[str],
+        before_row: int,
+        offset: str | None = None,
+        *,
+        value: str | None = None,
     ) -> tuple[list[str], list[str]] | None:
-        """Seed calls for ``families`` (configured seed, plus ``offset``) and the imports they
-        need; numpy's carries ``# noqa: NPY002`` so ruff's legacy-numpy rule stays quiet."""
-        value = str(self.options.seed) if offset is None else f"{self.options.seed} + {offset}"
+        """Seed calls for ``families`` (``value``, by default the configured seed, plus
+        ``offset``) and the imports they need; numpy's carries ``# noqa: NPY002`` so
+        ruff's legacy-numpy rule stays quiet."""
+        value = seed_value(str(self.options.seed) if value is None else value, offset)
         lines: list[str] = []
         imports: list[str] = []
         for family in rng.FAMILIES:
@@ -947,6 +1330,161 @@ class Program:
         edits.append(Edit(body, at, at))
         return tuple(edits)
 
+    # -- where code that must run before the work goes -----------------------------------------
+
+    def placements(self, entry: EntryPoint) -> list[Placement]:
+        """Where seeds and settings take effect for an entry point's work. A process started
+        fresh (``torch.multiprocessing.spawn``, a spawn context) runs its function from the
+        defaults: what the parent set never reaches it, so each spawned worker function
+        that works (draws random numbers, trains, runs convolutions) gets a placement at
+        its start (after its docstring and ``global``/``nonlocal`` declarations). The entry
+        point's own start comes first when its main process works too, or when no worker
+        placement can be made. A model file's smoke test gets none."""
+        if entry.smoke:
+            return []
+        found: list[Placement] = []
+        working = False
+        for spawn, worker in entry.workers:
+            if not (worker.used() or worker.trains is not None or worker.conv is not None):
+                continue
+            working = True
+            placement = self.worker_start(spawn)
+            if placement is not None and all(
+                (p.unit.index, p.at) != (placement.unit.index, placement.at) for p in found
+            ):
+                found.append(placement)
+        profile = entry.profile
+        main_works = bool(profile.use or profile.later_use or profile.trains is not None) or (
+            profile.conv is not None and not working
+        )
+        if main_works or not found:
+            found.insert(0, self.entry_placement(entry))
+        return found
+
+    def entry_placement(self, entry: EntryPoint) -> Placement:
+        """The start of an entry point (see ``entry_start``)."""
+        at, indent, end, prefix, suffix = self.entry_start(entry)
+        return Placement(entry.unit, at, indent, end, prefix, suffix)
+
+    def worker_start(self, spawn: Spawn) -> Placement | None:
+        """The start of a spawned worker function, after its docstring and declarations."""
+        unit = self.units[spawn.unit]
+        start = self.function_start(unit, spawn.key)
+        if start is None:
+            return None
+        at, indent, params = start
+        return Placement(unit, at, indent, spawn=spawn, params=tuple(params))
+
+    def after(self, unit: Unit, statement: int) -> Placement:
+        """Right after a (simple) statement, in its block."""
+        _, end_row, indent, _ = unit.statement(statement)
+        return Placement(unit, Location(int(end_row) + 1, 1), str(indent))
+
+    def insert(
+        self,
+        placement: Placement,
+        lines: Sequence[str],
+        imports: Sequence[str],
+        *,
+        finding: Unit | None = None,
+    ) -> tuple[Edit, ...] | None:
+        """Edits writing statement ``lines`` at ``placement`` with the ``imports`` they
+        need at the top of its module; edits in another file than the ``finding``'s name
+        their file."""
+        edits = self.insertion(
+            placement.unit,
+            placement.at,
+            lines,
+            imports,
+            indent=placement.indent,
+            prefix=placement.prefix,
+            suffix=placement.suffix,
+            end=placement.end,
+        )
+        if edits is None or finding is None or finding is placement.unit:
+            return edits
+        return tuple(dataclasses.replace(e, filename=placement.unit.filename) for e in edits)
+
+    def rank(self, placement: Placement) -> str | None:
+        """The parameter of a spawned worker that holds its process index, when it is an
+        int on every path: ``torch.multiprocessing.spawn`` passes it first (or the first
+        parameter is named like a rank), and nothing in the run calls the function
+        directly, where the first argument could be anything (``main_worker(args.gpu,
+        ...)`` with ``--gpu`` defaulting to None)."""
+        spawn = placement.spawn
+        if spawn is None or not placement.params:
+            return None
+        first = placement.params[0]
+        if not (spawn.indexed or "rank" in first.lower()):
+            return None
+        target = (spawn.unit, spawn.key)
+        for unit in self.units:
+            for events in unit.functions().values():
+                for event in events:
+                    if event[0] != "c" or event[1] == ["g"]:
+                        continue
+                    found = self._resolve_ref(unit, event[1])
+                    if isinstance(found, _Function) and (found.unit.index, found.key) == target:
+                        return None
+        return first
+
+    def program_seed(self, entry: EntryPoint) -> tuple[Unit, int, str, bool] | None:
+        """The seed the program already passes, where it first seeds a generator itself
+        (``torch.manual_seed(args.seed)``): its unit, statement and argument as written,
+        when that argument is a plain value a fix may repeat right after the call, and
+        whether that seed runs only on some paths (``if args.seed is not None:``)."""
+        chain = entry.profile.first_seed
+        if chain is None:
+            return None
+        index, statement, row, _ = chain[-1]
+        unit = self.units[index]
+        for key, events in unit.functions().items():
+            texts = {int(i): str(text) for i, text in unit.summary.get("sargs", {}).get(key, ())}
+            for position, event in enumerate(events):
+                if (
+                    event[0] == "s"
+                    and int(event[-2]) == statement
+                    and int(event[-1]) == row
+                    and position in texts
+                ):
+                    guarded = position in unit.contexts(key)
+                    return unit, statement, texts[position], guarded
+        return None
+
+    def option_seed(self, entry: EntryPoint) -> tuple[Placement, str] | None:
+        """The seed option the entry point parses itself (``args = parser.parse_args()`` in
+        its ``__main__`` block or at its top level, with a ``--seed`` option): the place
+        right after that statement and the seed to use there (``args.seed``; with the
+        configured seed as the fallback when the option defaults to None). None when
+        something is drawn before that statement."""
+        found = entry.unit.summary.get("seed_option")
+        value = self.option_value(entry)
+        if not found or value is None:
+            return None
+        statement = int(found[0])
+        _, end_row, _, _ = entry.unit.statement(statement)
+        profile = entry.profile
+        for chain in (*profile.use.values(), *profile.later_use.values()):
+            first = chain[0]
+            if first[0] != entry.unit.index or int(first[2]) <= int(end_row):
+                return None
+        return self.after(entry.unit, statement), value
+
+    def option_value(self, entry: EntryPoint, params: Sequence[str] | None = None) -> str | None:
+        """The entry point's parsed seed option as a fix writes it (``args.seed``, or
+        ``args.seed if args.seed is not None else <seed>`` when it defaults to None); with
+        ``params``, only when the namespace reaches a function under its name (a spawned
+        worker that takes ``args``)."""
+        found = entry.unit.summary.get("seed_option")
+        if not found:
+            return None
+        text, none_default = str(found[1]), bool(found[2])
+        if params is not None and text.split(".", 1)[0] not in params:
+            return None
+        if none_default:
+            return f"{text} if {text} is not None else {self.options.seed}"
+        return text
+
     def function_start(self, unit: Unit, key: str) -> tuple[Location, str, list[str]] | None:
         """Where a function's body starts (after its docstring), its indentation and its
         positional parameters (without ``self``/``cls``)."""
@@ -982,6 +1520,17 @@ class Program:
         ends = [end for start, end in unit.summary.get("imports", ()) if start < first_row]
         row = max(ends) + 1 if ends else first_row
         return Location(row, 1), "", None, "", ""
+
+
+def seed_value(base: str, offset: str | None = None) -> str:
+    """``base + offset`` as a fix writes it: ``rank`` alone for a base of 0."""
+    if offset is None:
+        return base
+    if base.strip() == "0":
+        return offset
+    if " if " in base:
+        base = f"({base})"
+    return f"{base} + {offset}"
 
 
 def _find_module(
@@ -1058,8 +1607,10 @@ def analyse(
 
 __all__ = [
     "Chain",
+    "Ctx",
     "EntryPoint",
     "Loader",
+    "Placement",
     "Profile",
     "Program",
     "ProjectOptions",
@@ -1070,4 +1621,6 @@ __all__ = [
     "Spawn",
     "Unit",
     "analyse",
+    "compatible",
+    "seed_value",
 ]

@@ -6,6 +6,7 @@ Data as code, keyed by qualified names (as ``names.py`` resolves them). The modu
 
 from __future__ import annotations
 
+import re
 import sys
 
 # The global generators a program seeds. Order is the order of inserted seed calls.
@@ -53,15 +54,46 @@ HELPERS: dict[str, tuple[str, ...]] = {
     "detectron2.utils.env.seed_all_rng": (),
     "timm.utils.random_seed": (),
     "timm.utils.random.random_seed": (),
+    # detectron2's setup seeds with seed_all_rng(cfg.SEED) on the way (an entropy seed while
+    # SEED keeps its default -1); its first argument is the config, not a seed.
+    "detectron2.engine.default_setup": (),
+    "detectron2.engine.defaults.default_setup": (),
 }
-# Constructing these seeds every family (Trainer.__init__ calls set_seed(args.seed)).
+# Helpers among HELPERS whose first argument is not the seed.
+SETUP_HELPERS = frozenset(
+    {"detectron2.engine.default_setup", "detectron2.engine.defaults.default_setup"}
+)
+# Constructing these seeds every family (Trainer.__init__ calls set_seed(args.seed); an
+# mmengine Runner calls set_randomness(**cfg.randomness) in its constructor).
 SEEDING_CONSTRUCTORS = frozenset(
     {
         "transformers.Trainer",
         "transformers.trainer.Trainer",
         "transformers.Seq2SeqTrainer",
         "transformers.trainer_seq2seq.Seq2SeqTrainer",
+        "mmengine.runner.Runner",
+        "mmengine.runner.runner.Runner",
+        "mmengine.runner.Runner.from_cfg",
+        "mmengine.runner.runner.Runner.from_cfg",
     }
+)
+# Methods that seed every family, by the qualified name of the class of their receiver:
+# training an ultralytics model builds a trainer whose constructor calls init_seeds.
+_ULTRALYTICS_MODELS = (
+    "ultralytics.YOLO", "ultralytics.RTDETR", "ultralytics.models.YOLO",
+    "ultralytics.models.yolo.YOLO", "ultralytics.models.yolo.model.YOLO",
+    "ultralytics.engine.model.Model",
+)  # fmt: skip
+SEEDING_METHODS = frozenset(f"{model}.train" for model in _ULTRALYTICS_MODELS)
+# Constructors that build a model with fresh random weights from a configuration file
+# (``YOLO("yolov8s.yaml")``; a ``.pt`` argument loads trained weights instead). They are
+# framework facades, judged by these documented semantics even where the framework's code
+# is in the project tree (their many methods are not followed).
+CONFIG_MODELS = frozenset(_ULTRALYTICS_MODELS)
+CONFIG_SUFFIXES = (".yaml", ".yml")
+# A fresh random seed made by a framework (rank 0 draws it, every rank receives it).
+ENTROPY_SEED_FUNCTIONS = frozenset(
+    {"mmengine.dist.sync_random_seed", "mmengine.dist.utils.sync_random_seed"}
 )
 
 # -- consumption of the global generators ------------------------------------------------------
@@ -140,6 +172,17 @@ RANDOM_DRAWS = frozenset(
     }
 )  # fmt: skip
 
+# Third-party layers built with random initial weights: graph neural network libraries
+# (their layer classes, ``GCNConv``, ``GATConv``, ``SAGEConv``...) and adapters that peft
+# initialises (``get_peft_model``: LoRA's A matrices are drawn from the torch generator).
+THIRD_PARTY_LAYER_PREFIXES = ("torch_geometric.nn.", "dgl.nn.")
+THIRD_PARTY_MODEL_FUNCTIONS = frozenset({"peft.get_peft_model", "peft.mapping.get_peft_model"})
+THIRD_PARTY_MODELS = frozenset(
+    {"Linear", "HeteroLinear", "MLP", "GCN", "GAT", "GIN", "GraphSAGE", "PNA", "EdgeCNN",
+     "Node2Vec", "MetaPath2Vec", "GAE", "VGAE", "ARGA", "ARGVA", "SchNet", "DimeNet",
+     "RelGraphConv", "HeteroGraphConv", "Embedding"}
+)  # fmt: skip
+
 # Kinds of consumption. Those in DEFERRED draw later than the call (a loader shuffles when it
 # is iterated, a layer drops out in forward): they count as use, but not for ordering.
 MODEL = "model with parameters"
@@ -152,7 +195,11 @@ WORKERS = "loader workers seeded from it"
 SAMPLER = "random sampler"
 SPLIT = "random split"
 TRANSFORM = "random transform"
-DEFERRED = frozenset({DROPOUT_LAYER, LOADER, WORKERS, SAMPLER, TRANSFORM})
+SKLEARN = "scikit-learn call without `random_state`"
+ESTIMATOR = "scikit-learn estimator without `random_state`"
+DEFERRED = frozenset({DROPOUT_LAYER, LOADER, WORKERS, SAMPLER, TRANSFORM, ESTIMATOR})
+# Kinds whose draws only set initial weights: a checkpoint loaded over the model replaces them.
+WEIGHTS = frozenset({MODEL, INIT})
 
 # -- generator objects (RPL102) ----------------------------------------------------------------
 
@@ -189,6 +236,16 @@ SET_START_METHOD = frozenset(
 FRESH_START_METHODS = frozenset({"spawn", "forkserver"})
 # Run ``target=`` in this process (a thread): an ordinary call for seeding purposes.
 THREADS = frozenset({"threading.Thread", "threading.Timer"})
+# Launchers that run a function in one fresh process per device (spawned with
+# torch.multiprocessing): qualified name -> (keyword, position) of that function.
+LAUNCHERS: dict[str, tuple[str, int]] = {
+    "detectron2.engine.launch": ("main_func", 0),
+    "detectron2.engine.launch.launch": ("main_func", 0),
+    "detectron2.engine.defaults.launch": ("main_func", 0),
+    "fairseq.distributed.utils.call_main": ("main", 1),
+    "fairseq.distributed_utils.call_main": ("main", 1),
+    "fairseq.distributed.call_main": ("main", 1),
+}
 # Command-line runners that call the function they are given (its first argument).
 RUNNERS = frozenset(
     {"fire.Fire", "typer.run", "jsonargparse.CLI", "jsonargparse.auto_cli", "tyro.cli",
@@ -287,7 +344,36 @@ def random_draw(qualified: str) -> bool:
     return len(parts) == 2 and parts[0] == "random" and parts[1] in RANDOM_DRAWS
 
 
-def is_library(qualified: str, own_package: str | None) -> bool:
-    """Whether a qualified name belongs to a library rather than (possibly) the project."""
+def is_library(qualified: str, own_package: str | None, tree: frozenset[str] = frozenset()) -> bool:
+    """Whether a qualified name belongs to a library rather than (possibly) the project.
+    ``tree`` holds the library names the project's own tree contains (a checkout of the
+    library itself, or a vendored copy): those are project code."""
     top = qualified.split(".", 1)[0]
-    return top != own_package and top in LIBRARIES
+    return top != own_package and top in LIBRARIES and top not in tree
+
+
+def third_party_layer(qualified: str) -> bool:
+    """A layer or model class of a graph neural network library that has trainable weights
+    (``torch_geometric.nn.GCNConv``, ``dgl.nn.GATConv``, ``TopKPooling``, ``GraphSAGE``);
+    not parameter-free ones (``LabelPropagation``, the ``global_*_pool`` functions)."""
+    if not qualified.startswith(THIRD_PARTY_LAYER_PREFIXES):
+        return False
+    last = qualified.rsplit(".", 1)[-1]
+    return last.endswith(("Conv", "Pooling")) or last in THIRD_PARTY_MODELS
+
+
+_WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def is_seed_name(name: str) -> bool:
+    """A variable, attribute or key named for a seed: ``seed``, ``manualSeed``,
+    ``random_seed``, ``SEED``; not ``seeded`` or ``seeds_dir``-like words."""
+    return any(
+        word == "seed" or (word.endswith("seed") and len(word) > 4)
+        for word in (part.lower() for part in _WORDS.split(name))
+    )
+
+
+def is_port_name(name: str) -> bool:
+    """A variable, attribute or key named for a network port (``MASTER_PORT``)."""
+    return any(part.lower() in ("port", "ports") for part in _WORDS.split(name))

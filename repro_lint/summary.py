@@ -10,28 +10,36 @@ model (``program.py``) reads these summaries.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
 from repro_lint import randomness as rng
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.checkpoints import CheckpointFacts
+from repro_lint.config import find_project_root
+from repro_lint.estimators import draws_from_numpy, is_function
 from repro_lint.layout import CONVENTIONAL_ALIASES, HeaderRecorder
 from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
+from repro_lint.options import Options
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 6
+SUMMARY_VERSION = 10
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
 DEFERRED: Mapping[str, bool] = {DEFERRED_KEY: True}
 MODULE = ""  # key of a module's top-level code
 MAIN = "<main>"  # key of its ``if __name__ == "__main__":`` block
+_SCOPE = "scope"  # a block that starts a function's (or the __main__ block's) own code
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 # Names a seed fix may need to import; a file that binds one of them to something else
 # gets no fix for that family.
@@ -42,6 +50,51 @@ _FIX_NAMES = (*_FIX_MODULES, *CONVENTIONAL_ALIASES.values())
 # top-level packages in randomness.LIBRARIES, unless the file belongs to that package itself.
 
 Json = Any
+# The library names a project tree contains (a checkout of the library, or a vendored copy),
+# per project root: computed once per process.
+_TREE_PACKAGES: dict[str, frozenset[str]] = {}
+
+
+def tree_packages(path: Path | None) -> frozenset[str]:
+    """The library names (``randomness.LIBRARIES``) that the project tree of ``path``
+    holds as a package or module of its own, at its root or under ``src/``."""
+    if path is None:
+        return frozenset()
+    root = find_project_root(path.resolve().parent)
+    key = str(root)
+    found = _TREE_PACKAGES.get(key)
+    if found is None:
+        names: set[str] = set()
+        for base in (root, root / "src"):
+            try:
+                entries = os.listdir(base)
+            except OSError:
+                continue
+            for entry in entries:
+                name = entry[:-3] if entry.endswith(".py") else entry
+                if name in rng.LIBRARIES and name not in sys.stdlib_module_names:
+                    if entry.endswith(".py") or os.path.isfile(
+                        os.path.join(base, entry, "__init__.py")
+                    ):
+                        names.add(name)
+        found = _TREE_PACKAGES[key] = frozenset(names)
+    return found
+
+
+def _target_text(node: cst.BaseExpression) -> str:
+    """The last name of an assignment target (``opt.manualSeed`` -> ``manualSeed``,
+    ``os.environ["MASTER_PORT"]`` -> ``MASTER_PORT``)."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index):
+            text = literal_str(index.value)
+            if text is not None:
+                return text
+    return ""
 
 
 def is_main_check(test: cst.BaseExpression) -> bool:
@@ -111,14 +164,25 @@ def _pretrained(call: cst.Call) -> bool:
     return pretrained is not None and literal_bool(pretrained.value) is not False
 
 
+def _is_declaration(statement: cst.CSTNode) -> bool:
+    """``global x`` / ``nonlocal x``: code inserted before it would make it a SyntaxError
+    (a name used before its global declaration)."""
+    return isinstance(statement, cst.SimpleStatementLine) and all(
+        isinstance(small, cst.Global | cst.Nonlocal) for small in statement.body
+    )
+
+
 def _first_body_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
-    """The statement a fix inserts before: the first one after a docstring."""
+    """The statement a fix inserts before: the first one after the docstring and the
+    ``global``/``nonlocal`` declarations."""
     if not isinstance(body, cst.IndentedBlock) or not body.body:
         return None
     statements = list(body.body)
     if _is_docstring(statements[0]):
-        return statements[1] if len(statements) > 1 else None
-    return statements[0]
+        statements = statements[1:]
+    while statements and _is_declaration(statements[0]):
+        statements = statements[1:]
+    return statements[0] if statements else None
 
 
 class SummaryCollector:
@@ -155,6 +219,47 @@ class SummaryCollector:
         self._work: int | None = None
         self._bare: list[list[Json]] = []
         self._bare_calls: set[int] = set()
+        # Module-level calls in other statements (``net = Net()``, a loop calling train()).
+        self._calls: list[list[Json]] = []
+        self._tree = tree_packages(context.path)
+        self._stars = [
+            base
+            for base in self._names.star_imports
+            if base and not base.startswith(".") and not self._library(base)
+        ]
+        # Control flow: one entry per block being visited: None (it runs whenever its
+        # statement does), _SCOPE (a function's or the __main__ block's body; contexts are
+        # relative to it) or [branch id, arm] (the arm of an if/elif/else, an except
+        # handler, a match case). An event's context is the list of its branches.
+        self._blocks: list[Json] = []
+        self._clauses: list[tuple[int, str, int]] = []
+        self._branch_ids: dict[Json, int] = {}
+        self._elif_of: dict[int, list[int]] = {}
+        self._code = context.module.code_for_node
+        self._handler_count: dict[int, int] = {}
+        self._ctx: dict[str, dict[int, list[list[int]]]] = {}
+        # The program's command-line seed option, where the entry point parses it:
+        # [statement, the parsed namespace's name], and the option.
+        self._options = Options(self._names)
+        self._parsed: list[Json] | None = None
+        # Module-level dicts of the module's functions (registries), by name.
+        self._registries = _registries(context.module)
+        # Per function: seed events whose argument a fix may repeat, with its text.
+        self._seed_texts: dict[str, list[list[Json]]] = {}
+        # Assignment targets being visited (their last names), innermost last,
+        # and where the events of the statement start.
+        self._targets: list[list[str]] = []
+        self._assign_start: list[int] = []
+        # Per visited call: whether it is a seeding call (a draw in its arguments derives
+        # the seed value).
+        self._call_seeds: list[bool] = []
+        self._seed_args = 0
+        # Per function: variable -> indices of the events that built the model it holds;
+        # the events a later ``load_state_dict`` on every path overwrites.
+        self._models: dict[str, dict[str, list[int]]] = {}
+        self._over: dict[str, list[int]] = {}
+        # Per function: variable -> qualified name of the class it was built from.
+        self._types: dict[str, dict[str, str]] = {}
         self._spawn_contexts: set[str] = set()
         self._fresh_start = False
         self._anchor: list[Json] | None = None
@@ -166,6 +271,8 @@ class SummaryCollector:
         self._binding_statements: dict[int, list[tuple[str, str]]] = {}
         # DataLoaders, samplers and the generators datasets own (the data-loading rules).
         self._data = LoaderFacts(context, text)
+        # Checkpoints saved, loaded back and RNG states kept (the resume rule).
+        self._ckpt = CheckpointFacts(self._names)
         for binding in self._names.bindings():
             top = binding.qualified.split(".", 1)[0]
             if binding.is_import and binding.module_level and top in _FIX_MODULES:
@@ -213,7 +320,12 @@ class SummaryCollector:
         self._open.append(_Open(node, row))
         owner = self._body_of.pop(id(node), None)
         if owner is not None:
-            place = [row, self._indent(row)]
+            # Code inserted at the start of a body goes above the comment lines right before
+            # its first statement: they describe that statement, not the inserted code.
+            above = len(leading)
+            while above > 0 and leading[above - 1].comment is not None:
+                above -= 1
+            place = [self.row + above, self._indent(row)]
             if owner == MAIN and self._main is not None:
                 self._main["body"] = place
             elif owner in self._defs:
@@ -312,9 +424,14 @@ class SummaryCollector:
 
     def visit_If(self, node: cst.If) -> None:
         top = not self._open and not self._scopes
+        parent = self._elif_of.get(id(node))
+        if parent is not None:
+            # An ``elif`` runs only when its ``if`` did not: the else arm of that branch.
+            self._blocks.append(parent)
         self._enter(node, node.leading_lines)
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
+            self._elif_of[id(node.orelse)] = self._if_arm(node, 1)
         if top and self._main is None and is_main_check(node.test):
             self._main_if = node
             self._main = {"stmt": self._index(self._open[-1]), "body": None, "suite": None}
@@ -341,6 +458,107 @@ class SummaryCollector:
             self._scopes.pop()
             self._main_if = None
         self._leave(original_node)
+        if id(original_node) in self._elif_of:
+            self._blocks.pop()
+
+    # -- control flow ---------------------------------------------------------------------------
+
+    def _branch_id(self, key: Json) -> int:
+        found = self._branch_ids.get(key)
+        if found is None:
+            found = self._branch_ids[key] = len(self._branch_ids)
+        return found
+
+    def _if_arm(self, node: cst.If, arm: int) -> list[int]:
+        """The branch of an ``if`` arm. Branches are named by their test, so two ``if``
+        statements on one condition (``if resume:`` ... ``if not resume:``) share a branch
+        (with the arms swapped by ``not``): code in opposite arms never runs together."""
+        test = node.test
+        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+            test = test.expression
+            arm ^= 1
+        return [self._branch_id(("test", self._code(test))), arm]
+
+    def _clause(self, kind: str, index: int = 0) -> None:
+        self._clauses.append((len(self._open), kind, index))
+
+    def _counted_clause(self, kind: str) -> None:
+        owner = id(self._open[-1].node) if self._open else 0
+        count = self._handler_count.get(owner, 0) + 1
+        self._handler_count[owner] = count
+        self._clause(kind, count)
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._clause("else")
+
+    def leave_Else(self, original_node: cst.Else) -> None:
+        self._clauses.pop()
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        self._counted_clause("except")
+
+    def leave_ExceptHandler(self, original_node: cst.ExceptHandler) -> None:
+        self._clauses.pop()
+
+    def visit_ExceptStarHandler(self, node: cst.ExceptStarHandler) -> None:
+        self._counted_clause("except")
+
+    def leave_ExceptStarHandler(self, original_node: cst.ExceptStarHandler) -> None:
+        self._clauses.pop()
+
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self._clause("finally")
+
+    def leave_Finally(self, original_node: cst.Finally) -> None:
+        self._clauses.pop()
+
+    def visit_MatchCase(self, node: cst.MatchCase) -> None:
+        self._counted_clause("case")
+
+    def leave_MatchCase(self, original_node: cst.MatchCase) -> None:
+        self._clauses.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._blocks.append(self._block_entry())
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._blocks.pop()
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._blocks.append(self._block_entry())
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._blocks.pop()
+
+    def _block_entry(self) -> Json:
+        """What the block being entered is: see ``_blocks``."""
+        if not self._open:
+            return None
+        node = self._open[-1].node
+        clause = None
+        if self._clauses and self._clauses[-1][0] == len(self._open):
+            clause = self._clauses[-1]
+        if isinstance(node, cst.FunctionDef):
+            return _SCOPE
+        if node is self._main_if and clause is None:
+            return _SCOPE
+        if isinstance(node, cst.If):
+            return self._if_arm(node, 0 if clause is None else 1)
+        if isinstance(node, cst.Try | cst.TryStar | cst.Match) and clause is not None:
+            if clause[1] in ("except", "case"):
+                return [self._branch_id(("node", id(node))), clause[2]]
+        return None
+
+    def _context(self) -> list[list[int]]:
+        """The branches the code being visited runs in, within its function."""
+        found: list[list[int]] = []
+        for entry in reversed(self._blocks):
+            if entry is _SCOPE:
+                break
+            if entry is not None:
+                found.append(entry)
+        found.reverse()
+        return found
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, node.leading_lines)
@@ -348,11 +566,13 @@ class SummaryCollector:
         key = self._child_key(node.name.value, function=True)
         params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
         self._defs[key] = [None, params, method]
+        self._options.visit_FunctionDef(node)
         first = _first_body_statement(node.body)
         if first is not None:
             self._body_of[id(first)] = key
         self._scopes.append(_Scope("func", key))
         self._data.enter_function(node, method)
+        self._ckpt.enter_function(key, node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._data.leave_function()
@@ -412,41 +632,176 @@ class SummaryCollector:
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
         self._lambdas -= 1
 
-    def _event(self, node: cst.CSTNode, tag: str, *payload: Json, dedup: Json = None) -> None:
+    def _event(
+        self,
+        node: cst.CSTNode,
+        tag: str,
+        *payload: Json,
+        dedup: Json = None,
+        tentative: bool = False,
+    ) -> int:
+        """Record an event of the function being visited; its index (-1 when not recorded).
+        A ``tentative`` event does not hide later ones of its kind (a checkpoint may yet
+        overwrite what it built)."""
         if self._lambdas:
             # A lambda's body runs whenever it is called, if ever: not part of any path.
-            return
+            return -1
         key = self._function_key()
+        context = self._context()
         seen = self._seen.setdefault(key, set())
-        marker = (tag, dedup if dedup is not None else payload)
+        marker = (tag, dedup if dedup is not None else payload, tuple(map(tuple, context)))
         if marker in seen:
-            return
-        seen.add(marker)
+            return -1
+        if not tentative:
+            seen.add(marker)
         statement = self._index(self._open[-1]) if self._open else -1
-        self._funcs.setdefault(key, []).append([tag, *payload, statement, self.node_row(node)])
+        events = self._funcs.setdefault(key, [])
+        index = len(events)
+        events.append([tag, *payload, statement, self.node_row(node)])
+        if context:
+            self._ctx.setdefault(key, {})[index] = context
         if key == MODULE and tag != "i" and self._first is None and self._open:
             self._first = self._index(self._open[0])
+        return index
 
     def _seed(self, node: cst.CSTNode, families: Iterable[str]) -> None:
+        argument_text = self._seed_text(node)
         for family in families:
-            self._event(node, "s", family)
+            index = self._event(node, "s", family)
+            if index >= 0 and argument_text is not None:
+                self._seed_texts.setdefault(self._function_key(), []).append([index, argument_text])
+
+    def _seed_text(self, node: cst.CSTNode) -> str | None:
+        """The seed a seeding call passes, as written (``args.seed``, ``seed + rank``),
+        when it is a plain value a fix may repeat right after the call: names, attributes,
+        subscripts with literal keys, integers and sums; None otherwise (a draw, a call)."""
+        if not isinstance(node, cst.Call) or not self._open:
+            return None
+        if not isinstance(self._open[-1].node, cst.SimpleStatementLine):
+            # ``if s: torch.manual_seed(s)``: nothing can go after it inside the guard.
+            return None
+        arg = argument(node, "seed", 0) or argument(node, "a", 0)
+        if arg is None or not _plain(arg.value):
+            return None
+        text = self._code(arg.value)
+        return text if "\n" not in text and "\r" not in text else None
 
     def _use(self, node: cst.CSTNode, family: str, what: str) -> None:
+        if what == rng.DRAW and self._derives():
+            return
         later = what in rng.DEFERRED
-        self._event(node, "u", family, what, dedup=(family, later))
+        tentative = what in rng.WEIGHTS and bool(self._targets)
+        self._event(node, "u", family, what, dedup=(family, later), tentative=tentative)
+
+    def _derives(self) -> bool:
+        """Whether a draw being visited derives a seed value (in a seeding call's arguments,
+        or assigned to a seed) or picks a free port: not randomness the program computes
+        with. RPL103 judges the seed derivations."""
+        if self._seed_args:
+            return True
+        return any(
+            rng.is_seed_name(text) or rng.is_port_name(text)
+            for texts in self._targets
+            for text in texts
+        )
+
+    def _site(self) -> tuple[int, int]:
+        """The innermost statement being visited (indexed) and its first row."""
+        if not self._open:
+            return -1, self.row
+        return self._index(self._open[-1]), self._open[-1].row
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        self._ckpt.subscript(node)
 
     def _call(self, node: cst.Call, ref: list[Json]) -> None:
+        self._ckpt.project_call(node, ref, self._function_key(), self._site())
         self._event(node, "c", ref, dedup=tuple(ref))
+        if self._scopes or not self._open:
+            return
         if id(node) in self._bare_calls:
             self._bare.append([ref, self._index(self._open[0])])
+        else:
+            self._calls.append([ref, self._index(self._open[0])])
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._options.visit_Call(node)
         qualified = self._names.qualified_name(node.func)
         self._data.call(node, qualified, self._function_key(), self)
+        checkpoint = self._ckpt.call(node, qualified, self._function_key(), self._site())
+        if checkpoint is not None:
+            self._event(node, "l" if checkpoint == "load" else "k")
         if qualified is None:
             self._unresolved_call(node)
         else:
+            self._extra_uses(node, qualified)
             self._classify(node, qualified)
+            self._callbacks(node, qualified)
+        seeding = self._seeding_call(node, qualified)
+        self._call_seeds.append(seeding)
+        if seeding:
+            self._seed_args += 1
+
+    def leave_Call(self, original_node: cst.Call) -> None:
+        if self._call_seeds.pop():
+            self._seed_args -= 1
+
+    def _seeding_call(self, node: cst.Call, qualified: str | None) -> bool:
+        """A call whose arguments are a seed: a known seeding function, or one named so
+        (``set_seed(...)``, ``generator.manual_seed(...)``)."""
+        if qualified is not None and (
+            qualified in rng.SEEDS
+            or qualified in rng.HELPERS
+            or qualified in self._seed_functions
+            or qualified in rng.NUMPY_GENERATORS
+        ):
+            return True
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else ""
+        if isinstance(func, cst.Name):
+            name = func.value
+        return "seed" in name.lower()
+
+    def _extra_uses(self, node: cst.Call, qualified: str) -> None:
+        """Uses of the global generators by libraries outside torch's namespace."""
+        if qualified.startswith("sklearn."):
+            if draws_from_numpy(qualified, node):
+                kind = rng.SKLEARN if is_function(qualified) else rng.ESTIMATOR
+                self._use(node, "numpy", kind)
+        elif rng.third_party_layer(qualified) or qualified in rng.THIRD_PARTY_MODEL_FUNCTIONS:
+            self._use(node, "torch", rng.MODEL)
+        elif qualified in rng.CONFIG_MODELS:
+            first = argument(node, "model", 0)
+            path = literal_str(first.value) if first is not None else None
+            if path is not None and path.lower().endswith(rng.CONFIG_SUFFIXES):
+                self._use(node, "torch", rng.MODEL)
+
+    def _callbacks(self, node: cst.Call, qualified: str) -> None:
+        """Project functions passed by position to a call (``model.apply(init_weights)``,
+        ``launch(main, ...)``): called at some time by the callee, in this process."""
+        if (
+            qualified in rng.SPAWNERS
+            or qualified in rng.PROCESS_CLASSES
+            or qualified in rng.THREADS
+            or qualified in rng.RUNNERS
+            or qualified in rng.LAUNCHERS
+        ):
+            return
+        if qualified.startswith("torch.utils.data."):
+            # collate_fn, worker_init_fn: they run in the loader's worker processes.
+            return
+        for arg in node.args:
+            # By position only: keyword callbacks (``worker_init_fn=``, ``key=``) run
+            # elsewhere or only compare.
+            if not isinstance(arg.value, cst.Name) or arg.star or arg.keyword is not None:
+                continue
+            local = self._local(arg.value.value)
+            if local is not None:
+                self._event(node, "f", ["l", local], dedup=("l", local))
+                continue
+            target = self._names.qualified_name(arg.value)
+            if target is not None and not self._library(target):
+                self._event(node, "f", ["q", target], dedup=("q", target))
 
     def _classify(self, node: cst.Call, qualified: str) -> None:
         family = rng.SEEDS.get(qualified)
@@ -481,6 +836,8 @@ class SummaryCollector:
             self._process(node, argument(node, "fn", 0), "spawn")
         elif qualified in rng.PROCESS_CLASSES:
             self._process(node, argument(node, "target", 1), "process")
+        elif qualified in rng.LAUNCHERS:
+            self._process(node, argument(node, *rng.LAUNCHERS[qualified]), "launch")
         elif qualified in rng.THREADS or qualified in rng.RUNNERS:
             position = (None, 0) if qualified in rng.RUNNERS else ("target", 1)
             target = self._target(argument(node, *position))
@@ -507,7 +864,7 @@ class SummaryCollector:
             self._use(node, "numpy", rng.DRAW)
         elif rng.random_draw(qualified):
             self._use(node, "random", rng.DRAW)
-        elif not rng.is_library(qualified, self._own):
+        elif not self._library(qualified) and qualified not in rng.CONFIG_MODELS:
             self._call(node, ["q", qualified])
 
     def _helper_settings(self, node: cst.Call, qualified: str) -> tuple[str, ...]:
@@ -527,7 +884,9 @@ class SummaryCollector:
         if shuffle is not None and literal_bool(shuffle.value) is not False:
             self._use(node, "torch", rng.LOADER)
         elif workers is not None and literal_int(workers.value) != 0:
-            self._use(node, "torch", rng.WORKERS)
+            # Tentative: it matters only with randomness in the workers, which other uses
+            # of this function (random transforms, the dataset's draws) show.
+            self._event(node, "u", "torch", rng.WORKERS, tentative=True)
 
     def _process(self, node: cst.Call, arg: cst.Arg | None, kind: str) -> None:
         target = self._target(arg)
@@ -551,14 +910,16 @@ class SummaryCollector:
             if local is not None:
                 return ["l", local]
             qualified = self._names.qualified_name(value)
-            if qualified is not None and not rng.is_library(qualified, self._own):
+            if qualified is not None and not self._library(qualified):
                 return ["q", qualified]
+            if qualified is None and self._stars and not self._names.is_bound(value.value):
+                return ["*", value.value]
         elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
             klass = self._class_key()
             if value.value.value in ("self", "cls") and klass is not None:
                 return ["m", klass, value.attr.value, 0]
             qualified = self._names.qualified_name(value)
-            if qualified is not None and not rng.is_library(qualified, self._own):
+            if qualified is not None and not self._library(qualified):
                 return ["q", qualified]
         return None
 
@@ -577,11 +938,35 @@ class SummaryCollector:
             local = self._local(func.value)
             if local is not None:
                 self._call(node, ["l", local])
+            elif self._stars and not self._names.is_bound(func.value):
+                # ``from models import *`` then ``Net()``: one of the star-imported modules.
+                self._call(node, ["*", func.value])
+            return
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call):
+            if self._names.qualified_name(func.value.func) == "builtins.globals":
+                # ``globals()[name](...)``: any function of this module.
+                self._call(node, ["g"])
+            return
+        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+            if func.value.value in self._registries:
+                # ``METRICS[name](...)``: any function registered in that dict.
+                self._call(node, ["r", func.value.value])
             return
         if not isinstance(func, cst.Attribute):
             return
         receiver, attr = func.value, func.attr.value
         klass = self._class_key()
+        if self._is_work(func):
+            self._event(node, "t")
+        if attr == "load_state_dict":
+            self._weights_loaded(node, receiver)
+        typed = self._type_of(receiver)
+        if typed is not None:
+            method = f"{typed}.{attr}"
+            if method in rng.SEEDING_METHODS:
+                self._seed(node, rng.FAMILIES)
+            elif not self._library(typed) and typed not in rng.CONFIG_MODELS:
+                self._call(node, ["q", method])
         if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls") and klass:
             self._call(node, ["m", klass, attr, 0])
         elif (
@@ -609,6 +994,33 @@ class SummaryCollector:
         arg = argument(call, "method", 0)
         return arg is not None and literal_str(arg.value) in rng.FRESH_START_METHODS
 
+    def _type_of(self, receiver: cst.BaseExpression) -> str | None:
+        """The class a local variable was built from (``model = YOLO(...)``)."""
+        if not isinstance(receiver, cst.Name):
+            return None
+        return self._types.get(self._function_key(), {}).get(receiver.value)
+
+    def _weights_loaded(self, node: cst.Call, receiver: cst.BaseExpression) -> None:
+        """``model.load_state_dict(...)`` (or ``model.module.``...): the random initial
+        weights of the model that variable holds are overwritten, if this runs on every
+        path that built it (its branches enclose the construction's)."""
+        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
+            receiver = receiver.value
+        if not isinstance(receiver, cst.Name):
+            return
+        strict = argument(node, "strict", 1)
+        if strict is not None and literal_bool(strict.value) is not True:
+            return
+        key = self._function_key()
+        built = self._models.get(key, {}).pop(receiver.value, None)
+        if not built:
+            return
+        here = self._context()
+        contexts = self._ctx.get(key, {})
+        for index in built:
+            if contexts.get(index, [])[: len(here)] == here:
+                self._over.setdefault(key, []).append(index)
+
     @staticmethod
     def _is_work(func: cst.Attribute) -> bool:
         """Module-level training work: ``loss.backward()``, ``optimizer.step()``, ``.fit()``."""
@@ -623,7 +1035,48 @@ class SummaryCollector:
             return "opt" in receiver.rsplit(".", 1)[-1].lower()
         return False
 
+    def _enter_assign(self, targets: Sequence[cst.BaseExpression]) -> None:
+        self._ckpt.targets(targets)
+        self._targets.append([_target_text(target) for target in targets])
+        self._assign_start.append(len(self._funcs.get(self._function_key(), ())))
+
+    def _leave_assign(
+        self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression | None
+    ) -> None:
+        self._targets.pop()
+        start = self._assign_start.pop()
+        self._ckpt.assign(self._function_key(), targets, value)
+        if len(targets) != 1 or not isinstance(targets[0], cst.Name) or value is None:
+            return
+        name = targets[0].value
+        key = self._function_key()
+        events = self._funcs.get(key, [])
+        built = [i for i in range(start, len(events)) if _builds_model(events[i])]
+        models = self._models.setdefault(key, {})
+        if _mentions(value, name):
+            # ``model = DataParallel(model).to(device)``: still the same model.
+            if built or name in models:
+                models[name] = models.get(name, []) + built
+        elif built:
+            models[name] = built
+        else:
+            models.pop(name, None)
+        types = self._types.setdefault(key, {})
+        qualified = None
+        if isinstance(value, cst.Call):
+            qualified = self._names.qualified_name(value.func)
+        if qualified is not None:
+            types[name] = qualified
+        elif not _mentions(value, name):
+            types.pop(name, None)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._enter_assign([node.target])
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._options.visit_Assign(node)
+        self._parse_statement(node)
+        self._enter_assign([target.target for target in node.targets])
         for target in node.targets:
             if self._names.qualified_name(target.target) == f"{rng.CUDNN}.deterministic":
                 if literal_bool(node.value) is not False:
@@ -633,12 +1086,42 @@ class SummaryCollector:
                 if isinstance(target.target, cst.Name):
                     self._spawn_contexts.add(target.target.value)
 
+    def _parse_statement(self, node: cst.Assign) -> None:
+        """``args = parser.parse_args()`` as a statement of the ``__main__`` block or of the
+        module's top level itself (not nested in a branch or loop)."""
+        if self._parsed is not None or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        if not (
+            isinstance(target, cst.Name)
+            and isinstance(node.value, cst.Call)
+            and self._options.parses(node.value)
+        ):
+            return
+        depth = 1 if self._function_key() == MODULE else 2
+        if self._function_key() not in (MODULE, MAIN) or len(self._open) != depth:
+            return
+        if depth == 2 and self._open[0].node is not self._main_if:
+            return
+        self._parsed = [self._index(self._open[-1]), target.value]
+
+    def _seed_option(self) -> list[Json] | None:
+        """Where the entry point parses its seed option: [statement, ``args.seed``, whether
+        the option defaults to None]."""
+        option = self._options.seed_option()
+        if self._parsed is None or option is None:
+            return None
+        statement, name = self._parsed
+        return [statement, f"{name}.{option.dest}", option.default_is_none]
+
     def leave_Assign(self, original_node: cst.Assign) -> None:
         targets = [target.target for target in original_node.targets]
         self._data.assign(targets, original_node.value, self._function_key())
+        self._leave_assign(targets, original_node.value)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._data.assign([original_node.target], original_node.value, self._function_key())
+        self._leave_assign([original_node.target], original_node.value)
 
     def site(self, node: cst.CSTNode) -> CallSite:
         """Where ``node``, being visited, is: its innermost statement (indexed in the
@@ -678,7 +1161,7 @@ class SummaryCollector:
             self._event(node, "i", wanted, dedup=tuple(wanted))
 
     def _library(self, qualified: str) -> bool:
-        return rng.is_library(qualified, self._own)
+        return rng.is_library(qualified, self._own, self._tree)
 
     # -- the result ---------------------------------------------------------------------------
 
@@ -696,8 +1179,10 @@ class SummaryCollector:
         taken = [name for name in _FIX_NAMES if self._taken(name)]
         anchor = self._anchor or self._end_anchor()
         data = self._data.summary()
+        ckpt = self._ckpt.summary()
         return {
             **({"data": data} if data is not None else {}),
+            **({"ckpt": ckpt} if ckpt is not None else {}),
             "v": SUMMARY_VERSION,
             "module": self._module,
             "package": self._package,
@@ -710,6 +1195,13 @@ class SummaryCollector:
             "work": self._work,
             "first": self._first,
             "bare": self._bare,
+            "calls": self._calls,
+            "stars": self._stars,
+            "ctx": {key: sorted(found.items()) for key, found in self._ctx.items()},
+            "over": self._over,
+            "sargs": self._seed_texts,
+            "registries": self._registries,
+            "seed_option": self._seed_option(),
             "fresh_start": self._fresh_start,
             "imports": self._imports,
             "anchor": anchor,
@@ -737,6 +1229,121 @@ class SummaryCollector:
         if lines[-1] == "":
             return [len(lines), 1, ""]
         return [len(lines), len(lines[-1]) + 1, self._newline]
+
+
+def _registries(module: cst.Module) -> dict[str, list[str]]:
+    """Module-level dicts that hold functions of the module, so that ``TABLE[name](...)``
+    calls one of them: a dict a decorator of the module stores its argument in
+    (``TABLE[fn.__name__] = fn``; the functions it decorates are registered), or a dict
+    literal of the module's functions (``TABLE = {"a": f}``)."""
+    functions = {
+        statement.name.value: statement
+        for statement in module.body
+        if isinstance(statement, cst.FunctionDef)
+    }
+    assigned: set[str] = set()
+    found: dict[str, list[str]] = {}
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                target = small.targets[0].target
+                if isinstance(target, cst.Name):
+                    assigned.add(target.value)
+                    members = _dict_of_functions(small.value, functions)
+                    if members:
+                        found[target.value] = members
+    decorators: dict[str, str] = {}
+    for name, function in functions.items():
+        table = _stores_argument(function)
+        if table is not None and table in assigned:
+            decorators[name] = table
+    for name, function in functions.items():
+        for decorator in function.decorators:
+            if isinstance(decorator.decorator, cst.Name):
+                table = decorators.get(decorator.decorator.value)
+                if table is not None:
+                    found.setdefault(table, []).append(name)
+    return found
+
+
+def _dict_of_functions(
+    value: cst.BaseExpression, functions: Mapping[str, cst.FunctionDef]
+) -> list[str]:
+    """The module functions a dict literal maps to, when all its values are ones."""
+    if not isinstance(value, cst.Dict) or not value.elements:
+        return []
+    members: list[str] = []
+    for element in value.elements:
+        if not (
+            isinstance(element, cst.DictElement)
+            and isinstance(element.value, cst.Name)
+            and element.value.value in functions
+        ):
+            return []
+        members.append(element.value.value)
+    return members
+
+
+def _stores_argument(function: cst.FunctionDef) -> str | None:
+    """The module-level dict a one-parameter decorator stores its argument in
+    (``TABLE[...] = fn``), if it does."""
+    params = function.params.params
+    if len(params) != 1 or not isinstance(function.body, cst.IndentedBlock):
+        return None
+    param = params[0].name.value
+    for statement in function.body.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if (
+                isinstance(small, cst.Assign)
+                and len(small.targets) == 1
+                and isinstance(small.value, cst.Name)
+                and small.value.value == param
+            ):
+                target = small.targets[0].target
+                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                    return target.value.value
+    return None
+
+
+def _plain(node: cst.BaseExpression) -> bool:
+    """A value without calls: names, attributes, literal subscripts, integers, sums."""
+    if isinstance(node, cst.Name | cst.Integer):
+        return True
+    if isinstance(node, cst.Attribute):
+        return _plain(node.value)
+    if isinstance(node, cst.Subscript):
+        index = node.slice[0].slice if len(node.slice) == 1 else None
+        return (
+            isinstance(index, cst.Index)
+            and isinstance(index.value, cst.SimpleString | cst.Integer)
+            and _plain(node.value)
+        )
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add | cst.Subtract):
+        return _plain(node.left) and _plain(node.right)
+    return False
+
+
+def _builds_model(event: list[Json]) -> bool:
+    """An event that builds a model with random weights: a layer, an init, or a call into
+    project code (a constructor or a builder function)."""
+    if event[0] == "u":
+        return bool(event[1] == "torch" and event[2] in rng.WEIGHTS)
+    return bool(event[0] == "c")
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` appears as a bare name in ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name) and current.value == name:
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _uses_unbound(name: str, text: str) -> bool:

@@ -689,8 +689,8 @@ def test_fix_goes_to_the_top_of_the_main_block() -> None:
         "def main():\n"
         "    return torch.zeros(3).index_add_(0, i, v)\n"
         "if '__main__' == __name__:\n"
-        "    # start\n"
         "    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+        "    # start\n"
         "    main()\n"
     )
 

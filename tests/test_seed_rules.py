@@ -19,7 +19,10 @@ from repro_lint.rule import Rule
 from repro_lint.rules import ALL_RULES
 from repro_lint.settings import Settings
 
-SEEDING_CODES = ("RPL101", "RPL102", "RPL103", "RPL104", "RPL105", "RPL106", "RPL107", "RPL202")
+SEEDING_CODES = (
+    "RPL101", "RPL102", "RPL103", "RPL104", "RPL105", "RPL106", "RPL107", "RPL108", "RPL109",
+    "RPL202",
+)  # fmt: skip
 HEADINGS = (
     "What it does",
     "Why is this bad?",
@@ -34,7 +37,7 @@ SEEDING_RULES = [rule for rule in ALL_RULES if rule.CODE in SEEDING_CODES]
 def test_every_seeding_rule_is_registered() -> None:
     assert [rule.CODE for rule in SEEDING_RULES] == sorted(SEEDING_CODES)
     project = {rule.CODE for rule in SEEDING_RULES if issubclass(rule, ProjectRule)}
-    assert project == {"RPL101", "RPL104", "RPL107", "RPL202"}
+    assert project == {"RPL101", "RPL104", "RPL107", "RPL109", "RPL202"}
 
 
 @pytest.mark.parametrize("rule", SEEDING_RULES, ids=lambda r: r.CODE)

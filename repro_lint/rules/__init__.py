@@ -5,6 +5,7 @@ from __future__ import annotations
 from repro_lint.config import ConfigError
 from repro_lint.rule import Rule
 from repro_lint.rules.autotune_enabled import AutotuneEnabled
+from repro_lint.rules.checkpoint_without_rng_state import CheckpointWithoutRngState
 from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
 from repro_lint.rules.dataloader_missing_generator import DataloaderMissingGenerator
 from repro_lint.rules.dataloader_worker_rng import DataloaderWorkerRng
@@ -21,6 +22,7 @@ from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
 )
 from repro_lint.rules.nondeterministic_seed import NondeterministicSeed
 from repro_lint.rules.random_split_missing_generator import RandomSplitMissingGenerator
+from repro_lint.rules.seed_defaults_to_none import SeedDefaultsToNone
 from repro_lint.rules.seed_lost_in_subprocess import SeedLostInSubprocess
 from repro_lint.rules.sklearn_missing_random_state import SklearnMissingRandomState
 from repro_lint.rules.syntax_error import SyntaxError
@@ -37,6 +39,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     SklearnMissingRandomState,
     HashseedSetInProcess,
     SeedLostInSubprocess,
+    SeedDefaultsToNone,
+    CheckpointWithoutRngState,
     CudnnBenchmarkEnabled,
     MissingDeterministicConfig,
     DeterministicModeDisabled,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import libcst as cst
 
 from repro_lint.arguments import argument, dict_literal_items, literal_str
@@ -19,6 +21,8 @@ _LAUNCHERS_PREFIXES = (
     "os.posix_spawn",
     "asyncio.create_subprocess",
 )
+# Programs that are (or start) a Python interpreter.
+_PYTHON_PROGRAMS = ("python", "torchrun", "accelerate", "deepspeed", "pytest", "ipython")
 _LAUNCHERS = frozenset(
     {
         "os.system",
@@ -40,9 +44,11 @@ class HashseedSetInProcess(Rule):
     ## What it does
     Flags assignments to the `PYTHONHASHSEED` environment variable inside a program:
     `os.environ["PYTHONHASHSEED"] = ...`, `os.environ.setdefault(...)`, `os.putenv(...)`
-    and `os.environ.update(...)`, unless the same file starts other interpreters
-    (`subprocess`, `os.exec*`, spawn-context multiprocessing), whose environment it then
-    legitimately prepares.
+    and `os.environ.update(...)`, unless the same file starts other Python interpreters
+    (`subprocess` or `os.system` running `python`, `sys.executable`, `torchrun`... or a
+    command that is not a literal, `os.exec*`, spawn-context multiprocessing), whose
+    environment it then legitimately prepares. A child that is not Python
+    (`subprocess.run(["tar", ...])`) does not care about the variable and exempts nothing.
 
     ## Why is this bad?
     Python salts `str`/`bytes` hashes once, when the interpreter starts, from
@@ -78,6 +84,12 @@ class HashseedSetInProcess(Rule):
         Invalid('from os import putenv\nputenv("PYTHONHASHSEED", "1")\n'),
         Invalid('import os\nos.environ.update({"PYTHONHASHSEED": "0", "A": "1"})\n'),
         Invalid("import os\nos.environ.update(PYTHONHASHSEED='0')\n"),
+        Invalid(
+            "import os\nimport subprocess\n\n\ndef seed_all(seed):\n"
+            '    os.environ["PYTHONHASHSEED"] = str(seed)\n\n\ndef unpack(path):\n'
+            '    subprocess.run(["tar", "-xf", path], check=True)\n',
+            note="an unrelated child (tar) does not exempt the assignment",
+        ),
     )
     VALID = (
         Valid(
@@ -94,6 +106,11 @@ class HashseedSetInProcess(Rule):
         Valid('import os\nprint(os.environ.get("PYTHONHASHSEED"))\n', note="only read"),
         Valid('import os\nos.environ["CUBLAS_WORKSPACE_CONFIG"] = ":4096:8"\n'),
         Valid('import os\nenviron = {}\nenviron["PYTHONHASHSEED"] = "0"\n', note="a plain dict"),
+        Valid(
+            'import os\nimport subprocess\nimport sys\nos.environ["PYTHONHASHSEED"] = "0"\n'
+            "subprocess.check_call([sys.executable, '-m', 'train'])\n",
+            note="the variable prepares the Python child this program starts",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
@@ -118,7 +135,8 @@ class HashseedSetInProcess(Rule):
         if qualified is None:
             return
         if qualified in _LAUNCHERS or qualified.startswith(_LAUNCHERS_PREFIXES):
-            self._launches = True
+            if self._may_start_python(node, qualified):
+                self._launches = True
         elif qualified in _SETTERS:
             name = argument(node, "key", 0)
             if name is not None and literal_str(name.value) == VARIABLE:
@@ -131,6 +149,34 @@ class HashseedSetInProcess(Rule):
             items = dict_literal_items(first.value) if first is not None else None
             if items is not None and VARIABLE in items:
                 self._found.append(node)
+
+    def _may_start_python(self, node: cst.Call, qualified: str) -> bool:
+        """Whether a launch may start a Python interpreter, the only kind of child the
+        variable affects: not ``subprocess.run(["tar", ...])`` or ``os.system("nvidia-smi")``.
+        A command that is not a literal may be anything."""
+        if not qualified.startswith(("subprocess.", "os.")) or qualified.startswith(
+            ("os.spawn", "os.posix_spawn")
+        ):
+            return True
+        first = argument(node, "args", 0)
+        if first is None:
+            return True
+        value = first.value
+        if isinstance(value, cst.List | cst.Tuple):
+            if not value.elements:
+                return True
+            value = value.elements[0].value
+            program = literal_str(value)
+        else:
+            text = literal_str(value)
+            if isinstance(value, cst.FormattedString) and value.parts:
+                head = value.parts[0]
+                text = head.value if isinstance(head, cst.FormattedStringText) else None
+            program = text.split()[0] if text and text.split() else None
+        if program is None:
+            # ``sys.executable``, a variable, an f-string starting with a value: may be Python.
+            return True
+        return os.path.basename(program).startswith(_PYTHON_PROGRAMS)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self._launches:

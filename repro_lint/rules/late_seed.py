@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from repro_lint.diagnostics import FixSafety
-from repro_lint.program import Program, ProjectReport, ProjectRule, Site
+from repro_lint.program import Chain, Program, ProjectReport, ProjectRule, Site
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
 
@@ -17,6 +17,15 @@ class LateSeed(ProjectRule):
     a model with randomly initialised weights built, data split or drawn, random tensors
     created. Order is followed across function calls (the seed may sit in a helper, the
     consumption in a constructor in another module), in source order within each function.
+
+    Control flow is followed: a seed is late only after a draw that runs on every path to
+    it (a draw in the other arm of an `if`, in an exception handler or under a condition
+    the seed does not share does not count; `if`s on one condition are followed together).
+    A draw that only makes the seed value (`args.seed = random.randint(...)`) is the
+    seed's derivation, RPL103's finding, not a consumption. Framework seeding counts where
+    it happens: the Hugging Face `Trainer` and an mmengine `Runner` seed in their
+    constructors, an ultralytics model's `train()` seeds before training, so a model built
+    (or a peft adapter added) before them is drawn unseeded.
 
     ## Why is this bad?
     Whatever ran before the seed drew from an unseeded generator: the initial weights (or
@@ -32,10 +41,10 @@ class LateSeed(ProjectRule):
     None.
 
     ## Known limitations
-    Order is source order: a seed in a loop body after a draw in the same loop is reported
-    even if the loop reseeds on every pass. Objects built before the seed whose consumption
-    comes later (a `DataLoader` shuffles when iterated, a dropout layer in `forward`) are
-    not consumption at construction time and are never reported.
+    Within a path, order is source order: a seed in a loop body after a draw in the same
+    loop is reported even if the loop reseeds on every pass. Objects built before the seed
+    whose consumption comes later (a `DataLoader` shuffles when iterated, a dropout layer in
+    `forward`) are not consumption at construction time and are never reported.
 
     ## References
     - PyTorch notes on randomness: "Controlling sources of randomness"
@@ -60,6 +69,24 @@ class LateSeed(ProjectRule):
         Invalid(
             "import numpy as np\n\nif __name__ == '__main__':\n    idx = np.random.permutation(10)\n"
             "    np.random.seed(1)\n",
+        ),
+        Invalid(
+            "import torch\n\n\ndef main(args):\n    model = torch.nn.Linear(2, 2)\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n\n\n"
+            "if __name__ == '__main__':\n    main(parse_args())\n",
+            note="the model is built on every path before the opt-in seed",
+        ),
+        Invalid(
+            "from ultralytics import YOLO\n\nmodel = YOLO('yolov8s-custom.yaml')\n"
+            "model.train(data='coco.yaml', epochs=10)\n",
+            note="a model built from a config, then a trainer that seeds in its constructor",
+        ),
+        Invalid(
+            "import transformers\nfrom peft import LoraConfig, get_peft_model\n\n\n"
+            "def train(model, data, args):\n    model = get_peft_model(model, LoraConfig(r=8))\n"
+            "    trainer = transformers.Trainer(model=model, train_dataset=data, args=args)\n"
+            "    trainer.train()\n\n\nif __name__ == '__main__':\n    train(*load())\n",
+            note="LoRA weights initialised before the Trainer's constructor seeds",
         ),
     )
     VALID = (
@@ -113,26 +140,65 @@ class LateSeed(ProjectRule):
             "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n",
             note="file-level suppression",
         ),
+        Valid(
+            "import torch\n\n\ndef setup(cfg):\n    if cfg.seed is not None:\n"
+            "        torch.manual_seed(cfg.seed)\n    else:\n        noise = torch.rand(3)\n\n\n"
+            "if __name__ == '__main__':\n    setup(cfg)\n",
+            note="a seed in the `if` branch does not come after a draw in the `else` branch",
+        ),
+        Valid(
+            "import os\nimport torch\n\nif __name__ == '__main__':\n"
+            "    if os.environ.get('SELF_TEST'):\n        probe = torch.randn(3)\n"
+            "    torch.manual_seed(0)\n    model = torch.nn.Linear(2, 2)\n",
+            note="the draw runs only on a path that is not the program's usual one: "
+            "a seed is late only after a draw on every path to it",
+        ),
+        Valid(
+            "import argparse\nimport random\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--manualSeed', type=int)\nopt = parser.parse_args()\n"
+            "if opt.manualSeed is None:\n    opt.manualSeed = random.randint(1, 10000)\n"
+            "random.seed(opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n",
+            note="the draw makes the seed value itself (an entropy seed: RPL103), it is not "
+            "randomness consumed before the seed",
+        ),
+        Valid(
+            "import torch\n\nif __name__ == '__main__':\n    if args.resume:\n"
+            "        torch.manual_seed(1)\n    if args.resume:\n        model = torch.nn.Linear(2, 2)\n",
+            note="branches on one condition are followed together",
+        ),
     )
 
     @classmethod
     def check(cls, program: Program) -> Iterator[ProjectReport]:
         for entry in program.entries:
-            profile = entry.profile
-            late: dict[Site, list[str]] = {}
-            for family in FAMILIES:
-                if profile.first.get(family) == "use" and family in profile.seed:
-                    site = program.anchor(entry, profile.seed[family])
-                    late.setdefault(site, []).append(family)
-            for site, families in late.items():
-                use = profile.use[families[0]]
+            late: dict[Site, list[tuple[str, Chain, Chain]]] = {}
+            for family, seed, use in entry.profile.late:
+                site = program.anchor(entry, seed)
+                found = late.setdefault(site, [])
+                if all(family != known for known, _, _ in found):
+                    found.append((family, seed, use))
+            for site, pairs in late.items():
+                names = ", ".join(
+                    f"`{family}`" for family in FAMILIES if family in {f for f, _, _ in pairs}
+                )
+                _, seed, use = pairs[0]
                 leaf = use[-1]
-                names = ", ".join(f"`{family}`" for family in families)
-                where = program.where(leaf)
                 yield ProjectReport(
                     entry.unit,
                     site[1],
-                    f"Seeds {names} after a {leaf[3]} at {where} already consumed it",
-                    fix_title=f"Move this seed before {program.where(program.anchor(entry, use))}",
+                    f"Seeds {names} after a {leaf[3]} at {program.where(leaf)} already consumed it",
+                    fix_title=cls._move(program, site, seed, use),
                     fix_safety=FixSafety.DISPLAY_ONLY,
                 )
+
+    @staticmethod
+    def _move(program: Program, site: Site, seed: Chain, use: Chain) -> str:
+        """What to move where, in the function where the seed's path and the use's part:
+        the steps there are in one body, so the advice can be followed."""
+        depth = 0
+        while depth < len(seed) - 1 and depth < len(use) - 1 and seed[depth][:2] == use[depth][:2]:
+            depth += 1
+        mover, before = seed[depth], use[depth]
+        if mover[:2] == site[:2]:
+            return f"Move this seed before {program.where(before)}"
+        return f"Move the seed at {program.where(mover)} before {program.where(before)}"

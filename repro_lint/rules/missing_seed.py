@@ -13,24 +13,41 @@ from repro_lint.rule import Invalid, Valid
 class MissingSeed(ProjectRule):
     """
     ## What it does
-    Flags an entry point (a module with an `if __name__ == "__main__":` block, a top-level
-    script that trains at module level, or a file matched by `entry-points`) whose program
-    draws from a global random number generator, torch's, numpy's or Python's `random`,
-    that nothing on its path seeds. One finding per entry point names every unseeded
-    generator and one place each is consumed: random draws (`torch.rand`, `np.random.rand`,
-    `random.random`), layers with randomly initialised weights, dropout, random splits,
-    shuffling loaders and random transforms.
+    Flags an entry point whose program draws from a global random number generator,
+    torch's, numpy's or Python's `random`, that nothing on its path seeds. One finding per
+    entry point names every unseeded generator and one place each is consumed: random
+    draws (`torch.rand`, `np.random.rand`, `random.random`), layers with randomly
+    initialised weights (also graph layers of PyTorch Geometric and DGL, and peft
+    adapters), dropout, random splits, shuffling loaders, random transforms, and
+    scikit-learn calls without `random_state` (they draw from numpy's generator).
+
+    Entry points are modules with an `if __name__ == "__main__":` block, files matched by
+    `entry-points`, and scripts that run at module level: their top-level statements
+    (loops and assignments included) train, call a function or class of their own file
+    that draws or trains, or call project code that trains; or the file, imported by no
+    other file of the run, draws random numbers at module level on every path. A model
+    file's `__main__` block that only pushes random inputs through a model (it never
+    trains) is an entry point in form only and is not reported.
 
     The path is followed through calls into project functions, across files and
-    transitively, through class constructors (and the methods of constructed objects),
-    functions passed as `target=` and modules imported for their side effects. Seeds count
-    wherever they are on the path: in the `__main__` block, in a helper in another module, in
-    an opt-in branch (`if args.seed is not None: torch.manual_seed(args.seed)`), or through a
-    known helper: `lightning.seed_everything` (and the `pytorch_lightning`/`lightning.fabric`
-    spellings), `transformers.set_seed`, `transformers.enable_full_determinism`, the
-    `transformers.Trainer` constructor, `accelerate.utils.set_seed`,
-    `mmengine.runner.set_random_seed`, `detectron2.utils.env.seed_all_rng`,
-    `timm.utils.random_seed`, and the functions listed in `seed-functions`.
+    transitively (also names bound by `from module import *`, `globals()[name](...)`,
+    calls through a module's registry dict (`TABLE[name](...)`, filled by a decorator of
+    the module or written as a dict of its functions), and
+    methods called on a variable built from a project class), through class constructors
+    (and the methods of constructed objects), functions passed as `target=` or by position
+    (`model.apply(init_weights)`, a launcher's `launch(main, ...)`) and modules imported
+    for their side effects; a library that the linted tree itself contains is project
+    code. Draws whose results are replaced before use do not count: initial weights that a
+    checkpoint load overwrites on every path, a random free port, a draw that derives a
+    seed (RPL103's finding). Seeds count wherever they are on the path: in the `__main__`
+    block, in a helper in another module, in an opt-in branch (`if args.seed is not None:
+    torch.manual_seed(args.seed)`), or through a known helper: `lightning.seed_everything`
+    (and the `pytorch_lightning`/`lightning.fabric` spellings), `transformers.set_seed`,
+    `transformers.enable_full_determinism`, the `transformers.Trainer` and mmengine
+    `Runner` constructors, an ultralytics model's `train()`, `accelerate.utils.set_seed`,
+    `mmengine.runner.set_random_seed`, `detectron2.utils.env.seed_all_rng` and
+    `detectron2.engine.default_setup`, `timm.utils.random_seed`, and the functions listed in
+    `seed-functions`.
 
     ## Why is this bad?
     An unseeded generator starts from OS entropy, so every run initialises weights, splits
@@ -39,10 +56,16 @@ class MissingSeed(ProjectRule):
     shuffling and dropout on the CPU stay unseeded; `torch.manual_seed` seeds both.
 
     ## Fix safety
-    Safe: the missing seed calls (`torch.manual_seed(<seed>)`, `np.random.seed(<seed>)  #
-    noqa: NPY002`, `random.seed(<seed>)`) are inserted at the start of the entry point (the top
-    of its `__main__` block, or after the imports of a script) with the imports they need; it
-    pins the randomness down and changes nothing else.
+    Safe: the missing seed calls (`torch.manual_seed(...)`, `np.random.seed(...)  # noqa:
+    NPY002`, `random.seed(...)`) are inserted with the imports they need; it pins the
+    randomness down and changes nothing else. Where the program already seeds a generator
+    itself, the others are seeded right after that call with the same value (its argument,
+    option or config field, in its file). Otherwise they go where the work runs, with the
+    configured `seed` (or the program's seed option, right after the entry point parses
+    it, when nothing is drawn before): the start of the entry point (the top of its `__main__` block, or
+    after the imports of a script), and the start of each worker function started in a
+    fresh process (`mp.spawn`), offset by the process index when it is an int on every
+    path. A model file's smoke test gets no finding and no seeds.
 
     ## Options
     `seed` (default 0) is the value inserted; `seed-functions` lists project functions that
@@ -51,13 +74,14 @@ class MissingSeed(ProjectRule):
 
     ## Known limitations
     Branches are not told apart: a seed in any branch counts. Calls through objects whose
-    class is not known statically (`trainer.fit()`) and callbacks (other than `target=`) are
-    not followed; seeds reached only that way are missed, so the rule may report a program
+    class is not known statically (`trainer.fit()`), registries of another module or
+    filled by calls (`Registry.register_module`) and keyword callbacks (other than
+    `target=`) are not followed;
+    seeds reached only that way are missed, so the rule may report a program
     that is in fact seeded: list the seeding function in `seed-functions`, or suppress on the
     entry line. The top-level code an import runs is followed only in modules that mention
     seeding (`seed`, `determinism` or a `seed-functions` name): random numbers drawn at
-    import time by other modules are not seen. scikit-learn's use of numpy's generator is
-    left to RPL105.
+    import time by other modules are not seen.
 
     ## References
     - PyTorch notes on randomness: "Controlling sources of randomness"
@@ -68,6 +92,9 @@ class MissingSeed(ProjectRule):
     MESSAGE = "An entry point consumes random numbers from a generator it never seeds"
     FIX_TITLE = "Seed the missing generators at the start of the entry point"
     FIX_SAFETY = FixSafety.SAFE
+    # A file that draws at module level may be a script of its own: it is summarised even
+    # when no per-file rule parses it (numpy's and Python's ``random``, torch's ``rand*``).
+    TRIGGERS = ("rand",)
     INVALID = (
         Invalid(
             "import torch\n\nif __name__ == '__main__':\n    x = torch.rand(3)\n",
@@ -79,10 +106,12 @@ class MissingSeed(ProjectRule):
             "    torch.manual_seed(0)\n    data = np.random.rand(10)\n\n\n"
             'if __name__ == "__main__":\n    main()\n',
             fixed='"""Train."""\nimport numpy as np\nimport torch\n\n\ndef main():\n'
-            "    torch.manual_seed(0)\n    data = np.random.rand(10)\n\n\n"
-            'if __name__ == "__main__":\n    np.random.seed(1234)  # noqa: NPY002\n    main()\n',
+            "    torch.manual_seed(0)\n    np.random.seed(0)  # noqa: NPY002\n"
+            "    data = np.random.rand(10)\n\n\n"
+            'if __name__ == "__main__":\n    main()\n',
             config={"seed": 1234},
-            note="the helper seeds torch but forgets numpy",
+            note="the program seeds torch but forgets numpy: numpy is seeded next to it, "
+            "with the program's seed, not the configured one",
         ),
         Invalid(
             "import random\nfrom torch import nn\n\n\ndef main():\n    model = nn.Linear(2, 2)\n"
@@ -110,6 +139,29 @@ class MissingSeed(ProjectRule):
             note="a top-level training script: seeds go after its imports",
         ),
         Invalid(
+            "import argparse\nimport numpy as np\nimport torch\n\n\ndef set_seed(seed):\n"
+            "    torch.manual_seed(seed)\n\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    set_seed(args.seed)\n    noise = np.random.rand(4)\n",
+            fixed="import argparse\nimport numpy as np\nimport torch\n\n\ndef set_seed(seed):\n"
+            "    torch.manual_seed(seed)\n    np.random.seed(seed)  # noqa: NPY002\n\n\n"
+            "if __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    set_seed(args.seed)\n    noise = np.random.rand(4)\n",
+            note="seeds from the program: the missing seed joins the project's seeding helper",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank, world):\n"
+            '    """Train on one device."""\n    model = torch.nn.Linear(2, 2)\n\n\n'
+            "if __name__ == '__main__':\n    mp.spawn(worker, args=(2,), nprocs=2)\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank, world):\n"
+            '    """Train on one device."""\n    torch.manual_seed(rank)\n'
+            "    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    mp.spawn(worker, args=(2,), nprocs=2)\n",
+            note="the work runs in spawned workers: the seeds go where it runs, with the "
+            "process index (an int from mp.spawn) so workers differ",
+        ),
+        Invalid(
             "import torch\nfrom torch.utils.data import DataLoader\n\n\nclass Trainer:\n"
             "    def __init__(self, data):\n        self.loader = DataLoader(data, shuffle=True)\n\n\n"
             "if __name__ == '__main__':\n    Trainer(range(10))\n",
@@ -124,6 +176,131 @@ class MissingSeed(ProjectRule):
             "import numpy as np\nimport threading\n\n\ndef work():\n    np.random.shuffle(items)\n\n\n"
             "if __name__ == '__main__':\n    threading.Thread(target=work).start()\n",
             note="a thread's target is on the path",
+        ),
+        Invalid(
+            "import argparse\nimport torch\nfrom torch.utils.data import DataLoader\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--lr', type=float)\n"
+            "args = parser.parse_args()\nloader = DataLoader(data, batch_size=8, shuffle=True)\n"
+            "net = torch.nn.Linear(4, 2)\nopt = torch.optim.SGD(net.parameters(), lr=args.lr)\n\n\n"
+            "def train(epoch):\n    for x, y in loader:\n        opt.zero_grad()\n"
+            "        torch.nn.functional.mse_loss(net(x), y).backward()\n        opt.step()\n\n\n"
+            "for epoch in range(10):\n    train(epoch)\n",
+            note="a script that runs at module level: a loop calls the training function it "
+            "defines",
+        ),
+        Invalid(
+            "import numpy as np\nfrom sklearn.model_selection import train_test_split\n"
+            "from torch import nn\n\n\ndef build(width):\n    return nn.Linear(width, 1)\n\n\n"
+            "def fit(model, data):\n    return model\n\n\n"
+            "train, test = train_test_split(np.arange(100), test_size=0.2)\n"
+            "model = fit(build(4), train)\nprint(model)\n",
+            note="module-level assignments call the file's own functions; scikit-learn "
+            "without `random_state` draws from numpy's global generator",
+        ),
+        Invalid(
+            "import numpy as np\nimport torch\n\nlabels = np.random.randint(0, 2, size=50)\n"
+            "order = np.random.permutation(50)\nprint(labels[order], torch.randn(2))\n",
+            note="a file that draws at module level is a script",
+        ),
+        Invalid(
+            "from torch_geometric.nn import GCNConv\n\nif __name__ == '__main__':\n"
+            "    conv = GCNConv(16, 2)\n",
+            note="graph layers initialise their weights from torch's generator",
+        ),
+        Invalid(
+            "import random\nimport fire\n\n\ndef sample(items):\n"
+            "    return random.sample(items, 2)\n\n\ndef main(task, **kwargs):\n"
+            "    globals()[task](**kwargs)\n\n\nif __name__ == '__main__':\n    fire.Fire(main)\n",
+            note="`globals()[name](...)` may call any function of the module",
+        ),
+        Invalid(
+            "import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def seed_worker(worker_id):\n    np.random.seed(torch.initial_seed() % 2**32)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    loader = DataLoader(data, num_workers=2, worker_init_fn=seed_worker)\n"
+            "    noise = np.random.rand(3)\n",
+            note="a worker_init_fn seeds the loader's workers, not the main process",
+        ),
+        Invalid(
+            "import argparse\nimport torch\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    model = torch.nn.Linear(2, 2)\n",
+            fixed="import argparse\nimport torch\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    torch.manual_seed(args.seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            note="a seed option the program never uses: the seed is the user's, after parsing",
+        ),
+        Invalid(
+            "import argparse\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--manualSeed', type=int)\nopt = parser.parse_args()\n"
+            "model = torch.nn.Linear(2, 2)\nopt_sgd = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "model(torch.ones(1, 2)).sum().backward()\nopt_sgd.step()\n",
+            fixed="import argparse\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--manualSeed', type=int)\nopt = parser.parse_args()\n"
+            "torch.manual_seed(opt.manualSeed if opt.manualSeed is not None else 0)\n"
+            "model = torch.nn.Linear(2, 2)\nopt_sgd = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+            "model(torch.ones(1, 2)).sum().backward()\nopt_sgd.step()\n",
+            note="an option without default: the configured seed is the fallback, a user's "
+            "seed is never overridden",
+        ),
+        Invalid(
+            "import argparse\nimport torch\nimport torch.multiprocessing as mp\n\n\n"
+            "def worker(rank, args):\n    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    mp.spawn(worker, args=(args,), nprocs=2)\n",
+            fixed="import argparse\nimport torch\nimport torch.multiprocessing as mp\n\n\n"
+            "def worker(rank, args):\n    torch.manual_seed(args.seed + rank)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=3)\n"
+            "    args = parser.parse_args()\n    mp.spawn(worker, args=(args,), nprocs=2)\n",
+            note="the spawned worker receives the options: it seeds with the user's seed, "
+            "offset by its process index",
+        ),
+        Invalid(
+            "import torch\n\nif __name__ == '__main__':\n    # one linear layer\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            fixed="import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    # one linear layer\n    model = torch.nn.Linear(2, 2)\n",
+            note="the seed goes above the comment that describes the first statement",
+        ),
+        Invalid(
+            "import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
+            "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
+            "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
+            "    return SCORERS[name](data)\n\n\n"
+            "if __name__ == '__main__':\n    print(evaluate('sample_score', [1, 2, 3]))\n",
+            fixed="import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
+            "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
+            "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
+            "    return SCORERS[name](data)\n\n\n"
+            "if __name__ == '__main__':\n    np.random.seed(0)  # noqa: NPY002\n"
+            "    print(evaluate('sample_score', [1, 2, 3]))\n",
+            note="a call through a registry a decorator fills runs one of its functions",
+        ),
+        Invalid(
+            "import numpy as np\nimport torch\n\n\ndef main():\n    npr = np.random\n"
+            "    torch.manual_seed(0)\n    return npr.rand(3)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            note="a function's alias of numpy.random resolves as written",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(4, 1)\n\n\n"
+            "if __name__ == '__main__':\n    net = Net()\n"
+            "    opt = torch.optim.SGD(net.parameters(), lr=0.1)\n"
+            "    net(torch.randn(8, 4)).sum().backward()\n    opt.step()\n",
+            note="a model file whose __main__ block trains",
+        ),
+        Invalid(
+            "import torch\n\nif __name__ == '__main__':\n    model = torch.nn.Linear(4, 1)\n"
+            "    if args.resume:\n        model.load_state_dict(torch.load(args.resume))\n"
+            "    model(torch.ones(1, 4))\n",
+            note="the checkpoint overwrites the weights only on one path",
         ),
     )
     VALID = (
@@ -203,11 +380,52 @@ class MissingSeed(ProjectRule):
             "import random\n\nif __name__ == '__main__':\n    random.seed()\n    random.random()\n",
             note="seeded from entropy: RPL103's business, not a missing seed",
         ),
+        Valid(
+            "import torch\n\n\nclass Model(torch.nn.Module):\n    def __init__(self):\n"
+            "        super().__init__()\n        self.fc = torch.nn.Linear(4, 1)\n\n\n"
+            "if __name__ == '__main__':\n    model = Model()\n"
+            "    model = torch.nn.DataParallel(model).to('cuda')\n"
+            "    model.load_state_dict(torch.load('best.pth'))\n    with torch.no_grad():\n"
+            "        print(model(torch.ones(1, 4)))\n",
+            note="the checkpoint overwrites every initial weight before use",
+        ),
+        Valid(
+            "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.conv = nn.Conv2d(3, 8, 3)\n\n"
+            "    def forward(self, x):\n        return self.conv(x)\n\n\n"
+            "if __name__ == '__main__':\n    y = Block()(torch.randn(1, 3, 32, 32))\n"
+            "    print(y.shape)\n",
+            note="a model file's smoke test: random inputs through the model, no training",
+        ),
+        Valid(
+            "import os\nimport random\n\nif __name__ == '__main__':\n"
+            "    os.environ['MASTER_PORT'] = str(random.randint(20000, 30000))\n",
+            note="a random free port for the process group is not data",
+        ),
+        Valid(
+            "import random\nimport torch\n\nif __name__ == '__main__':\n"
+            "    seed = random.randint(0, 10000)\n    torch.manual_seed(seed)\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            note="the draw derives the seed: an entropy seed is RPL103's finding",
+        ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\nif __name__ == '__main__':\n"
+            "    loader = DataLoader(data, batch_size=4, num_workers=4)\n"
+            "    for batch in loader:\n        print(batch)\n",
+            note="an unshuffled loader's worker seeds matter only to workers that draw",
+        ),
+        Valid(
+            "from mypkg.registry import Registry\n\n\nclass Table:\n    pass\n\n\n"
+            "MODELS = Registry('models')\nDEFAULTS = Table()\n",
+            note="a library module's top-level code registers, it does not run a program",
+        ),
     )
 
     @classmethod
     def check(cls, program: Program) -> Iterator[ProjectReport]:
         for entry in program.entries:
+            if entry.smoke:
+                continue
             used = entry.profile.used()
             seeded = entry.seeded
             if not seeded:
@@ -219,26 +437,62 @@ class MissingSeed(ProjectRule):
             missing = [family for family in FAMILIES if family in used and family not in seeded]
             if not missing:
                 continue
-            places = ", ".join(
-                f"`{family}` ({program.where(used[family][-1])})" for family in missing
-            )
+            names = ", ".join(f"`{family}`" for family in missing)
+            places = ", ".join(program.where(used[family][-1]) for family in missing)
             edits = cls._fix(program, entry, missing)
             yield ProjectReport(
                 entry.unit,
                 entry.statement,
-                f"This entry point never seeds {places}",
+                f"This entry point never seeds {names} (consumed at {places})",
                 edits=edits,
                 fix_safety=FixSafety.SAFE if edits else None,
+                fix_title=cls._title(program, entry) if edits else None,
             )
 
     @staticmethod
+    def _title(program: Program, entry: EntryPoint) -> str | None:
+        """Where the fix goes when it is not the start of the entry point."""
+        seeded = program.program_seed(entry)
+        if seeded is None:
+            return None
+        unit, statement, _, _ = seeded
+        row = unit.statement(statement)[0]
+        return f"Seed them next to the program's own seed ({unit.filename}:{row}), with its value"
+
+    @staticmethod
     def _fix(program: Program, entry: EntryPoint, families: list[str]) -> tuple[Edit, ...]:
-        at, indent, end, prefix, suffix = program.entry_start(entry)
-        made = program.seed_lines(entry.unit, families, at.row)
-        if made is None:
-            return ()
-        lines, imports = made
-        edits = program.insertion(
-            entry.unit, at, lines, imports, indent=indent, prefix=prefix, suffix=suffix, end=end
-        )
-        return edits or ()
+        seeded = program.program_seed(entry)
+        if seeded is not None:
+            # The program seeds some generators already: the others go right after, with
+            # the same seed (its argument, option or config field), in one block.
+            unit, statement, value, _ = seeded
+            placement = program.after(unit, statement)
+            made = program.seed_lines(unit, families, placement.at.row, value=value)
+            if made is None:
+                return ()
+            return program.insert(placement, *made, finding=entry.unit) or ()
+        placements = program.placements(entry)
+        option = program.option_seed(entry)
+        if option is not None and [p.spawn for p in placements] == [None]:
+            # The program has a seed option but never seeds: seed with it, right after
+            # the options are parsed.
+            placement, value = option
+            made = program.seed_lines(placement.unit, families, placement.at.row, value=value)
+            if made is None:
+                return ()
+            return program.insert(placement, *made, finding=entry.unit) or ()
+        edits: list[Edit] = []
+        for placement in placements:
+            offset = program.rank(placement)
+            # A worker that receives the parsed options seeds with the user's seed.
+            user = program.option_value(entry, placement.params) if placement.spawn else None
+            made = program.seed_lines(
+                placement.unit, families, placement.at.row, offset, value=user
+            )
+            if made is None:
+                return ()
+            found = program.insert(placement, *made, finding=entry.unit)
+            if found is None:
+                return ()
+            edits.extend(found)
+        return tuple(edits)

@@ -2,11 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import libcst as cst
 
-from repro_lint.arguments import argument, has_double_star
+from repro_lint.arguments import argument, dict_literal_items, has_double_star, literal_str
 from repro_lint.diagnostics import FixSafety
-from repro_lint.randomness import HELPERS, LIGHTNING_SEED, NUMPY_GENERATORS, numpy_draw, random_draw
+from repro_lint.options import Options
+from repro_lint.randomness import (
+    ENTROPY_SEED_FUNCTIONS,
+    HELPERS,
+    LIGHTNING_SEED,
+    NUMPY_GENERATORS,
+    SETUP_HELPERS,
+    is_seed_name,
+    numpy_draw,
+    random_draw,
+)
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
 
 # Seeding call -> (seed parameter, position).
@@ -17,7 +29,7 @@ SEED_PARAMETERS: dict[str, tuple[str, int]] = {
     "torch.cuda.manual_seed_all": ("seed", 0),
     "numpy.random.seed": ("seed", 0),
     "random.seed": ("a", 0),
-    **{helper: ("seed", 0) for helper in HELPERS},
+    **{helper: ("seed", 0) for helper in HELPERS if helper not in SETUP_HELPERS},
     **NUMPY_GENERATORS,
 }
 # Called without a seed (or with None) these fall back to OS entropy. Lightning before 2.2
@@ -48,26 +60,68 @@ SOURCES = frozenset(
         "time.clock_gettime_ns", "os.urandom", "os.getrandom", "os.getpid", "os.getppid",
         "uuid.uuid1", "uuid.uuid4", "datetime.datetime.now", "datetime.datetime.utcnow",
         "datetime.datetime.today", "datetime.date.today", "torch.seed", "torch.random.seed",
+        *ENTROPY_SEED_FUNCTIONS,
     }
 )  # fmt: skip
 SOURCE_PREFIXES = ("secrets.", "random.SystemRandom")
+# torch.seed() reseeds every device: a CUDA reseed right after it is the same hazard.
+_CUDA_ENTROPY = frozenset({"torch.cuda.seed", "torch.cuda.seed_all"})
+# The mmengine config key whose ``seed`` the Runner replaces by a fresh random one when None.
+RANDOMNESS = "randomness"
+# detectron2's config key for the seed its setup uses: -1 by default, and a negative seed
+# makes default_setup call seed_all_rng(None), a fresh seed from os.urandom and the clock.
+D2_SEED = "SEED"
+
+
+@dataclass(frozen=True)
+class _Assigned:
+    """A value assigned to a name, attribute or subscript (``seed``, ``opt.manualSeed``,
+    ``opt["manual_seed"]``), where the rule may report it."""
+
+    node: cst.CSTNode
+    value: cst.BaseExpression
+    anchor: tuple[cst.CSTNode, ...]
+
+
+def _text(node: cst.BaseExpression) -> str | None:
+    """A target or argument as the same text wherever it is written: ``opt.manualSeed``,
+    ``opt['manual_seed']``; None for anything else."""
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _text(node.value)
+        return None if base is None else f"{base}.{node.attr.value}"
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        base = _text(node.value)
+        key = literal_str(index.value) if isinstance(index, cst.Index) else None
+        return None if base is None or key is None else f"{base}[{key!r}]"
+    return None
+
+
+def _last_name(text: str) -> str:
+    return text.rsplit(".", 1)[-1].rsplit("[", 1)[-1].strip("'\"]")
 
 
 class _Sources(cst.CSTVisitor):
-    """Finds nondeterministic sources in a seed expression (not in ``or``/``if`` fallbacks)."""
+    """Finds nondeterministic sources in a seed expression. A fallback (``args.seed or
+    int(time.time())``, ``s if s is not None else time.time()``) counts only when the
+    primary value is an option that defaults to None: then the default run takes it."""
 
     def __init__(self, rule: NondeterministicSeed) -> None:
         self.rule = rule
         self.found: list[str] = []
 
     def visit_BooleanOperation(self, node: cst.BooleanOperation) -> bool:
-        # ``args.seed or int(time.time())``: only the left operand is always the seed.
         node.left.visit(self)
+        if self.rule.none_by_default(node.left):
+            node.right.visit(self)
         return False
 
     def visit_IfExp(self, node: cst.IfExp) -> bool:
-        # ``s if s is not None else time.time()``: the chosen seed decides.
         node.body.visit(self)
+        if self.rule.none_by_default(node.test):
+            node.orelse.visit(self)
         return False
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -102,46 +156,56 @@ class _Sources(cst.CSTVisitor):
 class NondeterministicSeed(Rule):
     """
     ## What it does
-    Flags seeds that are different in every run: a seed computed from `time.time()` (and
-    the other clocks), `os.urandom`, `os.getpid()`, `uuid`, `secrets`, `datetime.now()`,
-    `hash()` of a string, or a draw from a generator the file never seeds
-    (`random.randint(...)`), also through a variable assigned just before; seeding calls
-    that fall back to OS entropy when given no seed or `None` (`random.seed()`,
-    `np.random.seed()`, `seed_everything()`); and `torch.seed()`, which seeds from entropy
-    by design. It covers `torch.manual_seed`, `torch.cuda.manual_seed(_all)`,
-    `np.random.seed`, `random.seed`, generator constructors and the known seeding helpers.
+    Flags seeds that are different in every run, where the seed is derived: a value
+    computed from `time.time()` (and the other clocks), `os.urandom`, `os.getpid()`,
+    `uuid`, `secrets`, `datetime.now()`, `hash()` of a string, a framework's fresh random
+    seed (`mmengine.dist.sync_random_seed()`), or a draw from a generator the file never
+    seeds (`random.randint(...)`). It reports the derivation once, however many seeding
+    calls the value feeds: the assignment (`seed = int(time.time())`,
+    `args.seed = random.randint(1, 10000)`, also as the fallback when no seed was given),
+    or the seeding call when the value is computed in its argument. It also flags seeding
+    calls that fall back to OS entropy when given no seed or `None` (`random.seed()`,
+    `np.random.seed()`, `seed_everything()`), `torch.seed()`, which seeds from entropy by
+    design, and an mmengine `randomness=dict(seed=None)` (the Runner then draws a fresh
+    seed), also when the seed is an option that defaults to None; likewise detectron2's
+    `default_setup(cfg, ...)` in a file that never sets `SEED` (`cfg.SEED = ...`,
+    `merge_from_list(["SEED", ...])`): the key defaults to -1, which makes detectron2
+    seed from `os.urandom` and the clock.
 
     ## Why is this bad?
     The generators are seeded, so the code looks reproducible, but with a value nobody can
-    repeat: each run draws different numbers and nothing records which.
+    repeat: each run draws different numbers, and at best a log records which.
     `seed_everything()` without a seed drew a random one before Lightning 2.2; since then
     it silently takes `PL_GLOBAL_SEED` from the environment, else 0.
 
     ## Fix safety
-    Unsafe: the configured seed replaces the value (`np.random.seed(int(time.time()))`
-    becomes `np.random.seed(<seed>)`; a statement `torch.seed()` becomes
-    `torch.manual_seed(<seed>)`). Code that deliberately varies the seed between runs, to
-    average over seeds, changes meaning.
+    Unsafe: the configured seed replaces the entropy at the derivation
+    (`seed = int(time.time())` becomes `seed = <seed>`; a fallback taken only when no
+    seed was given stays a fallback, so seeds that callers pass are kept, and the variable
+    stays in use); a seeding call given no seed gets `<seed>`; a statement `torch.seed()`
+    becomes `torch.manual_seed(<seed>)`. Code that deliberately varies the seed between
+    runs, to average over seeds, changes meaning.
 
     ## Options
     `seed` (default 0) is the value inserted.
 
     ## Known limitations
-    A fallback is not reported (`args.seed or int(time.time())`, or a conditional
-    expression): passing the seed repeats the run. A variable is followed one assignment
-    back in the same function.
+    A fallback expression (`args.seed or int(time.time())`) is reported only when the
+    primary value is a command-line option of the same file that defaults to None. A
+    variable is followed one assignment back in the same function (or at module level).
+    A detectron2 `SEED` set only in a YAML config file or another module is not seen.
 
     ## References
     - Python `random.seed`: "If a is omitted or None, the current system time is used"
-    - NumPy `RandomState.seed`; `torch.seed`
+    - NumPy `RandomState.seed`; `torch.seed`; mmengine `set_random_seed`
     """
 
     CODE = "RPL103"
     MESSAGE = "The seed is different in every run"
     FIX_TITLE = "Seed with the configured value"
     FIX_SAFETY = FixSafety.UNSAFE
-    TRIGGERS = ("seed", "default_rng", "RandomState", "SeedSequence", "Random", "PCG64",
-                "MT19937", "Philox", "SFC64")  # fmt: skip
+    TRIGGERS = ("seed", "default_setup", "default_rng", "RandomState", "SeedSequence",
+                "Random", "PCG64", "MT19937", "Philox", "SFC64")  # fmt: skip
     INVALID = (
         Invalid(
             "import time\nimport numpy as np\nnp.random.seed(int(time.time()))\n",
@@ -165,8 +229,8 @@ class NondeterministicSeed(Rule):
             "import os\nimport torch\n\n\ndef main():\n"
             "    seed = int.from_bytes(os.urandom(4), 'little')\n    torch.manual_seed(seed)\n",
             fixed="import os\nimport torch\n\n\ndef main():\n"
-            "    seed = int.from_bytes(os.urandom(4), 'little')\n    torch.manual_seed(0)\n",
-            note="through a variable",
+            "    seed = 0\n    torch.manual_seed(seed)\n",
+            note="reported at the derivation; the fix leaves no unused variable",
         ),
         Invalid(
             "from datetime import datetime\nimport lightning as L\n"
@@ -185,13 +249,84 @@ class NondeterministicSeed(Rule):
             note="str hashes are salted per interpreter",
         ),
         Invalid("import uuid\nimport numpy as np\nrng = np.random.default_rng(uuid.uuid4().int)\n"),
+        Invalid(
+            "import argparse\nimport random\nimport numpy as np\nimport torch\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--manualSeed', type=int)\n"
+            "opt = parser.parse_args()\nif opt.manualSeed is None:\n"
+            "    opt.manualSeed = random.randint(1, 10000)\nrandom.seed(opt.manualSeed)\n"
+            "np.random.seed(opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n",
+            fixed="import argparse\nimport random\nimport numpy as np\nimport torch\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--manualSeed', type=int)\n"
+            "opt = parser.parse_args()\nif opt.manualSeed is None:\n"
+            "    opt.manualSeed = 0\nrandom.seed(opt.manualSeed)\n"
+            "np.random.seed(opt.manualSeed)\ntorch.manual_seed(opt.manualSeed)\n",
+            note="an option's entropy fallback feeding three seeding calls: one finding, "
+            "at the derivation; a seed passed on the command line is kept",
+        ),
+        Invalid(
+            "import random\nfrom mypkg.utils import set_random_seed\n\n\ndef setup(opt):\n"
+            "    seed = opt.get('manual_seed')\n    if seed is None:\n"
+            "        seed = random.randint(1, 10000)\n    set_random_seed(seed + opt['rank'])\n",
+            fixed="import random\nfrom mypkg.utils import set_random_seed\n\n\ndef setup(opt):\n"
+            "    seed = opt.get('manual_seed')\n    if seed is None:\n"
+            "        seed = 0\n    set_random_seed(seed + opt['rank'])\n",
+            note="a seed derived for a project's own seeding helper",
+        ),
+        Invalid(
+            "from typing import Optional\n\nfrom mmengine.dist import sync_random_seed\n\n\n"
+            "def set_random_seed(seed: Optional[int] = None) -> int:\n    if seed is None:\n"
+            "        seed = sync_random_seed()\n    return seed\n",
+            note="a framework's fresh random seed",
+        ),
+        Invalid(
+            "randomness = dict(seed=None, deterministic=False)\n",
+            note="an mmengine config: the Runner replaces seed=None by a fresh random seed",
+        ),
+        Invalid(
+            "import argparse\n\n\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=None)\n"
+            "    return parser.parse_args()\n\n\ndef merge(cfg, args):\n"
+            "    cfg.randomness = dict(seed=args.seed, deterministic=False)\n",
+            note="a seed option defaulting to None handed to the Runner's randomness",
+        ),
+        Invalid(
+            "import torch\n\n\ndef finish():\n    torch.seed()\n    torch.cuda.seed_all()\n",
+            fixed="import torch\n\n\ndef finish():\n    torch.manual_seed(0)\n"
+            "    torch.cuda.manual_seed_all(0)\n",
+            note="one finding, on torch.seed(): it reseeds every device, so the CUDA reseed "
+            "right after is the same hazard (until the fix makes it one of its own)",
+        ),
+        Invalid(
+            "import argparse\nimport time\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--seed', type=int)\nargs = parser.parse_args()\n"
+            "torch.manual_seed(args.seed or int(time.time()))\n",
+            note="the fallback is what a default run takes: the option defaults to None",
+        ),
+        Invalid(
+            "from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n"
+            "\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n"
+            "    cfg.merge_from_list(args.opts)\n    default_setup(cfg, args)\n    return cfg\n",
+            note="detectron2's SEED keeps its default -1: default_setup seeds from entropy",
+        ),
     )
     VALID = (
+        Valid(
+            "from detectron2.config import get_cfg\nfrom detectron2.engine import default_setup\n"
+            "\n\ndef setup(args):\n    cfg = get_cfg()\n    cfg.merge_from_file(args.config_file)\n"
+            "    cfg.SEED = 42\n    default_setup(cfg, args)\n    return cfg\n",
+            note="detectron2's seed is set: default_setup seeds with it",
+        ),
         "import torch\ntorch.manual_seed(0)\n",
         "import numpy as np\nnp.random.seed(args.seed)\n",
         Valid(
             "import time\nimport torch\ntorch.manual_seed(args.seed or int(time.time()))\n",
-            note="a fallback: passing --seed repeats the run",
+            note="a fallback of a value not known to default to None",
+        ),
+        Valid(
+            "import argparse\nimport time\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--seed', type=int, default=42)\nargs = parser.parse_args()\n"
+            "torch.manual_seed(args.seed or int(time.time()))\n",
+            note="the option has a number by default: the fallback is not the default run",
         ),
         Valid(
             "import random\nimport torch\nrandom.seed(1)\ntorch.manual_seed(random.randint(0, 100))\n",
@@ -215,26 +350,74 @@ class NondeterministicSeed(Rule):
             note="look-alikes from another library",
         ),
         Valid("import random\nrandom.seed(**kwargs)\n"),
+        Valid(
+            "from mmengine.runner import Runner\n\n"
+            "runner = Runner(model=model, randomness=dict(seed=42, deterministic=True))\n",
+            note="a fixed seed for the Runner",
+        ),
+        Valid(
+            "import time\n\nif __name__ == '__main__':\n    seeded = time.time()\n"
+            "    print(seeded)\n",
+            note="a look-alike name: nothing seeds with it and its name is not a seed's",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        # Per function scope: the last simple value assigned to each name.
-        self._values: list[dict[str, cst.BaseExpression]] = [{}]
+        # Per function scope: the last value assigned to each name, attribute or subscript.
+        self._values: list[dict[str, _Assigned]] = [{}]
+        # Per function scope: torch.seed() has reseeded every device.
+        self._reseeded: list[bool] = [False]
         self._statements: set[int] = set()
         self._pending: list[tuple[cst.Call, cst.Arg, cst.BaseExpression]] = []
+        self._derived: dict[int, _Assigned] = {}
+        self._configs: list[tuple[cst.CSTNode, cst.BaseExpression, tuple[cst.CSTNode, ...]]] = []
+        self._options = Options(context.names)
+        # detectron2 setups called with a config, and whether the file sets its SEED.
+        self._setups: list[tuple[cst.Call, tuple[cst.CSTNode, ...]]] = []
+        self._sets_d2_seed = False
         self.seeds_random = False
         self.seeds_numpy = False
 
+    def none_by_default(self, node: cst.BaseExpression) -> bool:
+        """Whether ``node`` reads an option that defaults to None (``args.seed``), directly
+        or in a test (``args.seed is not None``)."""
+        if isinstance(node, cst.Comparison):
+            node = node.left
+        option = self._options.option_of(node)
+        return option is not None and option.default_is_none
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._values.append({})
+        self._reseeded.append(False)
+        self._options.visit_FunctionDef(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._values.pop()
+        self._reseeded.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self._values[-1][node.targets[0].target.value] = node.value
+        self._options.visit_Assign(node)
+        if len(node.targets) != 1:
+            return
+        text = _text(node.targets[0].target)
+        if text is None:
+            return
+        assigned = _Assigned(node, node.value, self.anchor())
+        self._values[-1][text] = assigned
+        name = _last_name(text)
+        if name == D2_SEED:
+            self._sets_d2_seed = True
+        if is_seed_name(name):
+            # A value assigned to a seed is derived for seeding, whoever takes it.
+            self._derived[id(node)] = assigned
+        elif name == RANDOMNESS:
+            self._configs.append((node, node.value, self.anchor()))
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        # ``cfg.merge_from_list(["SEED", 42])``, ``cfg["SEED"] = 42``.
+        if literal_str(node) == D2_SEED:
+            self._sets_d2_seed = True
 
     def visit_Expr(self, node: cst.Expr) -> None:
         # ``torch.seed()`` as a statement: its value is unused, so manual_seed can replace it.
@@ -242,10 +425,21 @@ class NondeterministicSeed(Rule):
             self._statements.add(id(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._options.visit_Call(node)
+        randomness = argument(node, RANDOMNESS)
+        if randomness is not None:
+            self._configs.append((node, randomness.value, self.anchor()))
         qualified = self.qualified_name(node.func)
         if qualified is None:
             return
+        if qualified in SETUP_HELPERS:
+            self._setups.append((node, self.anchor()))
+            return
         if qualified in ENTROPY_SEEDERS:
+            if qualified in _CUDA_ENTROPY and self._reseeded[-1]:
+                return
+            if qualified in ("torch.seed", "torch.random.seed"):
+                self._reseeded[-1] = True
             self._entropy_seeder(node, ENTROPY_SEEDERS[qualified])
             return
         parameter = SEED_PARAMETERS.get(qualified)
@@ -258,26 +452,68 @@ class NondeterministicSeed(Rule):
             if qualified in ENTROPY_WITHOUT_SEED and not has_double_star(node):
                 self._without_seed(node, arg)
             return
-        if qualified == "random.seed":
+        text = _text(arg.value)
+        assigned = self._assigned(text) if text is not None else None
+        # Seeding a generator with a value drawn from that same generator does not seed it
+        # before the draw (``s = random.randint(...)``; ``random.seed(s)``).
+        drawn = assigned is not None and self._draws(assigned.value)
+        if qualified == "random.seed" and not drawn:
             self.seeds_random = True
-        elif qualified == "numpy.random.seed":
+        elif qualified == "numpy.random.seed" and not drawn:
             self.seeds_numpy = True
-        value = arg.value
-        if isinstance(value, cst.Name):
-            value = self._assigned(value.value) or value
-        self._pending.append((node, arg, value))
+        if assigned is not None:
+            # Judged where the value is derived: one finding however many calls it feeds.
+            self._derived[id(assigned.node)] = assigned
+            return
+        self._pending.append((node, arg, arg.value))
 
-    def _assigned(self, name: str) -> cst.BaseExpression | None:
-        """The value last assigned to ``name`` in this function (or at module level)."""
-        return self._values[-1].get(name) or self._values[0].get(name)
+    def _draws(self, value: cst.BaseExpression) -> bool:
+        """Whether an expression draws from random's or numpy's global generator."""
+        stack: list[cst.CSTNode] = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                qualified = self.qualified_name(node.func)
+                if qualified is not None and (random_draw(qualified) or numpy_draw(qualified)):
+                    return True
+            stack.extend(node.children)
+        return False
+
+    def _assigned(self, text: str) -> _Assigned | None:
+        """The value last assigned to ``text`` in this function (or at module level)."""
+        return self._values[-1].get(text) or self._values[0].get(text)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         # Judged at the end: ``random.randint`` feeds a good seed if random is seeded anywhere.
+        for assigned in self._derived.values():
+            if self._entropy(assigned.value):
+                self.report(
+                    assigned.node,
+                    fix=[Replace(assigned.value, self._seed())],
+                    anchor=assigned.anchor,
+                )
         for call, arg, value in self._pending:
-            sources = _Sources(self)
-            value.visit(sources)
-            if sources.found:
+            if self._entropy(value):
                 self.report(call, fix=[Replace(arg.value, self._seed())])
+        for node, value, anchor in self._configs:
+            items = dict_literal_items(value)
+            seed = items.get("seed") if items is not None else None
+            if seed is not None and (_is_none(seed) or self.none_by_default(seed)):
+                self.report(node, anchor=anchor)
+
+        if not self._sets_d2_seed:
+            for call, anchor in self._setups:
+                self.report(
+                    call,
+                    "detectron2 seeds from entropy here: `cfg.SEED` keeps its default -1 "
+                    "(a negative seed means a fresh random one)",
+                    anchor=anchor,
+                )
+
+    def _entropy(self, value: cst.BaseExpression) -> bool:
+        sources = _Sources(self)
+        value.visit(sources)
+        return bool(sources.found)
 
     def _seed(self) -> cst.Integer:
         return cst.Integer(str(self.context.config.seed))

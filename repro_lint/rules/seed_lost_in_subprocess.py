@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from repro_lint.diagnostics import Edit, FixSafety
-from repro_lint.program import Program, ProjectReport, ProjectRule, Spawn
+from repro_lint.program import EntryPoint, Program, ProjectReport, ProjectRule, Spawn
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
 
@@ -27,10 +28,15 @@ class SeedLostInSubprocess(ProjectRule):
 
     ## Fix safety
     Safe: seed calls for the generators the worker consumes are inserted at the start of
-    `fn`, offset by the rank when the rank is its first argument (always so for
-    `torch.multiprocessing.spawn`, which passes the process index first; for `Process`,
-    when the first parameter is named like a rank), so workers draw different but repeatable
-    streams. No fix when `fn` lives in another file than the spawning call.
+    `fn` (after its docstring and `global`/`nonlocal` declarations), also when `fn` lives
+    in another file. The seed is the program's own when the worker receives it (the
+    parent seeds with `args.seed` and `fn` takes `args`; where the parent seeds only when
+    given a seed, the configured one is the fallback, so a user's seed is never
+    overridden), else the configured `seed`. It is offset by the process index when that
+    is an int on every path: `torch.multiprocessing.spawn` passes it first (for `Process`,
+    when the first parameter is named like a rank) and nothing calls `fn` directly with
+    another first argument; workers then draw different but repeatable streams (`rank`
+    alone when the seed is 0).
 
     ## Options
     `seed` (default 0) is the base value inserted.
@@ -55,7 +61,7 @@ class SeedLostInSubprocess(ProjectRule):
             "    torch.cuda.manual_seed(rank)\n    model = torch.nn.Linear(2, 2)\n\n\n"
             "if __name__ == '__main__':\n    torch.manual_seed(0)\n    mp.spawn(worker, args=(2,), nprocs=2)\n",
             fixed="import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank, size):\n"
-            "    torch.manual_seed(0 + rank)\n    torch.cuda.manual_seed(rank)\n"
+            "    torch.manual_seed(rank)\n    torch.cuda.manual_seed(rank)\n"
             "    model = torch.nn.Linear(2, 2)\n\n\n"
             "if __name__ == '__main__':\n    torch.manual_seed(0)\n    mp.spawn(worker, args=(2,), nprocs=2)\n",
             note="seeding only CUDA in the worker leaves its CPU generator unseeded",
@@ -77,7 +83,7 @@ class SeedLostInSubprocess(ProjectRule):
             "    np.random.rand(3)\n\n\nif __name__ == '__main__':\n    np.random.seed(0)\n"
             "    mp.set_start_method('spawn')\n    p = mp.Process(target=work, args=(0,))\n",
             fixed="import multiprocessing as mp\nimport numpy as np\n\n\ndef work(rank):\n"
-            "    np.random.seed(0 + rank)  # noqa: NPY002\n    np.random.rand(3)\n\n\n"
+            "    np.random.seed(rank)  # noqa: NPY002\n    np.random.rand(3)\n\n\n"
             "if __name__ == '__main__':\n    np.random.seed(0)\n"
             "    mp.set_start_method('spawn')\n    p = mp.Process(target=work, args=(0,))\n",
         ),
@@ -87,10 +93,29 @@ class SeedLostInSubprocess(ProjectRule):
             "        mp.spawn(self.worker, nprocs=2)\n\n\n"
             "if __name__ == '__main__':\n    torch.manual_seed(0)\n    Launcher().run()\n",
             fixed="import torch\nimport torch.multiprocessing as mp\n\n\nclass Launcher:\n"
-            "    def worker(self, rank):\n        torch.manual_seed(0 + rank)\n        torch.randn(3)\n\n"
+            "    def worker(self, rank):\n        torch.manual_seed(rank)\n        torch.randn(3)\n\n"
             "    def run(self):\n        mp.spawn(self.worker, nprocs=2)\n\n\n"
             "if __name__ == '__main__':\n    torch.manual_seed(0)\n    Launcher().run()\n",
             note="a method as the worker: the rank follows `self`",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n\nbest = 0.0\n\n\n"
+            'def main_worker(gpu, args):\n    """One process per GPU."""\n    global best\n'
+            "    model = torch.nn.Linear(2, 2)\n\n\ndef main(args):\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+            "    if args.multiprocessing:\n        mp.spawn(main_worker, nprocs=2, args=(args,))\n"
+            "    else:\n        main_worker(args.gpu, args)\n\n\n"
+            "if __name__ == '__main__':\n    main(parse_args())\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n\nbest = 0.0\n\n\n"
+            'def main_worker(gpu, args):\n    """One process per GPU."""\n    global best\n'
+            "    torch.manual_seed(args.seed if args.seed is not None else 0)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\ndef main(args):\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+            "    if args.multiprocessing:\n        mp.spawn(main_worker, nprocs=2, args=(args,))\n"
+            "    else:\n        main_worker(args.gpu, args)\n\n\n"
+            "if __name__ == '__main__':\n    main(parse_args())\n",
+            note="the worker seeds with the user's seed (it gets `args`), after its docstring "
+            "and `global`; no rank offset, since a direct call may pass `gpu=None`",
         ),
     )
     VALID = (
@@ -151,7 +176,7 @@ class SeedLostInSubprocess(ProjectRule):
                     continue
                 names = ", ".join(f"`{family}`" for family in missing)
                 function = spawn.key.rsplit(".", 1)[-1]
-                edits = cls._fix(program, entry.unit.index, spawn, missing)
+                edits = cls._fix(program, entry, spawn, missing)
                 yield ProjectReport(
                     entry.unit,
                     site[1],
@@ -161,19 +186,25 @@ class SeedLostInSubprocess(ProjectRule):
                 )
 
     @staticmethod
-    def _fix(program: Program, unit: int, spawn: Spawn, families: list[str]) -> tuple[Edit, ...]:
-        if spawn.unit != unit:
+    def _fix(
+        program: Program, entry: EntryPoint, spawn: Spawn, families: list[str]
+    ) -> tuple[Edit, ...]:
+        placement = program.worker_start(spawn)
+        if placement is None:
             return ()
-        target = program.units[unit]
-        start = program.function_start(target, spawn.key)
-        if start is None:
-            return ()
-        at, indent, params = start
-        offset = None
-        if params and (spawn.indexed or "rank" in params[0].lower()):
-            offset = params[0]
-        made = program.seed_lines(target, families, at.row, offset)
+        value = None
+        seeded = program.program_seed(entry)
+        if seeded is not None:
+            _, _, text, guarded = seeded
+            root = re.match(r"[A-Za-z_]\w*", text)
+            if root is not None and root.group() in placement.params:
+                # The parent's seed reaches the worker as an argument: the worker seeds with
+                # it (falling back to the configured seed where the parent seeds only when
+                # given one), never overriding it.
+                seed = str(program.options.seed)
+                value = f"{text} if {text} is not None else {seed}" if guarded else text
+        offset = program.rank(placement)
+        made = program.seed_lines(placement.unit, families, placement.at.row, offset, value=value)
         if made is None:
             return ()
-        lines, imports = made
-        return program.insertion(target, at, lines, imports, indent=indent) or ()
+        return program.insert(placement, *made, finding=entry.unit) or ()

@@ -1,0 +1,271 @@
+"""The seeding rules on programs of several files: what the analysis follows and where the
+fixes go (issues 12 and 15)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from projects import write
+
+from repro_lint.cli import main
+from repro_lint.config import load_config
+from repro_lint.engine import lint_paths
+
+SEEDING = {"RPL101", "RPL103", "RPL104", "RPL107", "RPL108", "RPL109"}
+
+
+def findings(root: Path, *names: str, codes: set[str] = SEEDING) -> set[tuple[str, str, int]]:
+    paths = [root / name for name in names] if names else [root]
+    results = lint_paths(paths, load_config(root))
+    return {
+        (_relative(root, d.filename), d.code, d.location.row)
+        for r in results
+        for d in r.diagnostics
+        if d.code in codes
+    }
+
+
+def _relative(root: Path, filename: str) -> str:
+    path = Path(filename)
+    return (path.relative_to(root) if path.is_absolute() else path).as_posix()
+
+
+def messages(root: Path, code: str) -> list[str]:
+    results = lint_paths([root], load_config(root))
+    return [d.message for r in results for d in r.diagnostics if d.code == code]
+
+
+def fix(root: Path, *extra: str) -> None:
+    result = CliRunner().invoke(main, ["check", str(root), "--fix", "--no-cache", *extra])
+    assert result.exit_code in (0, 1), result.output
+
+
+@pytest.fixture(autouse=True)
+def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+
+
+def test_names_from_star_imports_are_followed(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "models/__init__.py": "from .net import *\n",
+            "models/net.py": "from torch import nn\n\n\nclass Net(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n",
+            "train.py": "import torch\nfrom models import *\n\nnet = Net()\n"
+            "opt = torch.optim.SGD(net.parameters(), lr=0.1)\n\n\ndef train(epoch):\n"
+            "    net(torch.ones(1, 2)).sum().backward()\n    opt.step()\n\n\n"
+            "for epoch in range(3):\n    train(epoch)\n",
+        },
+    )
+    assert ("train.py", "RPL101", 4) in findings(tmp_path, "train.py")
+    assert messages(tmp_path, "RPL101") == [
+        "This entry point never seeds `torch` (consumed at models/net.py:7)"
+    ]
+
+
+def test_a_library_the_tree_contains_is_project_code(tmp_path: Path) -> None:
+    """A checkout of a library (here one named like mmengine) is followed from its
+    examples."""
+    write(
+        tmp_path,
+        {
+            "mmengine/__init__.py": "from .helpers import build\n",
+            "mmengine/helpers.py": "import torch\n\n\ndef build():\n"
+            "    return torch.nn.Linear(2, 2)\n",
+            "examples/train.py": "import mmengine\n\nif __name__ == '__main__':\n"
+            "    model = mmengine.build()\n",
+        },
+    )
+    assert findings(tmp_path, "examples/train.py") == {("examples/train.py", "RPL101", 3)}
+
+
+def test_a_script_imported_by_another_file_is_not_an_entry_point(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "noise.py": "import numpy as np\n\nTABLE = np.random.rand(4)\n",
+            "run.py": "import numpy as np\nimport noise\n\nif __name__ == '__main__':\n"
+            "    np.random.seed(0)\n    print(noise.TABLE)\n",
+        },
+    )
+    assert ("noise.py", "RPL101", 3) not in findings(tmp_path)
+    write(tmp_path, {"run.py": "print('no imports')\n"})
+    assert ("noise.py", "RPL101", 3) in findings(tmp_path)
+
+
+def test_late_seed_advice_names_where_the_paths_part(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "setup.py": "import torch\n\n\ndef prepare():\n    model = torch.nn.Linear(2, 2)\n"
+            "    torch.manual_seed(0)\n    return model\n",
+            "train.py": "from setup import prepare\n\nif __name__ == '__main__':\n    prepare()\n",
+        },
+    )
+    results = lint_paths([tmp_path], load_config(tmp_path))
+    late = [d for r in results for d in r.diagnostics if d.code == "RPL104"]
+    assert len(late) == 1
+    assert late[0].fix is not None
+    assert late[0].fix.message == "Move the seed at setup.py:6 before setup.py:5"
+
+
+def test_missing_seed_fix_joins_a_shared_helper_once(tmp_path: Path) -> None:
+    helper = (
+        "import random\n\nimport torch\n\n\ndef seed_all(seed):\n    random.seed(seed)\n"
+        "    torch.manual_seed(seed)\n"
+    )
+    entry = (
+        "import numpy as np\nfrom helpers import seed_all\n\n\ndef main(seed):\n"
+        "    seed_all(seed)\n    print(np.random.rand(2))\n\n\n"
+        "if __name__ == '__main__':\n    main(7)\n"
+    )
+    write(tmp_path, {"helpers.py": helper, "a.py": entry, "b.py": entry})
+    assert {f for f in findings(tmp_path) if f[1] == "RPL101"} == {
+        ("a.py", "RPL101", 10),
+        ("b.py", "RPL101", 10),
+    }
+    fix(tmp_path)
+    fixed = (tmp_path / "helpers.py").read_text(encoding="utf-8")
+    # However the file spells numpy (the fix may import it as np).
+    assert len(re.findall(r"\b(?:np|numpy)\.random\.seed\(seed\)", fixed)) == 1, fixed
+    assert (tmp_path / "a.py").read_text(encoding="utf-8") == entry
+    assert findings(tmp_path) == set()
+
+
+def test_worker_in_another_file_gets_its_seeds(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "work.py": "import torch\n\n\ndef worker(rank, args):\n    global STEP\n"
+            "    model = torch.nn.Linear(2, 2)\n",
+            "launch.py": "import argparse\nimport torch\nimport torch.multiprocessing as mp\n"
+            "from work import worker\n\nif __name__ == '__main__':\n"
+            "    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=5)\n"
+            "    args = parser.parse_args()\n    torch.manual_seed(args.seed)\n"
+            "    mp.spawn(worker, args=(args,), nprocs=2)\n",
+        },
+    )
+    assert findings(tmp_path) == {("launch.py", "RPL107", 11)}
+    fix(tmp_path)
+    assert (tmp_path / "work.py").read_text(encoding="utf-8") == (
+        "import torch\n\n\ndef worker(rank, args):\n    global STEP\n"
+        "    torch.manual_seed(args.seed + rank)\n    model = torch.nn.Linear(2, 2)\n"
+    )
+    assert findings(tmp_path) == set()
+
+
+def test_smoke_tests_get_no_seeds(tmp_path: Path) -> None:
+    model = (
+        "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = nn.Linear(4, 2)\n\n    def forward(self, x):\n"
+        "        return self.fc(x)\n\n\nif __name__ == '__main__':\n"
+        "    print(Net()(torch.randn(2, 4)).shape)\n"
+    )
+    write(tmp_path, {"net.py": model})
+    assert findings(tmp_path) == set()
+    fix(tmp_path)
+    assert (tmp_path / "net.py").read_text(encoding="utf-8") == model
+
+
+def test_checkpoint_saver_in_one_file_resume_in_another(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "utils.py": "import torch\n\n\ndef save_checkpoint(state, path):\n"
+            "    torch.save(state, path)\n",
+            "train.py": "import torch\nfrom utils import save_checkpoint\n\n\n"
+            "def main(model, optimizer, args):\n    start = 0\n    if args.resume:\n"
+            "        ckpt = torch.load(args.resume)\n        optimizer.load_state_dict(ckpt['optimizer'])\n"
+            "        start = ckpt['epoch']\n    for epoch in range(start, 9):\n"
+            "        save_checkpoint({'model': model.state_dict(), 'epoch': epoch}, 'last.pt')\n\n\n"
+            "if __name__ == '__main__':\n    main(*build())\n",
+        },
+    )
+    assert ("utils.py", "RPL109", 5) in findings(tmp_path)
+    (tmp_path / "utils.py").write_text(
+        "import random\nimport torch\n\n\ndef save_checkpoint(state, path):\n"
+        "    state['rng'] = (torch.get_rng_state(), random.getstate())\n"
+        "    torch.save(state, path)\n",
+        encoding="utf-8",
+    )
+    assert {f for f in findings(tmp_path) if f[1] == "RPL109"} == set()
+
+
+def test_entropy_seed_fed_to_three_calls_is_one_finding(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "train.py": "import time\nimport random\nimport numpy as np\nimport torch\n\n\n"
+            "def set_seed(seed=None):\n    if seed is None:\n        seed = int(time.time())\n"
+            "    random.seed(seed)\n    np.random.seed(seed)\n    torch.manual_seed(seed)\n"
+        },
+    )
+    assert findings(tmp_path) == {("train.py", "RPL103", 9)}
+    fix(tmp_path, "--unsafe-fixes")
+    text = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert "        seed = 0\n" in text
+    assert "random.seed(seed)\n" in text
+
+
+def test_seed_and_cudnn_fixes_meet_in_one_block(tmp_path: Path) -> None:
+    """RPL101 and RPL202 in one program: the settings, the program's seed and the missing
+    seed end up together, with the program's seed value (issue 15)."""
+    write(
+        tmp_path,
+        {
+            "train.py": "import argparse\n\nimport numpy as np\nimport torch\nfrom torch import nn\n"
+            "\n\ndef main(args):\n    torch.manual_seed(args.seed)\n"
+            "    model = nn.Conv2d(3, 8, 3)\n    return model, np.random.rand(4)\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--seed', type=int, default=1)\n"
+            "    main(parser.parse_args())\n"
+        },
+    )
+    results = lint_paths([tmp_path], load_config(tmp_path))
+    missing = [d for r in results for d in r.diagnostics if d.code == "RPL101"]
+    assert [d.fix.message for d in missing if d.fix is not None] == [
+        "Seed them next to the program's own seed (train.py:9), with its value"
+    ]
+    fix(tmp_path)
+    assert (tmp_path / "train.py").read_text(encoding="utf-8").split("\n")[7:13] == [
+        "def main(args):",
+        "    torch.backends.cudnn.deterministic = True",
+        "    torch.backends.cudnn.benchmark = False",
+        "    torch.manual_seed(args.seed)",
+        "    np.random.seed(args.seed)  # noqa: NPY002",
+        "    model = nn.Conv2d(3, 8, 3)",
+    ]
+    assert findings(tmp_path, codes={"RPL101", "RPL202"}) == set()
+
+
+def test_calls_through_a_dict_of_functions_are_followed(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "steps.py": "import random\n\n\ndef jitter(x):\n    return x + random.random()\n\n\n"
+            "def same(x):\n    return x\n\n\nSTEPS = {'jitter': jitter, 'same': same}\n"
+            "PLAIN = {'same': same}\n",
+            "run.py": "from steps import STEPS\n\nif __name__ == '__main__':\n"
+            "    print(STEPS['jitter'](1.0))\n",
+            "quiet.py": "import steps\n\n\ndef run(name):\n    return steps.PLAIN[name](1.0)\n\n\n"
+            "if __name__ == '__main__':\n    print(run('same'))\n",
+        },
+    )
+    # A table imported from another module is not followed (a known limitation); its own
+    # module's calls through it are.
+    assert findings(tmp_path) == set()
+    write(
+        tmp_path,
+        {
+            "steps.py": (tmp_path / "steps.py").read_text(encoding="utf-8")
+            + "\n\ndef apply(name, x):\n    return STEPS[name](x)\n",
+            "run.py": "from steps import apply\n\nif __name__ == '__main__':\n"
+            "    print(apply('jitter', 1.0))\n",
+        },
+    )
+    assert findings(tmp_path) == {("run.py", "RPL101", 3)}
