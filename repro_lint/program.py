@@ -10,12 +10,14 @@ findings here too.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from repro_lint import determinism as det
 from repro_lint import randomness as rng
 from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
@@ -65,6 +67,12 @@ class Profile:
     conv: Chain | None = None
     settings: dict[str, Chain] = field(default_factory=dict)
     spawns: list[Spawn] = field(default_factory=list)
+    # RPL202's evidence, in any order: attention kernels that dispatch to SDPA, a CUDA device
+    # selected, a backward pass (training), a gradient-free region (inference).
+    attention: Chain | None = None
+    cuda: Chain | None = None
+    trains: Chain | None = None
+    inference: Chain | None = None
 
     def absorb(self, other: Profile, prefix: Chain, *, later: bool = False) -> None:
         if later:
@@ -87,6 +95,7 @@ class Profile:
                 self.later_use.setdefault(family, prefix + chain)
         if self.conv is None and other.conv is not None:
             self.conv = prefix + other.conv
+        self.absorb_evidence(other, prefix)
         for kind, chain in other.settings.items():
             self.settings.setdefault(kind, prefix + chain)
         known = {(s.unit, s.key) for s in self.spawns}
@@ -95,6 +104,20 @@ class Profile:
                 self.spawns.append(
                     Spawn(prefix + spawn.chain, spawn.unit, spawn.key, spawn.indexed)
                 )
+
+    def absorb_evidence(self, other: Profile, prefix: Chain) -> None:
+        """Take ``other``'s kernel, device and training evidence (not its seeds, uses or
+        settings): for callables a program may pick at run time."""
+        if self.conv is None and other.conv is not None:
+            self.conv = prefix + other.conv
+        if self.attention is None and other.attention is not None:
+            self.attention = prefix + other.attention
+        if self.cuda is None and other.cuda is not None:
+            self.cuda = prefix + other.cuda
+        if self.trains is None and other.trains is not None:
+            self.trains = prefix + other.trains
+        if self.inference is None and other.inference is not None:
+            self.inference = prefix + other.inference
 
     @property
     def seeded(self) -> set[str]:
@@ -113,6 +136,10 @@ class Profile:
 
 
 _EMPTY = Profile()
+# Methods of a constructed object that run its kernels (called by ``module(x)``).
+_RUNS_KERNELS = frozenset({"forward", "__call__"})
+# Summary event tags -> the Profile attribute holding their first site.
+_EVIDENCE = {"a": "attention", "g": "cuda", "t": "trains", "n": "inference"}
 # Calls followed deeper than this are cut short (keeps Python's recursion limit far away).
 _MAX_DEPTH = 150
 
@@ -536,7 +563,17 @@ class Program:
             profile.settings.setdefault(str(event[1]), ((unit.index, statement, row, ""),))
         elif tag == "v":
             if profile.conv is None:
-                profile.conv = ((unit.index, statement, row, "convolution"),)
+                what = str(event[1]) if len(event) > 3 else "convolution"
+                profile.conv = ((unit.index, statement, row, what),)
+        elif tag in _EVIDENCE:
+            attribute = _EVIDENCE[tag]
+            if getattr(profile, attribute) is None:
+                what = str(event[1]) if len(event) > 3 else ""
+                setattr(profile, attribute, ((unit.index, statement, row, what),))
+        elif tag == "x":
+            target = self._resolve_ref(unit, event[1])
+            if isinstance(target, _Module):
+                self._lookup(profile, target.unit, ((unit.index, statement, row, ""),))
         elif tag == "c":
             target = self._resolve_ref(unit, event[1])
             if target is not None:
@@ -560,6 +597,23 @@ class Program:
             elif target is not None:
                 # A forked process starts from the parent's (seeded) state: an ordinary call.
                 self._enter(profile, target, prefix)
+
+    def _lookup(self, profile: Profile, module: Unit, prefix: Chain) -> None:
+        """``module.__dict__[name](...)``: any top-level function or class of the module may
+        be called; their kernels count (the architecture is then inferred)."""
+        for key in (*module.functions(), *module.classes()):
+            if "." in key or key in (MODULE, MAIN):
+                continue
+            picked = (
+                self.construct(module, key)
+                if key in module.classes()
+                else self.profile(module, key)
+            )
+            if picked.conv is not None and profile.conv is None:
+                last = picked.conv[-1]
+                what = last[3] if last[3].endswith(det.INFERRED) else last[3] + det.INFERRED
+                profile.conv = (*prefix, *picked.conv[:-1], (*last[:3], what))
+            profile.absorb_evidence(picked, prefix)
 
     def _enter(self, profile: Profile, target: _Target, prefix: Chain) -> None:
         if isinstance(target, _Function):
@@ -600,14 +654,24 @@ class Program:
             if rng.torch_use(base) == rng.MODEL:
                 result.first.setdefault("torch", "use")
                 result.use.setdefault("torch", site)
-            if rng.builds_conv(base) and result.conv is None:
-                result.conv = site
+            for kernel in det.base_kernels(base):
+                found: Chain = ((base_unit.index, -1, row, kernel.what),)
+                if kernel.family == det.CONV and result.conv is None:
+                    result.conv = found
+                elif kernel.family == det.ATTENTION and result.attention is None:
+                    result.attention = found
             if base in rng.SEEDING_CONSTRUCTORS:
                 for family in rng.FAMILIES:
                     result.seed.setdefault(family, site)
         for method_unit, key in self._methods(unit, klass):
-            if key.rsplit(".", 1)[-1] != "__init__":
-                result.absorb(self.profile(method_unit, key), (), later=True)
+            name = key.rsplit(".", 1)[-1]
+            if name != "__init__":
+                method = self.profile(method_unit, key)
+                if name not in _RUNS_KERNELS and (method.conv or method.attention):
+                    # Kernels count where the object builds them (__init__) or runs them
+                    # (forward): a helper such as a weight-loading classmethod may never run.
+                    method = dataclasses.replace(method, conv=None, attention=None)
+                result.absorb(method, (), later=True)
         self._active.discard(marker)
         self._constructed[memo] = result
         return result

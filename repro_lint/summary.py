@@ -19,12 +19,13 @@ import libcst as cst
 
 from repro_lint import randomness as rng
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.kernel_facts import KernelFacts
 from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -34,7 +35,7 @@ MAIN = "<main>"  # key of its ``if __name__ == "__main__":`` block
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 # Names a seed fix may need to import; a file that binds one of them to something else
 # gets no fix for that family.
-_FIX_MODULES = ("torch", "numpy", "random")
+_FIX_MODULES = ("torch", "numpy", "random", "os")
 # Whether a library module is (possibly) project code is decided per summary: never for the
 # top-level packages in randomness.LIBRARIES, unless the file belongs to that package itself.
 
@@ -160,6 +161,8 @@ class SummaryCollector:
         self._binding_statements: dict[int, list[tuple[str, str]]] = {}
         # DataLoaders, samplers and the generators datasets own (the data-loading rules).
         self._data = LoaderFacts(context)
+        # Kernels, devices, training and deterministic settings (RPL202).
+        self._kernels = KernelFacts(self._names, self)
         for binding in self._names.bindings():
             top = binding.qualified.split(".", 1)[0]
             if binding.is_import and binding.module_level and top in _FIX_MODULES:
@@ -279,8 +282,10 @@ class SummaryCollector:
 
     def visit_With(self, node: cst.With) -> None:
         self._enter(node, node.leading_lines)
+        self._kernels.enter_with(node)
 
     def leave_With(self, original_node: cst.With) -> None:
+        self._kernels.leave_with()
         self._leave(original_node)
 
     def visit_Try(self, node: cst.Try) -> None:
@@ -344,8 +349,10 @@ class SummaryCollector:
             self._body_of[id(first)] = key
         self._scopes.append(_Scope("func", key))
         self._data.enter_function(node, method)
+        self._kernels.enter_function(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._kernels.leave_function()
         self._data.leave_function()
         self._scopes.pop()
         self._leave(original_node)
@@ -403,7 +410,9 @@ class SummaryCollector:
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
         self._lambdas -= 1
 
-    def _event(self, node: cst.CSTNode, tag: str, *payload: Json, dedup: Json = None) -> None:
+    def _event(
+        self, node: cst.CSTNode, tag: str, *payload: Json, dedup: Json = None, passive: bool = False
+    ) -> None:
         if self._lambdas:
             # A lambda's body runs whenever it is called, if ever: not part of any path.
             return
@@ -415,8 +424,19 @@ class SummaryCollector:
         seen.add(marker)
         statement = self._index(self._open[-1]) if self._open else -1
         self._funcs.setdefault(key, []).append([tag, *payload, statement, self.node_row(node)])
-        if key == MODULE and tag != "i" and self._first is None and self._open:
+        if key == MODULE and tag != "i" and not passive and self._first is None and self._open:
             self._first = self._index(self._open[0])
+
+    def event(self, node: cst.CSTNode, tag: str, *payload: Json, dedup: Json = None) -> None:
+        """Record an event of the function being visited for a facts collector. Such events
+        never mark where a script's work starts (where inserted seeds go)."""
+        self._event(node, tag, *payload, dedup=dedup, passive=True)
+
+    def function_key(self) -> str:
+        return self._function_key()
+
+    def class_key(self) -> str | None:
+        return self._class_key()
 
     def _seed(self, node: cst.CSTNode, families: Iterable[str]) -> None:
         for family in families:
@@ -434,6 +454,7 @@ class SummaryCollector:
     def visit_Call(self, node: cst.Call) -> None:
         qualified = self._names.qualified_name(node.func)
         self._data.call(node, qualified, self._function_key(), self)
+        self._kernels.call(node, qualified)
         if qualified is None:
             self._unresolved_call(node)
         else:
@@ -492,8 +513,6 @@ class SummaryCollector:
                 what = None
             if what is not None and argument(node, "generator") is None:
                 self._use(node, "torch", what)
-            if rng.builds_conv(qualified):
-                self._event(node, "v")
         elif rng.numpy_draw(qualified):
             self._use(node, "numpy", rng.DRAW)
         elif rng.random_draw(qualified):
@@ -614,7 +633,11 @@ class SummaryCollector:
             return "opt" in receiver.rsplit(".", 1)[-1].lower()
         return False
 
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._kernels.string(node)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._kernels.assign(node)
         for target in node.targets:
             if self._names.qualified_name(target.target) == f"{rng.CUDNN}.deterministic":
                 if literal_bool(node.value) is not False:
