@@ -44,6 +44,8 @@ _MMENGINE_SEEDING = frozenset(
     {"mmengine.runner.set_random_seed", "mmengine.runner.utils.set_random_seed"}
 )
 _BACKENDS = ("torch.backends.cudnn.", "torch.backends.cuda.")
+_ATTN_IMPLEMENTATION = "attn_implementation"
+_EAGER = "eager"
 
 
 class EventSink(Protocol):
@@ -75,6 +77,8 @@ class KernelFacts:
         self._mha_locals: dict[str, set[str]] = {}
         # Dict literals bound to local names, per function (for ``f(**kwargs)``).
         self._dicts: dict[str, dict[str, dict[str, cst.BaseExpression]]] = {}
+        # Local names of model configs that select eager attention, per function.
+        self._eager_configs: dict[str, set[str]] = {}
 
     def _qualified(self, node: cst.CSTNode) -> str | None:
         return self._names.qualified_name(node)
@@ -270,11 +274,33 @@ class KernelFacts:
             return
         if qualified == det.SDPA and self._in_grad_free:
             return
-        implementation = argument(node, "attn_implementation")
-        if implementation is not None and literal_str(implementation.value) == "eager":
+        if self._eager(node):
             # The eager implementation is matmul and softmax: deterministic.
             return
         self._event(node, "a", attention.what)
+
+    def _selects_eager(self, node: cst.Call) -> bool:
+        """``attn_implementation="eager"`` passed directly or in a ``**kwargs`` dict."""
+        value = self._keyword(node, _ATTN_IMPLEMENTATION)
+        return value is not None and literal_str(value) == _EAGER
+
+    def _eager(self, node: cst.Call) -> bool:
+        """A Hugging Face model built with eager attention: by keyword, or from a config
+        object of this function that selects it (``config=cfg``, ``from_config(cfg)``)."""
+        if self._selects_eager(node):
+            return True
+        names = self._eager_configs.get(self._sink.function_key())
+        if not names:
+            return False
+        config = argument(node, "config")
+        if config is None and isinstance(node.func, cst.Attribute):
+            if node.func.attr.value in ("from_config", "_from_config"):
+                config = argument(node, "config", 0)
+        return (
+            config is not None
+            and isinstance(config.value, cst.Name)
+            and config.value.value in names
+        )
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -396,8 +422,20 @@ class KernelFacts:
                 key = self._sink.function_key()
                 if items is not None:
                     self._dicts.setdefault(key, {})[target_node.value] = dict(items)
+                if isinstance(value, cst.Call) and self._selects_eager(value):
+                    # ``config = AutoConfig.from_pretrained(name, attn_implementation="eager")``
+                    self._eager_configs.setdefault(key, set()).add(target_node.value)
                 if mha:
                     self._mha_locals.setdefault(key, set()).add(target_node.value)
+            elif (
+                isinstance(target_node, cst.Attribute)
+                and isinstance(target_node.value, cst.Name)
+                and target_node.attr.value.lstrip("_") == _ATTN_IMPLEMENTATION
+                and literal_str(value) == _EAGER
+            ):
+                # ``config._attn_implementation = "eager"``
+                key = self._sink.function_key()
+                self._eager_configs.setdefault(key, set()).add(target_node.value.value)
             elif isinstance(target_node, cst.Attribute) and mha:
                 klass = self._sink.class_key()
                 if klass is not None and _is_self(target_node.value):

@@ -71,8 +71,9 @@ class MissingDeterministicConfig(ProjectRule):
       `F.multi_head_attention_forward` called with `need_weights=False`, the
       `nn.Transformer*` layers (they pass it), Hugging Face models loaded with
       `from_pretrained` or built from a config (their default attention implementation is
-      `sdpa`) unless `attn_implementation="eager"`, timm and torchvision ViTs, and code run
-      under `sdpa_kernel(...)` with a fast backend.
+      `sdpa`) unless `attn_implementation="eager"` (passed directly, in a keyword dict, or
+      set on the config object the model is built from), timm and torchvision ViTs, and code
+      run under `sdpa_kernel(...)` with a fast backend.
 
     Which setting covers which kernel:
 
@@ -259,6 +260,16 @@ class MissingDeterministicConfig(ProjectRule):
             "nothing",
         ),
         Invalid(
+            "import torch\nfrom transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
+            "def main(name):\n    torch.manual_seed(0)\n"
+            "    config = AutoConfig.from_pretrained(name, attn_implementation='sdpa')\n"
+            "    model = AutoModelForCausalLM.from_config(config).cuda()\n"
+            "    model(**batch).loss.backward()\n\n\n"
+            "if __name__ == '__main__':\n    main('gpt2')\n",
+            note="a config that selects `sdpa` (or any implementation but eager) keeps the "
+            "SDPA backward",
+        ),
+        Invalid(
             "import lightning as L\nimport torch\nfrom torch import nn\n\n"
             "if __name__ == '__main__':\n    L.seed_everything(0)\n"
             "    model = nn.TransformerEncoderLayer(64, 4)\n"
@@ -381,6 +392,25 @@ class MissingDeterministicConfig(ProjectRule):
             "if __name__ == '__main__':\n    set_seed(0)\n    model = AutoModelForCausalLM."
             "from_pretrained('gpt2', attn_implementation='eager').cuda()\n",
             note="the eager attention implementation is matmul and softmax",
+        ),
+        Valid(
+            "import torch\nfrom transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
+            "def main(name):\n    torch.manual_seed(0)\n"
+            "    config = AutoConfig.from_pretrained(name, attn_implementation='eager')\n"
+            "    model = AutoModelForCausalLM.from_config(config).cuda()\n"
+            "    model(**batch).loss.backward()\n\n\n"
+            "if __name__ == '__main__':\n    main('gpt2')\n",
+            note="eager attention selected by the config the model is built from",
+        ),
+        Valid(
+            "import torch\nfrom transformers import AutoModelForSequenceClassification\n\n\n"
+            "def main(name):\n    torch.manual_seed(0)\n"
+            "    model_kwargs = dict(num_labels=2)\n"
+            "    model_kwargs['attn_implementation'] = 'eager'\n"
+            "    model = AutoModelForSequenceClassification.from_pretrained(name, **model_kwargs)\n"
+            "    model.cuda()(**batch).loss.backward()\n\n\n"
+            "if __name__ == '__main__':\n    main('bert-base-cased')\n",
+            note="eager attention passed in a keyword dict",
         ),
         Valid(
             "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
