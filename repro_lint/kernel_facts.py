@@ -471,6 +471,17 @@ class KernelFacts:
             if value is not None and det.cuda_string(value):
                 self._event(node, "g")
 
+    def formatted_string(self, node: cst.FormattedString) -> None:
+        """``f"cuda:{local_rank}"``: a GPU picked by index."""
+        parts = node.parts
+        if (
+            len(parts) == 2
+            and isinstance(parts[0], cst.FormattedStringText)
+            and parts[0].value == det.CUDA_FSTRING_PREFIX
+            and isinstance(parts[1], cst.FormattedStringExpression)
+        ):
+            self._event(node, "g")
+
 
 def _is_self(node: cst.BaseExpression) -> bool:
     return isinstance(node, cst.Name) and node.value == "self"

@@ -636,6 +636,9 @@ class SummaryCollector:
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self._kernels.string(node)
 
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._kernels.formatted_string(node)
+
     def visit_Assign(self, node: cst.Assign) -> None:
         self._kernels.assign(node)
         for target in node.targets:

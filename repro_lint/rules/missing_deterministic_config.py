@@ -298,6 +298,38 @@ class MissingDeterministicConfig(ProjectRule):
             "into the worker",
         ),
         Invalid(
+            "import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def worker(rank):\n    torch.manual_seed(rank)\n"
+            "    nn.Conv2d(3, 8, 3).cuda(rank)(x).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.backends.cudnn.deterministic = True\n"
+            "    ctx = mp.get_context('spawn')\n"
+            "    procs = [ctx.Process(target=worker, args=(r,)) for r in range(2)]\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def worker(rank):\n    torch.backends.cudnn.deterministic = True\n"
+            "    torch.backends.cudnn.benchmark = False\n    torch.manual_seed(rank)\n"
+            "    nn.Conv2d(3, 8, 3).cuda(rank)(x).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.backends.cudnn.deterministic = True\n"
+            "    ctx = mp.get_context('spawn')\n"
+            "    procs = [ctx.Process(target=worker, args=(r,)) for r in range(2)]\n",
+            note="a spawn-context `Process` target is a fresh interpreter too",
+        ),
+        Invalid(
+            _H + "def worker(rank):\n    torch.manual_seed(rank)\n"
+            "    q = torch.randn(2, 4, 8, 16, device=f'cuda:{rank}', requires_grad=True)\n"
+            "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.use_deterministic_algorithms(True)\n"
+            "    torch.multiprocessing.spawn(worker, nprocs=2)\n",
+            fixed=_H + "def worker(rank):\n    torch.use_deterministic_algorithms(True)\n"
+            "    torch.manual_seed(rank)\n"
+            "    q = torch.randn(2, 4, 8, 16, device=f'cuda:{rank}', requires_grad=True)\n"
+            "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.use_deterministic_algorithms(True)\n"
+            "    torch.multiprocessing.spawn(worker, nprocs=2)\n",
+            config={"target-torch": "2.10"},
+            note="deterministic mode is per process: the spawned worker (on `f'cuda:{rank}'`) "
+            "needs its own",
+        ),
+        Invalid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
             "    torch.manual_seed(0)\n    torch.backends.cudnn.benchmark = True\n"
             "    model = nn.Conv2d(3, 8, 3).cuda()\n",
