@@ -147,8 +147,10 @@ class UnknownBackendFlag(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             expression = target.target
+            if not isinstance(expression, cst.Attribute):
+                continue
             qualified = self.qualified_name(expression)
-            if qualified is None or not isinstance(expression, cst.Attribute):
+            if qualified is None:
                 continue
             found = misspelled(qualified)
             if found is None:
@@ -162,7 +164,11 @@ class UnknownBackendFlag(Rule):
             self.report(expression, message, fix=fix)
 
     def visit_Call(self, node: cst.Call) -> None:
-        if self.qualified_name(node.func) != "builtins.setattr":
+        func = node.func
+        name = func.attr.value if isinstance(func, cst.Attribute) else None
+        if isinstance(func, cst.Name):
+            name = func.value
+        if name != "setattr" or self.qualified_name(func) != "builtins.setattr":
             return
         holder, attribute = argument(node, None, 0), argument(node, None, 1)
         if holder is None or attribute is None:
