@@ -347,6 +347,15 @@ class MissingDeterministicConfig(ProjectRule):
             "    model = nn.Conv2d(3, 8, 3).cuda()\n    evaluate(model)\n",
             note="a later statement switches the flag off: no fix, the message names it",
         ),
+        Invalid(
+            _H + "def evaluate(model):\n    torch.use_deterministic_algorithms(False)\n\n\n"
+            "def main():\n    torch.manual_seed(0)\n"
+            "    q = torch.randn(2, 4, 8, 16, device='cuda', requires_grad=True)\n"
+            "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n"
+            "    evaluate(None)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            note="deterministic mode switched off later on the path: no fix is inserted",
+        ),
     )
     VALID = (
         Valid(
