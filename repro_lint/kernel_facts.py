@@ -413,7 +413,7 @@ class KernelFacts:
         )
         for target in node.targets:
             target_node = target.target
-            if isinstance(target_node, cst.Attribute):
+            if isinstance(target_node, cst.Attribute) and not _is_self(target_node.value):
                 qualified = self._qualified(target_node)
                 if qualified is not None and qualified.startswith(_BACKENDS):
                     self._event(node, "g")
