@@ -32,3 +32,21 @@ def test_no_fix_when_a_later_statement_switches_the_setting_off(example: Invalid
     assert found, code
     assert all(d.fix is None for d in found)
     assert all("switched off at" in d.message for d in found)
+
+
+def test_no_second_setting_next_to_warn_only_mode() -> None:
+    """Warn-only mode already on: no strict call (it would be undone by the warn-only one
+    after it) and no second CUBLAS_WORKSPACE_CONFIG next to RPL204's."""
+    code = (
+        "import torch\nimport torch.nn.functional as F\n\n\ndef main():\n"
+        "    torch.manual_seed(0)\n    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+        "    q = torch.randn(2, 4, 8, 16, device='cuda', requires_grad=True)\n"
+        "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    table = {"select": ["RPL202", "RPL204"], "target-torch": "2.4"}
+    settings = Settings.from_config(Config(**parse_table(table, None)))
+    found = {d.code: d for d in lint_text(code, "example.py", settings).diagnostics}
+    assert set(found) == {"RPL202", "RPL204"}
+    assert found["RPL202"].fix is None
+    assert "make it strict there" in found["RPL202"].message

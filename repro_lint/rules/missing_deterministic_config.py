@@ -128,7 +128,9 @@ class MissingDeterministicConfig(ProjectRule):
     `mp.spawn` or a spawn-context `Process` starts, at the start of that worker, since flags
     set in the parent do not reach it. No fix is offered when a later statement on the
     program's path switches the setting off again (`cudnn.deterministic = False`,
-    `use_deterministic_algorithms(False)`): the message names that statement instead.
+    `use_deterministic_algorithms(False)`): the message names that statement instead. Nor
+    where warn-only deterministic mode is on already: the fix is to make that call strict (no
+    `warn_only`; Lightning's `deterministic=True`).
 
     ## Options
     `target-torch` decides whether the unsafe fix also sets `CUBLAS_WORKSPACE_CONFIG`.
@@ -230,7 +232,8 @@ class MissingDeterministicConfig(ProjectRule):
             _H + _ATTENTION_STEP + "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
             "    torch.use_deterministic_algorithms(True, warn_only=True)\n"
             "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
-            note="warn-only deterministic mode keeps the fast attention backward",
+            note="warn-only deterministic mode keeps the fast attention backward; no fix is "
+            "inserted (a strict call before it would be switched back to warn-only)",
         ),
         Invalid(
             "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
@@ -572,6 +575,11 @@ class MissingDeterministicConfig(ProjectRule):
     def _fix(
         program: Program, entry: EntryPoint, found: _Open, processes: list[_Process]
     ) -> tuple[Edit, ...]:
+        if found.attention is not None and "algorithms" in found.process.profile.settings:
+            # Warn-only deterministic mode is enabled already: a strict call inserted before
+            # it would be switched back to warn-only by it. The fix is to drop `warn_only`
+            # there (the message says where); RPL204 already sees to CUBLAS_WORKSPACE_CONFIG.
+            return ()
         place = _placement(program, entry, found.process)
         if place is None:
             return ()
@@ -637,6 +645,7 @@ def _why(program: Program, found: _Open, processes: list[_Process]) -> str:
             return (
                 f"{'; ' + where if where else ''}; deterministic mode at "
                 f"{program.where(warn[-1])} is warn-only, which keeps the fast attention backward"
+                " (make it strict there)"
             )
         if "cudnn" in settings:
             return (
