@@ -123,8 +123,9 @@ SDPA_SWITCHES = {
 
 CUDA_PREFIXES = ("torch.cuda.", "torch.accelerator.")
 # Literal device and backend names that select a GPU.
-# ``"cuda"``, ``"cuda:0"``, and the templates ``"cuda:%d"``, ``"cuda:{}"``, ``"cuda:{rank}"``.
-_CUDA_STRING = re.compile(r"^(cuda(:(\d+|%d|\{\w*\}))?|gpu|nccl)$")
+# ``"cuda"``, ``"cuda:0"``, the templates ``"cuda:%d"``, ``"cuda:{}"``, ``"cuda:{rank}"``, and
+# ``"cuda:"`` (``"cuda:" + str(rank)``).
+_CUDA_STRING = re.compile(r"^(cuda(:(\d+|%d|\{\w*\})?)?|gpu|nccl)$")
 # The text an f-string starts with that selects a GPU by index: ``f"cuda:{rank}"``.
 CUDA_FSTRING_PREFIX = "cuda:"
 # Framework objects that put the model on the GPU whenever one is there.

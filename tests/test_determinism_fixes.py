@@ -1,5 +1,6 @@
-"""RPL202's fixes where none may be inserted: a later statement on the program's path
-switches the setting off again (the rule's examples cannot say "no fix")."""
+"""RPL202 beyond its examples: no fix where a later statement switches the setting off or
+warn-only mode is on already (the examples cannot say "no fix"), and the device strings that
+select CUDA."""
 
 from __future__ import annotations
 
@@ -50,3 +51,28 @@ def test_no_second_setting_next_to_warn_only_mode() -> None:
     assert set(found) == {"RPL202", "RPL204"}
     assert found["RPL202"].fix is None
     assert "make it strict there" in found["RPL202"].message
+
+
+@pytest.mark.parametrize(
+    "device",
+    ['"cuda"', '"cuda:1"', 'f"cuda:{rank}"', '"cuda:%d" % rank', '"cuda:" + str(rank)'],
+)
+def test_a_gpu_picked_by_index_selects_cuda(device: str) -> None:
+    code = (
+        "import torch\nfrom torch import nn\n\n\ndef main(rank):\n    torch.manual_seed(0)\n"
+        f"    net = nn.Conv2d(3, 8, 3).to({device})\n    net(x).sum().backward()\n\n\n"
+        "if __name__ == '__main__':\n    main(0)\n"
+    )
+    settings = Settings.from_config(Config(**parse_table({"select": ["RPL202"]}, None)))
+    codes = {d.code for d in lint_text(code, "example.py", settings).diagnostics}
+    assert codes == {"RPL202"}, code
+
+
+def test_a_cpu_program_is_not_judged() -> None:
+    code = (
+        "import torch\nfrom torch import nn\n\n\ndef main(rank):\n    torch.manual_seed(0)\n"
+        '    net = nn.Conv2d(3, 8, 3).to(f"cpu:{rank}")\n    net(x).sum().backward()\n\n\n'
+        "if __name__ == '__main__':\n    main(0)\n"
+    )
+    settings = Settings.from_config(Config(**parse_table({"select": ["RPL202"]}, None)))
+    assert not lint_text(code, "example.py", settings).diagnostics
