@@ -14,8 +14,10 @@ Reading an entry:
   the oldest release this linter targets by default.
 - ``scope`` says where the hazard is reported: ``CALL`` at the call or module construction;
   the others are not reported per call: ``PROGRAM`` ops are ubiquitous (convolutions,
-  matmul, attention, plain indexing: RPL202 covers them), ``BUILD`` ops are hazardous only
-  with an optional kernel library, ``TRACED`` ops only when traced (``torch.compile``/export).
+  matmul, attention, plain indexing); RPL202 judges the program for the convolutions and the
+  attention backends (which setting covers which: ``determinism.py``); ``BUILD`` ops are
+  hazardous only with an optional kernel library, ``TRACED`` ops only when traced
+  (``torch.compile``/export).
 - ``correction`` records where this catalog departs from the project's reference research or
   from PyTorch's own docstring, and on what evidence.
 
@@ -548,7 +550,7 @@ class Phase(enum.Enum):
 
 class Scope(enum.Enum):
     CALL = "reported per call"
-    PROGRAM = "ubiquitous: not reported per call (RPL202 covers the program)"
+    PROGRAM = "ubiquitous: not reported per call (RPL202 judges convolutions and attention)"
     BUILD = "only with an optional kernel library the linter cannot see"
     TRACED = "only when traced by torch.compile or export"
 
@@ -750,7 +752,7 @@ _PROGRAM_WIDE = (
         scope=Scope.PROGRAM,
         correction=(
             "Split from the reference's index_put_(accumulate=False) entry: plain indexed "
-            "assignment is ubiquitous and not reported per call (RPL202 covers it), while an "
+            "assignment is ubiquitous and not reported per call, while an "
             "explicit `index_put_` call is."
         ),
         sources=("use_deterministic_algorithms docstring (2.13)", "PR #57839"),
@@ -764,7 +766,9 @@ _PROGRAM_WIDE = (
                 module("MultiheadAttention"),
                 fn("nn.functional.multi_head_attention_forward"),
             ),
-            condition=f"SDPA dispatches to the {label} backend",
+            condition=f"SDPA dispatches to the {label} backend (direct calls, "
+            "`MultiheadAttention`/`multi_head_attention_forward` with `need_weights=False`, "
+            "`nn.Transformer*` layers, Hugging Face `sdpa` attention)",
             device=Device.CUDA,
             phase=Phase.BACKWARD,
             aten=aten(f"_scaled_dot_product_{backend}_attention"),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from repro_lint import determinism as det
 from repro_lint import layout
 from repro_lint import randomness as rng
 from repro_lint.config import find_project_root
@@ -100,6 +101,11 @@ class Profile:
     saves: Chain | None = None
     # Loaders without ``generator=`` that draw their workers' base seed from a family.
     worker_seeds: dict[str, Chain] = field(default_factory=dict)
+    # RPL202's evidence, in any order: attention kernels that dispatch to SDPA, a CUDA device
+    # selected, a gradient-free region (inference); ``trains`` above is its backward pass.
+    attention: Chain | None = None
+    cuda: Chain | None = None
+    inference: Chain | None = None
 
     def covered(self, family: str, context: Ctx) -> bool:
         """Whether a seed so far runs before anything in ``context``."""
@@ -143,6 +149,9 @@ class Profile:
             trains=self.trains,
             saves=self.saves,
             worker_seeds=self.worker_seeds,
+            attention=self.attention,
+            cuda=self.cuda,
+            inference=self.inference,
         )
         if _leaf_kind(copy.use.get("torch", ())) in rng.WEIGHTS:
             del copy.use["torch"]
@@ -192,6 +201,7 @@ class Profile:
                 self.later_use.setdefault(family, prefix + chain)
         if self.conv is None and other.conv is not None:
             self.conv = prefix + other.conv
+        self.absorb_evidence(other, prefix)
         for kind, chain in other.settings.items():
             self.settings.setdefault(kind, prefix + chain)
         known = {(s.unit, s.key) for s in self.spawns}
@@ -224,6 +234,20 @@ class Profile:
                     if len(firsts) < _ORDERED:
                         firsts.append((where, prefix + seed))
 
+    def absorb_evidence(self, other: Profile, prefix: Chain) -> None:
+        """Take ``other``'s kernel, device and training evidence (not its seeds, uses or
+        settings): for callables a program may pick at run time."""
+        if self.conv is None and other.conv is not None:
+            self.conv = prefix + other.conv
+        if self.attention is None and other.attention is not None:
+            self.attention = prefix + other.attention
+        if self.cuda is None and other.cuda is not None:
+            self.cuda = prefix + other.cuda
+        if self.trains is None and other.trains is not None:
+            self.trains = prefix + other.trains
+        if self.inference is None and other.inference is not None:
+            self.inference = prefix + other.inference
+
     @property
     def seeded(self) -> set[str]:
         return set(self.seed) | set(self.later_seed)
@@ -241,6 +265,10 @@ class Profile:
 
 
 _EMPTY = Profile()
+# Methods of a constructed object that run its kernels (called by ``module(x)``).
+_RUNS_KERNELS = frozenset({"forward", "__call__"})
+# Summary event tags -> the Profile attribute holding their first site.
+_EVIDENCE = {"a": "attention", "g": "cuda", "t": "trains", "n": "inference"}
 # Calls followed deeper than this are cut short (keeps Python's recursion limit far away).
 _MAX_DEPTH = 150
 
@@ -785,7 +813,17 @@ class Program:
             profile.settings.setdefault(str(event[1]), ((unit.index, statement, row, ""),))
         elif tag == "v":
             if profile.conv is None:
-                profile.conv = ((unit.index, statement, row, "convolution"),)
+                what = str(event[1]) if len(event) > 3 else "convolution"
+                profile.conv = ((unit.index, statement, row, what),)
+        elif tag in _EVIDENCE:
+            attribute = _EVIDENCE[tag]
+            if getattr(profile, attribute) is None:
+                what = str(event[1]) if len(event) > 3 else ""
+                setattr(profile, attribute, ((unit.index, statement, row, what),))
+        elif tag == "x":
+            target = self._resolve_ref(unit, event[1])
+            if isinstance(target, _Module):
+                self._lookup(profile, target.unit, ((unit.index, statement, row, ""),))
         elif tag == "c":
             prefix: Chain = ((unit.index, statement, row, ""),)
             dispatched = self._dispatched(unit, event[1])
@@ -841,6 +879,23 @@ class Program:
             if "." not in key and not info[2]
         ]
 
+    def _lookup(self, profile: Profile, module: Unit, prefix: Chain) -> None:
+        """``module.__dict__[name](...)``: any top-level function or class of the module may
+        be called; their kernels count (the architecture is then inferred)."""
+        for key in (*module.functions(), *module.classes()):
+            if "." in key or key in (MODULE, MAIN):
+                continue
+            picked = (
+                self.construct(module, key)
+                if key in module.classes()
+                else self.profile(module, key)
+            )
+            if picked.conv is not None and profile.conv is None:
+                last = picked.conv[-1]
+                what = last[3] if last[3].endswith(det.INFERRED) else last[3] + det.INFERRED
+                profile.conv = (*prefix, *picked.conv[:-1], (*last[:3], what))
+            profile.absorb_evidence(picked, prefix)
+
     def _enter(
         self,
         profile: Profile,
@@ -895,15 +950,25 @@ class Program:
                 result.first.setdefault("torch", "use")
                 result.use.setdefault("torch", site)
                 result.add_use("torch", (), site)
-            if rng.builds_conv(base) and result.conv is None:
-                result.conv = site
+            for kernel in det.base_kernels(base):
+                found: Chain = ((base_unit.index, -1, row, kernel.what),)
+                if kernel.family == det.CONV and result.conv is None:
+                    result.conv = found
+                elif kernel.family == det.ATTENTION and result.attention is None:
+                    result.attention = found
             if base in rng.SEEDING_CONSTRUCTORS:
                 for family in rng.FAMILIES:
                     result.seed.setdefault(family, site)
                     result.add_seed(family, (), site)
         for method_unit, key in self._methods(unit, klass):
-            if key.rsplit(".", 1)[-1] != "__init__":
-                result.absorb(self.profile(method_unit, key), (), later=True)
+            name = key.rsplit(".", 1)[-1]
+            if name != "__init__":
+                method = self.profile(method_unit, key)
+                if name not in _RUNS_KERNELS and (method.conv or method.attention):
+                    # Kernels count where the object builds them (__init__) or runs them
+                    # (forward): a helper such as a weight-loading classmethod may never run.
+                    method = dataclasses.replace(method, conv=None, attention=None)
+                result.absorb(method, (), later=True)
         self._active.discard(marker)
         self._constructed[memo] = result
         return result

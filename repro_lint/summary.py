@@ -25,6 +25,7 @@ from repro_lint.arguments import argument, literal_bool, literal_int, literal_st
 from repro_lint.checkpoints import CheckpointFacts
 from repro_lint.config import find_project_root
 from repro_lint.estimators import draws_from_numpy, is_function
+from repro_lint.kernel_facts import KernelFacts
 from repro_lint.layout import CONVENTIONAL_ALIASES, HeaderRecorder
 from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
@@ -32,7 +33,7 @@ from repro_lint.options import Options
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 10
+SUMMARY_VERSION = 11
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -43,7 +44,7 @@ _SCOPE = "scope"  # a block that starts a function's (or the __main__ block's) o
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 # Names a seed fix may need to import; a file that binds one of them to something else
 # gets no fix for that family.
-_FIX_MODULES = ("torch", "numpy", "random")
+_FIX_MODULES = ("torch", "numpy", "random", "os")
 # Names a fix may bind: the modules above and the conventional aliases it imports them as.
 _FIX_NAMES = (*_FIX_MODULES, *CONVENTIONAL_ALIASES.values())
 # Whether a library module is (possibly) project code is decided per summary: never for the
@@ -273,6 +274,8 @@ class SummaryCollector:
         self._data = LoaderFacts(context, text)
         # Checkpoints saved, loaded back and RNG states kept (the resume rule).
         self._ckpt = CheckpointFacts(self._names)
+        # Kernels, devices, training and deterministic settings (RPL202).
+        self._kernels = KernelFacts(self._names, self)
         for binding in self._names.bindings():
             top = binding.qualified.split(".", 1)[0]
             if binding.is_import and binding.module_level and top in _FIX_MODULES:
@@ -400,8 +403,10 @@ class SummaryCollector:
 
     def visit_With(self, node: cst.With) -> None:
         self._enter(node, node.leading_lines)
+        self._kernels.enter_with(node)
 
     def leave_With(self, original_node: cst.With) -> None:
+        self._kernels.leave_with()
         self._leave(original_node)
 
     def visit_Try(self, node: cst.Try) -> None:
@@ -573,8 +578,10 @@ class SummaryCollector:
         self._scopes.append(_Scope("func", key))
         self._data.enter_function(node, method)
         self._ckpt.enter_function(key, node)
+        self._kernels.enter_function(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._kernels.leave_function()
         self._data.leave_function()
         self._scopes.pop()
         self._leave(original_node)
@@ -639,6 +646,7 @@ class SummaryCollector:
         *payload: Json,
         dedup: Json = None,
         tentative: bool = False,
+        passive: bool = False,
     ) -> int:
         """Record an event of the function being visited; its index (-1 when not recorded).
         A ``tentative`` event does not hide later ones of its kind (a checkpoint may yet
@@ -660,9 +668,20 @@ class SummaryCollector:
         events.append([tag, *payload, statement, self.node_row(node)])
         if context:
             self._ctx.setdefault(key, {})[index] = context
-        if key == MODULE and tag != "i" and self._first is None and self._open:
+        if key == MODULE and tag != "i" and not passive and self._first is None and self._open:
             self._first = self._index(self._open[0])
         return index
+
+    def event(self, node: cst.CSTNode, tag: str, *payload: Json, dedup: Json = None) -> None:
+        """Record an event of the function being visited for a facts collector. Such events
+        never mark where a script's work starts (where inserted seeds go)."""
+        self._event(node, tag, *payload, dedup=dedup, passive=True)
+
+    def function_key(self) -> str:
+        return self._function_key()
+
+    def class_key(self) -> str | None:
+        return self._class_key()
 
     def _seed(self, node: cst.CSTNode, families: Iterable[str]) -> None:
         argument_text = self._seed_text(node)
@@ -731,6 +750,7 @@ class SummaryCollector:
         checkpoint = self._ckpt.call(node, qualified, self._function_key(), self._site())
         if checkpoint is not None:
             self._event(node, "l" if checkpoint == "load" else "k")
+        self._kernels.call(node, qualified)
         if qualified is None:
             self._unresolved_call(node)
         else:
@@ -858,8 +878,6 @@ class SummaryCollector:
                 what = None
             if what is not None and argument(node, "generator") is None:
                 self._use(node, "torch", what)
-            if rng.builds_conv(qualified):
-                self._event(node, "v")
         elif rng.numpy_draw(qualified):
             self._use(node, "numpy", rng.DRAW)
         elif rng.random_draw(qualified):
@@ -1073,7 +1091,14 @@ class SummaryCollector:
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._enter_assign([node.target])
 
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self._kernels.string(node)
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> None:
+        self._kernels.formatted_string(node)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._kernels.assign(node)
         self._options.visit_Assign(node)
         self._parse_statement(node)
         self._enter_assign([target.target for target in node.targets])

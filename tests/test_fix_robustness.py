@@ -43,8 +43,8 @@ def test_crlf_stays_crlf(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     data = (tmp_path / "t.py").read_bytes()
     assert b"\n" not in data.replace(b"\r\n", b"")
     assert data == (
-        b'import os\r\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\r\n'
-        b"import torch\r\ntorch.use_deterministic_algorithms(True)\r\n"
+        b'import os\r\nimport torch\r\n\r\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\r\n'
+        b"torch.use_deterministic_algorithms(True)\r\n"
         b"torch.backends.cudnn.benchmark = False\r\n"
     )
 

@@ -63,7 +63,7 @@ TRAIN = textwrap.dedent(
     def main():
         seed_all(1)
         data = make(10)
-        net = Net()
+        net = Net().cuda()
 
 
     if __name__ == "__main__":
@@ -143,8 +143,8 @@ def test_late_seed_across_modules(project: Path) -> None:
         project,
         {
             "train.py": TRAIN.replace(
-                "    seed_all(1)\n    data = make(10)\n    net = Net()\n",
-                "    net = Net()\n    seed_all(1)\n",
+                "    seed_all(1)\n    data = make(10)\n    net = Net().cuda()\n",
+                "    net = Net().cuda()\n    seed_all(1)\n",
             )
         },
     )

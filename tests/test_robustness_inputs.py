@@ -75,7 +75,12 @@ def test_nesting_python_accepts_is_analysed(shape: str) -> None:
     fixed = fix_source(source, SETTINGS)
     assert fixed.changed
     compile(fixed.text, "fixed.py", "exec")
-    assert fixed.text.endswith(source.split("\n", 1)[1])
+    # The variable is set where deterministic mode is enabled; the long line is kept.
+    assert source.split("\n")[1] in fixed.text
+    assert fixed.text.endswith(
+        'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+        "torch.use_deterministic_algorithms(True)\n"
+    )
 
 
 def test_deep_finding_inside_a_deep_statement_is_positioned_and_fixed() -> None:
@@ -136,9 +141,10 @@ def test_large_file_is_fixed_without_losing_a_byte(
     source = CUBLAS + filler + "torch.backends.cudnn.benchmark = True\n"
     (tmp_path / "large.py").write_text(source, encoding="utf-8")
     assert run(tmp_path, monkeypatch, ".", "--no-cache", "--fix").exit_code == 0
-    expected = (
-        'import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
-        + source.replace("= True", "= False")
+    expected = "import os\n\n" + source.replace("= True", "= False").replace(
+        "torch.use_deterministic_algorithms",
+        '\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+        "torch.use_deterministic_algorithms",
     )
     assert (tmp_path / "large.py").read_text(encoding="utf-8") == expected
 
@@ -209,14 +215,14 @@ ENDINGS = {
     "no-final-newline": (
         b"import torch\ntorch.use_deterministic_algorithms(True)",
         [("RPL204", 2, 1)],
-        b'import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
-        b"import torch\ntorch.use_deterministic_algorithms(True)",
+        b'import os\n\nimport torch\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+        b"torch.use_deterministic_algorithms(True)",
     ),
     "cr-insertion": (
         b"import torch\rtorch.use_deterministic_algorithms(True)\r",
         [("RPL204", 2, 1)],
-        b'import os\r\ros.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\r'
-        b"import torch\rtorch.use_deterministic_algorithms(True)\r",
+        b'import os\r\rimport torch\r\ros.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\r'
+        b"torch.use_deterministic_algorithms(True)\r",
     ),
     # libcst keeps a lone backslash line and the blank line after it as one header line.
     "backslash-before-blank-line": (

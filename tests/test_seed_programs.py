@@ -220,7 +220,7 @@ def test_seed_and_cudnn_fixes_meet_in_one_block(tmp_path: Path) -> None:
         {
             "train.py": "import argparse\n\nimport numpy as np\nimport torch\nfrom torch import nn\n"
             "\n\ndef main(args):\n    torch.manual_seed(args.seed)\n"
-            "    model = nn.Conv2d(3, 8, 3)\n    return model, np.random.rand(4)\n\n\n"
+            "    model = nn.Conv2d(3, 8, 3).cuda()\n    return model, np.random.rand(4)\n\n\n"
             "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
             "    parser.add_argument('--seed', type=int, default=1)\n"
             "    main(parser.parse_args())\n"
@@ -238,7 +238,7 @@ def test_seed_and_cudnn_fixes_meet_in_one_block(tmp_path: Path) -> None:
         "    torch.backends.cudnn.benchmark = False",
         "    torch.manual_seed(args.seed)",
         "    np.random.seed(args.seed)  # noqa: NPY002",
-        "    model = nn.Conv2d(3, 8, 3)",
+        "    model = nn.Conv2d(3, 8, 3).cuda()",
     ]
     assert findings(tmp_path, codes={"RPL101", "RPL202"}) == set()
 

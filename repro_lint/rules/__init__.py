@@ -22,10 +22,12 @@ from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
 )
 from repro_lint.rules.nondeterministic_seed import NondeterministicSeed
 from repro_lint.rules.random_split_missing_generator import RandomSplitMissingGenerator
+from repro_lint.rules.reduced_precision_matmul import ReducedPrecisionMatmul
 from repro_lint.rules.seed_defaults_to_none import SeedDefaultsToNone
 from repro_lint.rules.seed_lost_in_subprocess import SeedLostInSubprocess
 from repro_lint.rules.sklearn_missing_random_state import SklearnMissingRandomState
 from repro_lint.rules.syntax_error import SyntaxError
+from repro_lint.rules.unknown_backend_flag import UnknownBackendFlag
 from repro_lint.rules.unseeded_generator import UnseededGenerator
 from repro_lint.rules.unsorted_file_listing import UnsortedFileListing
 from repro_lint.rules.unused_noqa import UnusedNoqa
@@ -46,6 +48,8 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DeterministicModeDisabled,
     MissingCublasWorkspaceConfig,
     AutotuneEnabled,
+    UnknownBackendFlag,
+    ReducedPrecisionMatmul,
     DataloaderWorkerRng,
     DataloaderMissingGenerator,
     RandomSplitMissingGenerator,

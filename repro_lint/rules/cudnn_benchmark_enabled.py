@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import libcst as cst
 
-from repro_lint.arguments import argument, literal_bool, literal_str
+from repro_lint.arguments import argument, dict_literal_items, literal_bool, literal_str
+from repro_lint.determinism import RUNNERS
 from repro_lint.diagnostics import FixSafety
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import Invalid, Replace, Rule, Valid
 
 _FALSE = cst.Name("False")
+# mmengine's environment settings: the config variable and the Runner keyword that hold them.
+ENV_CFG = "env_cfg"
+ENV_BENCHMARK = "cudnn_benchmark"
 
 
 class CudnnBenchmarkEnabled(Rule):
@@ -17,7 +21,10 @@ class CudnnBenchmarkEnabled(Rule):
     ## What it does
     Flags turning on cuDNN benchmarking: `torch.backends.cudnn.benchmark = True` through any
     import alias, `setattr(torch.backends.cudnn, "benchmark", True)`,
-    `torch.backends.cudnn.flags(benchmark=True)` and Lightning's `Trainer(benchmark=True)`.
+    `torch.backends.cudnn.flags(benchmark=True)`, Lightning's `Trainer(benchmark=True)`, and
+    mmengine's environment setting `env_cfg = dict(cudnn_benchmark=True)` in a config module
+    or passed to `Runner(env_cfg=...)`: the runner's `setup_env` turns it into
+    `torch.backends.cudnn.benchmark = True`.
 
     ## Why is this bad?
     With benchmarking on, cuDNN times several convolution algorithms for every new input shape
@@ -76,6 +83,22 @@ class CudnnBenchmarkEnabled(Rule):
         ),
         Invalid("from pytorch_lightning import Trainer\nTrainer(benchmark=True)\n"),
         Invalid("import torch\ncudnn = torch.backends.cudnn\ncudnn.benchmark = True\n"),
+        Invalid(
+            "_base_ = ['../_base_/default_runtime.py']\n\nenv_cfg = dict(cudnn_benchmark=True)\n",
+            fixed="_base_ = ['../_base_/default_runtime.py']\n\n"
+            "env_cfg = dict(cudnn_benchmark=False)\n",
+            note="an mmengine config module: the Runner sets the cuDNN flag from it",
+        ),
+        Invalid(
+            "env_cfg = dict(\n    cudnn_benchmark=True,\n"
+            "    mp_cfg=dict(mp_start_method='fork'),\n)\n"
+        ),
+        Invalid(
+            "from mmengine.runner import Runner\n"
+            "runner = Runner(model, env_cfg={'cudnn_benchmark': True})\n",
+            fixed="from mmengine.runner import Runner\n"
+            "runner = Runner(model, env_cfg={'cudnn_benchmark': False})\n",
+        ),
     )
     VALID = (
         "import torch\ntorch.backends.cudnn.benchmark = False\n",
@@ -93,13 +116,43 @@ class CudnnBenchmarkEnabled(Rule):
         'import torch\nsetattr(torch.backends.cudnn, "enabled", True)\n',
         "import torch\nwith torch.backends.cudnn.flags(enabled=True, benchmark=False):\n    pass\n",
         "import torch\nprint(torch.backends.cudnn.benchmark)\n",
+        Valid("import mmengine\nenv_cfg = dict(cudnn_benchmark=False)\n"),
+        Valid(
+            "import mmengine\n\n\ndef build(cudnn_benchmark=True):\n"
+            "    env_cfg = dict(cudnn_benchmark=cudnn_benchmark)\n",
+            note="not a literal, and not a config module's own setting",
+        ),
+        Valid(
+            "import mylib\nmylib.Runner(env_cfg=dict(cudnn_benchmark=True))\n",
+            note="not mmengine's Runner",
+        ),
     )
 
     def _flag(self, value_holder: cst.BaseExpression, node: cst.CSTNode) -> None:
         if literal_bool(value_holder) is True:
             self.report(node, fix=[Replace(value_holder, _FALSE)])
 
+    def _env_cfg(self, value: cst.BaseExpression) -> None:
+        """``dict(cudnn_benchmark=True)`` / ``{"cudnn_benchmark": True}``."""
+        if dict_literal_items(value) is None:
+            return
+        if isinstance(value, cst.Call):
+            for arg in value.args:
+                if arg.keyword is not None and arg.keyword.value == ENV_BENCHMARK:
+                    self._flag(arg.value, arg)
+        elif isinstance(value, cst.Dict):
+            for element in value.elements:
+                if isinstance(element, cst.DictElement) and (
+                    literal_str(element.key) == ENV_BENCHMARK
+                ):
+                    self._flag(element.value, element)
+
     def visit_Assign(self, node: cst.Assign) -> None:
+        if len(self.context.statement_stack) == 1 and any(
+            isinstance(t.target, cst.Name) and t.target.value == ENV_CFG for t in node.targets
+        ):
+            # A config module's top-level setting (mmengine reads it into Runner.setup_env).
+            self._env_cfg(node.value)
         for target in node.targets:
             if self.qualified_name(target.target) == f"{CUDNN}.benchmark":
                 if literal_bool(node.value) is True:
@@ -128,3 +181,7 @@ class CudnnBenchmarkEnabled(Rule):
             arg = argument(node, "benchmark")
             if arg is not None:
                 self._flag(arg.value, arg)
+        elif name in RUNNERS:
+            arg = argument(node, ENV_CFG)
+            if arg is not None:
+                self._env_cfg(arg.value)

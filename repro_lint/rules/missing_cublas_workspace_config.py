@@ -13,11 +13,6 @@ VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
 # pytorch/pytorch#161749 (merged October 2025, after the 2.9 branch cut) removed the check;
 # torch 2.13.0 no longer has it. Earlier releases raise at the first cuBLAS call.
 CHECK_REMOVED_IN = TorchVersion(2, 10)
-# Importing any of these imports torch: the variable belongs before the first of them.
-TORCH_IMPORTERS = (
-    "torch", "torchvision", "torchaudio", "torchtext", "lightning", "pytorch_lightning",
-    "timm", "transformers", "accelerate",
-)  # fmt: skip
 _ENV_SETTERS = frozenset({"os.environ.setdefault", "os.putenv", "os.environ.update"})
 
 
@@ -39,9 +34,12 @@ class MissingCublasWorkspaceConfig(Rule):
     the rule is silent for targets >= 2.10.
 
     ## Fix safety
-    Safe: `os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` is inserted before the
-    first import of torch (or of a library that imports it) and keeps any value the launcher
-    already set; it costs about 24 MiB of GPU memory per stream.
+    Safe: `os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` is inserted just
+    before the statement that enables deterministic mode, and keeps any value the launcher
+    already set; it costs about 24 MiB of GPU memory per stream. The variable only has to be
+    set before the first cuBLAS call, which comes after a program's setup, so the imports
+    stay together. (Enabling deterministic mode after the first matrix multiply on the GPU
+    is too late for the variable: move both up.)
 
     ## Options
     `target-torch` (or the version inferred from the project's dependencies) decides whether
@@ -65,25 +63,38 @@ class MissingCublasWorkspaceConfig(Rule):
     INVALID = (
         Invalid(
             "import torch\n\ntorch.use_deterministic_algorithms(True)\n",
-            fixed='import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
-            "import torch\n\ntorch.use_deterministic_algorithms(True)\n",
+            fixed="import os\n\nimport torch\n\n"
+            'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            "torch.use_deterministic_algorithms(True)\n",
             config=_OLD,
         ),
         Invalid(
             '"""Train."""\nimport argparse\nimport torch\nimport os\n\n'
             "torch.use_deterministic_algorithms(True, warn_only=True)\n",
-            fixed='"""Train."""\nimport os\nimport argparse\n'
+            fixed='"""Train."""\nimport argparse\nimport torch\nimport os\n\n'
             'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
-            "import torch\nimport os\n\n"
             "torch.use_deterministic_algorithms(True, warn_only=True)\n",
             config=_OLD,
-            note="`os` is imported only after torch: a new import goes first",
+            note="the existing `os` import is reused; the imports are left as they are",
         ),
         Invalid(
             "import os\nimport torch\n\ndef main():\n    torch.use_deterministic_algorithms(True)\n",
-            fixed='import os\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
-            "import torch\n\ndef main():\n    torch.use_deterministic_algorithms(True)\n",
+            fixed="import os\nimport torch\n\ndef main():\n"
+            '    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            "    torch.use_deterministic_algorithms(True)\n",
             config=_OLD,
+            note="set where deterministic mode is enabled: before the first cuBLAS call",
+        ),
+        Invalid(
+            "import torch\n\n\ndef setup(seed):\n    torch.manual_seed(seed)\n"
+            "    torch.use_deterministic_algorithms(True)\n\n\ndef again():\n"
+            "    torch.use_deterministic_algorithms(True)\n",
+            fixed="import os\n\nimport torch\n\n\ndef setup(seed):\n    torch.manual_seed(seed)\n"
+            '    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            "    torch.use_deterministic_algorithms(True)\n\n\ndef again():\n"
+            "    torch.use_deterministic_algorithms(True)\n",
+            config=_OLD,
+            note="set once, before the first call that enables deterministic mode",
         ),
         Invalid("import torch\ntorch.set_deterministic_debug_mode('error')\n", config=_OLD),
         Invalid(
@@ -164,21 +175,15 @@ class MissingCublasWorkspaceConfig(Rule):
     def leave_Module(self, original_node: cst.Module) -> None:
         if self._configured or self.context.target_torch >= CHECK_REMOVED_IN:
             return
-        fix = self._fix()
-        for call, anchor in self._enabling:
+        for index, (call, anchor) in enumerate(self._enabling):
+            # One setting is enough: it goes before the first call that enables the mode.
+            fix = self._fix(anchor) if index == 0 else []
             self.report(call, fix=fix, anchor=anchor)
 
-    def _fix(self) -> list[NodeEdit]:
-        first = next(
-            (
-                binding
-                for binding in self.names.imports_in_order()
-                if binding.qualified.split(".", 1)[0] in TORCH_IMPORTERS
-            ),
-            None,
-        )
-        if first is None:
+    def _fix(self, anchor: tuple[cst.CSTNode, ...]) -> list[NodeEdit]:
+        if not anchor:
             return []
-        os_name, edits = self.reference("os", "os", before=first.statement)
+        statement = anchor[-1]
+        os_name, edits = self.reference("os", "os", before=statement)
         code = f'{os_name}.environ.setdefault("{VARIABLE}", ":4096:8")'
-        return [*edits, InsertBefore(first.statement, code)]
+        return [*edits, InsertBefore(statement, code)]

@@ -1,114 +1,493 @@
-"""RPL202: a seeded program runs cuDNN convolutions without deterministic cuDNN."""
+"""RPL202: a seeded program runs, on CUDA, kernels that only a setting makes deterministic."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 
+from repro_lint import determinism as det
 from repro_lint.diagnostics import Edit, FixSafety, Location
-from repro_lint.program import Chain, EntryPoint, Program, ProjectReport, ProjectRule
+from repro_lint.program import (
+    Chain,
+    EntryPoint,
+    Profile,
+    Program,
+    ProjectReport,
+    ProjectRule,
+    Spawn,
+    Unit,
+)
 from repro_lint.rule import Invalid, Valid
+from repro_lint.torch_versions import TorchVersion
 
 DETERMINISTIC = "torch.backends.cudnn.deterministic"
 BENCHMARK = "torch.backends.cudnn.benchmark"
+ALGORITHMS = "torch.use_deterministic_algorithms"
+ENVIRON = "os.environ.setdefault"
+# torch releases before this one raise at the first cuBLAS call in deterministic mode unless
+# CUBLAS_WORKSPACE_CONFIG is set (pytorch/pytorch#161749 removed the check).
+CUBLAS_CHECK_REMOVED_IN = TorchVersion(2, 10)
+UNSAFE_TITLE = "Enable `torch.use_deterministic_algorithms(True)` next to the seeding"
+
+_H = "import torch\nimport torch.nn.functional as F\n\n\n"
+_ATTENTION_STEP = (
+    "def step(q, k, v):\n    out = F.scaled_dot_product_attention(q, k, v)\n"
+    "    out.sum().backward()\n\n\n"
+)
+
+
+@dataclass(frozen=True)
+class _Process:
+    """One process of a program: the entry's own, or a worker started in a fresh one."""
+
+    profile: Profile
+    spawn: Spawn | None
+
+
+@dataclass(frozen=True)
+class _Open:
+    """What a process runs uncovered, and the settings it has."""
+
+    process: _Process
+    conv: Chain | None
+    attention: Chain | None
 
 
 class MissingDeterministicConfig(ProjectRule):
     """
     ## What it does
-    Flags an entry point whose program seeds (so it wants repeatable results) and builds or
-    runs convolutions (`nn.Conv1d/2d/3d`, transposed and lazy variants, `F.conv*`, or
-    convolutional model factories such as `torchvision.models.*` and `timm.create_model`)
-    but never sets `torch.backends.cudnn.deterministic = True` nor
-    `torch.use_deterministic_algorithms(True)` anywhere on its path. Helpers that set them
-    count (`transformers.enable_full_determinism`,
-    `mmengine.runner.set_random_seed(..., deterministic=True)`, Lightning's
-    `Trainer(deterministic=True)`), and so do values that are not literals
-    (`cudnn.deterministic = args.deterministic`).
+    Flags an entry point whose program seeds (so it wants repeatable results), runs on CUDA,
+    trains, and reaches kernels that are nondeterministic by default and deterministic only
+    under a setting the program never enables:
+
+    - **cuDNN convolutions**: `nn.Conv1d/2d/3d`, transposed and lazy variants, `F.conv*`,
+      and models that contain them: `torchvision.models.*`, `timm.create_model` (in any
+      spelling), a ViT's convolutional patch embedding, detection and segmentation
+      framework builders (`build_detector`, `MODELS.build`, `detectron2`'s `build_model`),
+      `ultralytics.YOLO`, `models.__dict__[name]()` lookups. Where the architecture comes
+      from a factory, the message says it was inferred.
+    - **attention** that dispatches to scaled-dot-product attention (SDPA):
+      `F.scaled_dot_product_attention`, `nn.MultiheadAttention` or
+      `F.multi_head_attention_forward` called with `need_weights=False`, the
+      `nn.Transformer*` layers (they pass it), Hugging Face models loaded with
+      `from_pretrained` or built from a config (their default attention implementation is
+      `sdpa`) unless `attn_implementation="eager"` (passed directly, in a keyword dict, or
+      set on the config object the model is built from), timm and torchvision ViTs, and code
+      run under `sdpa_kernel(...)` with a fast backend.
+
+    Which setting covers which kernel:
+
+    | setting | convolutions | attention |
+    |---|---|---|
+    | `torch.backends.cudnn.deterministic = True` | yes | **no** |
+    | `torch.use_deterministic_algorithms(True)` | yes | yes |
+    | `torch.use_deterministic_algorithms(True, warn_only=True)` | yes | **no** |
+    | `with sdpa_kernel(SDPBackend.MATH):` around the training step | no | yes |
+    | Lightning `Trainer(deterministic=True)` | yes | yes |
+    | Lightning `Trainer(deterministic="warn")` | yes | **no** |
+    | Hugging Face `TrainingArguments(full_determinism=True)`, `enable_full_determinism()` | yes | yes |
+    | accelerate `set_seed(seed, deterministic=True)` | yes | yes |
+    | mmengine `randomness=dict(deterministic=True)`, `set_random_seed(..., deterministic=True)` | yes | yes |
+    | `set_seed(seed)`, `seed_everything(seed)` alone | no | no |
+
+    Framework switches are read through keyword dicts built in the same function
+    (`Trainer(**kwargs)`, `randomness=cfg`). A value that is not a literal
+    (`deterministic=args.deterministic`) counts as on.
 
     ## Why is this bad?
     On CUDA, cuDNN picks among several convolution algorithms, some of which accumulate in a
-    nondeterministic order (atomics in the backward pass); the weights then drift apart
-    between runs even with every seed fixed. A convolution uses a deterministic algorithm
-    only when `cudnn.deterministic` or `use_deterministic_algorithms(True)` is on. Seeding
-    without it gives a false sense of reproducibility. (On a CPU-only run the setting has no
-    effect and costs nothing.)
+    nondeterministic order (atomics in the backward pass); a convolution takes a
+    deterministic algorithm only when `cudnn.deterministic` or deterministic mode is on.
+    SDPA dispatches to the flash, memory-efficient or cuDNN attention backends, whose
+    backward passes are nondeterministic by default; only
+    `torch.use_deterministic_algorithms(True)` without `warn_only` makes them deterministic
+    (`cudnn.deterministic = True`, which most recipes set, does not affect them). The weights
+    then drift apart between runs even with every seed fixed: seeding alone gives a false
+    sense of reproducibility.
+
+    The rule stays quiet for programs that never select a CUDA device (no `.cuda()`,
+    `"cuda"`, `torch.cuda.*`, `torch.accelerator.*`, `device_map=`, cuDNN or CUDA backend
+    settings, or a framework that uses the GPU by default: Lightning, Hugging Face's
+    `Trainer`, accelerate's `Accelerator`, mmengine's `Runner`), for programs that only run
+    inference (gradient-free regions and `.eval()`, and nothing that trains: no
+    `backward()`, `zero_grad()`, optimizer step, trainer `fit()`/`train()`), and for library
+    modules without an entry point.
 
     ## Fix safety
-    Safe: `torch.backends.cudnn.deterministic = True` and
-    `torch.backends.cudnn.benchmark = False` are inserted just before the statement that
-    seeds. They may slow convolutions down; they never change what is computed beyond fixing
-    the algorithm (unlike `use_deterministic_algorithms(True)`, which can raise).
+    Convolution-only programs get a safe fix: `torch.backends.cudnn.deterministic = True`
+    (and `torch.backends.cudnn.benchmark = False`, unless the program sets `benchmark`
+    itself, which RPL201 judges) inserted just before the statement that seeds. It may slow
+    convolutions down; it never changes what is computed beyond fixing the algorithm.
+
+    Programs with attention get an unsafe fix: `torch.use_deterministic_algorithms(True)`,
+    placed with the seeding, preceded by `os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG",
+    ":4096:8")` where the target torch still needs it (before 2.10). It is unsafe because
+    deterministic mode raises on ops that have no deterministic implementation (RPL401).
+
+    Settings go into the process that does the work: when the kernels run in a worker that
+    `mp.spawn` or a spawn-context `Process` starts, at the start of that worker, since flags
+    set in the parent do not reach it. No fix is offered when a later statement on the
+    program's path switches the setting off again (`cudnn.deterministic = False`,
+    `use_deterministic_algorithms(False)`): the message names that statement instead. Nor
+    where warn-only deterministic mode is on already: the fix is to make that call strict (no
+    `warn_only`; Lightning's `deterministic=True`).
 
     ## Options
-    None.
+    `target-torch` decides whether the unsafe fix also sets `CUBLAS_WORKSPACE_CONFIG`.
 
     ## Known limitations
-    A setting made in the parent process counts for workers it spawns, although flags do not
-    cross process boundaries; the rule errs towards silence there.
+    Attention inside third-party packages other than those named above (for example the
+    `flash_attn` package, whose kernels need their own `deterministic=True`) is not seen.
+    Whether a framework uses the GPU is judged by the framework, not by the machine.
 
     ## References
-    - PyTorch notes on randomness: "CUDA convolution determinism"
-    - `torch.backends.cudnn.deterministic`
+    - PyTorch notes on randomness: "CUDA convolution determinism" and
+      "CUDA Scaled Dot Product Attention"
+    - `torch.use_deterministic_algorithms`, `torch.nn.attention.sdpa_kernel`
     """
 
     CODE = "RPL202"
-    MESSAGE = "A seeded program runs cuDNN convolutions without deterministic cuDNN"
+    MESSAGE = "A seeded program runs CUDA kernels that no deterministic setting covers"
     FIX_TITLE = "Set `torch.backends.cudnn.deterministic = True` next to the seeding"
     FIX_SAFETY = FixSafety.SAFE
     INVALID = (
         Invalid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
-            "    torch.manual_seed(0)\n    model = nn.Conv2d(3, 8, 3)\n",
+            "    torch.manual_seed(0)\n    model = nn.Conv2d(3, 8, 3).cuda()\n",
             fixed="import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
             "    torch.backends.cudnn.deterministic = True\n"
             "    torch.backends.cudnn.benchmark = False\n"
-            "    torch.manual_seed(0)\n    model = nn.Conv2d(3, 8, 3)\n",
+            "    torch.manual_seed(0)\n    model = nn.Conv2d(3, 8, 3).cuda()\n",
         ),
         Invalid(
             "import lightning as L\nimport torchvision\nfrom torch.backends import cudnn\n\n\n"
-            "def main():\n    L.seed_everything(0)\n    net = torchvision.models.resnet18()\n\n\n"
+            "def main():\n    L.seed_everything(0)\n    net = torchvision.models.resnet18()\n"
+            "    L.Trainer(max_epochs=1).fit(net)\n\n\n"
             "if __name__ == '__main__':\n    main()\n",
             fixed="import lightning as L\nimport torchvision\nfrom torch.backends import cudnn\n\n\n"
             "def main():\n    cudnn.deterministic = True\n    cudnn.benchmark = False\n"
-            "    L.seed_everything(0)\n    net = torchvision.models.resnet18()\n\n\n"
+            "    L.seed_everything(0)\n    net = torchvision.models.resnet18()\n"
+            "    L.Trainer(max_epochs=1).fit(net)\n\n\n"
             "if __name__ == '__main__':\n    main()\n",
-            note="a torchvision model factory; the existing `cudnn` import is reused",
+            note="a torchvision factory (architecture inferred); Lightning uses the GPU when "
+            "there is one; the existing `cudnn` import is reused",
         ),
         Invalid(
             "import random\nimport torch.nn.functional as F\n\n\ndef step(x, w):\n"
-            "    return F.conv2d(x, w)\n\n\nif __name__ == '__main__':\n    random.seed(0)\n"
-            "    step(x, w)\n",
-            fixed="import random\nimport torch\nimport torch.nn.functional as F\n\n\ndef step(x, w):\n"
-            "    return F.conv2d(x, w)\n\n\nif __name__ == '__main__':\n"
+            "    return F.conv2d(x.cuda(), w.cuda())\n\n\nif __name__ == '__main__':\n"
+            "    random.seed(0)\n    step(x, w)\n",
+            fixed="import random\nimport torch\nimport torch.nn.functional as F\n\n\n"
+            "def step(x, w):\n    return F.conv2d(x.cuda(), w.cuda())\n\n\n"
+            "if __name__ == '__main__':\n"
             "    torch.backends.cudnn.deterministic = True\n"
             "    torch.backends.cudnn.benchmark = False\n    random.seed(0)\n    step(x, w)\n",
+        ),
+        Invalid(
+            "import torch\nfrom timm.models import create_model\n\n\ndef main(args):\n"
+            "    torch.manual_seed(args.seed)\n    device = torch.device(args.device)\n"
+            "    model = create_model(args.model).to(device)\n\n\n"
+            "if __name__ == '__main__':\n    main(parse('--device', default='cuda'))\n",
+            note="timm's factory imported from `timm.models`: a convolutional architecture "
+            "is inferred",
+        ),
+        Invalid(
+            "import torch\nimport torchvision.models as models\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    model = models.__dict__[args.arch]().cuda()\n",
+            note="a model looked up by name in torchvision.models",
+        ),
+        Invalid(
+            "import torch\nfrom mmdet.registry import MODELS\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    detector = MODELS.build(cfg.model).cuda()\n",
+            note="a detection framework's registry builds the model",
+        ),
+        Invalid(
+            _H + _ATTENTION_STEP + "if __name__ == '__main__':\n    torch.manual_seed(1337)\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            fixed=_H + _ATTENTION_STEP + "if __name__ == '__main__':\n"
+            "    torch.use_deterministic_algorithms(True)\n    torch.manual_seed(1337)\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            config={"target-torch": "2.10"},
+            note="a GPT-style trainer calling SDPA: the unsafe fix enables deterministic mode",
+        ),
+        Invalid(
+            _H + _ATTENTION_STEP + "if __name__ == '__main__':\n    torch.manual_seed(1337)\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            fixed="import os\n\n" + _H + _ATTENTION_STEP + "if __name__ == '__main__':\n"
+            '    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            "    torch.use_deterministic_algorithms(True)\n    torch.manual_seed(1337)\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            config={"target-torch": "2.4"},
+            note="a torch before 2.10 also needs CUBLAS_WORKSPACE_CONFIG before the first "
+            "cuBLAS call",
+        ),
+        Invalid(
+            _H + _ATTENTION_STEP + "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    torch.backends.cudnn.deterministic = True\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            note="`cudnn.deterministic` covers convolutions, not attention",
+        ),
+        Invalid(
+            _H + _ATTENTION_STEP + "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            note="warn-only deterministic mode keeps the fast attention backward; no fix is "
+            "inserted (a strict call before it would be switched back to warn-only)",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.attn = nn.MultiheadAttention(64, 4, batch_first=True)\n\n"
+            "    def forward(self, x):\n"
+            "        return self.attn(x, x, x, need_weights=False)[0]\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    block = Block().to('cuda')\n    block(x).sum().backward()\n",
+            note="MultiheadAttention called with need_weights=False takes the SDPA path",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\n\nclass Model(nn.Transformer):\n"
+            "    pass\n\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    model = Model().to(torch.device('cuda'))\n",
+            note="a subclass of nn.Transformer",
+        ),
+        Invalid(
+            "from accelerate import Accelerator\nfrom accelerate.utils import set_seed\n"
+            "from transformers import AutoModelForSequenceClassification\n\n\n"
+            "def training_function(config):\n    accelerator = Accelerator()\n"
+            "    set_seed(config['seed'])\n"
+            "    model = AutoModelForSequenceClassification.from_pretrained('bert-base-cased')\n"
+            "    accelerator.backward(model(**batch).loss)\n\n\n"
+            "if __name__ == '__main__':\n    training_function({'seed': 42})\n",
+            note="a Hugging Face model (sdpa attention by default); `set_seed` alone enables "
+            "nothing",
+        ),
+        Invalid(
+            "import torch\nfrom transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
+            "def main(name):\n    torch.manual_seed(0)\n"
+            "    config = AutoConfig.from_pretrained(name, attn_implementation='sdpa')\n"
+            "    model = AutoModelForCausalLM.from_config(config).cuda()\n"
+            "    model(**batch).loss.backward()\n\n\n"
+            "if __name__ == '__main__':\n    main('gpt2')\n",
+            note="a config that selects `sdpa` (or any implementation but eager) keeps the "
+            "SDPA backward",
+        ),
+        Invalid(
+            "import lightning as L\nimport torch\nfrom torch import nn\n\n"
+            "if __name__ == '__main__':\n    L.seed_everything(0)\n"
+            "    model = nn.TransformerEncoderLayer(64, 4)\n"
+            "    L.Trainer(deterministic='warn').fit(model)\n",
+            note="Lightning's deterministic='warn' is warn-only",
+        ),
+        Invalid(
+            "import timm\nimport torch\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    torch.backends.cudnn.deterministic = True\n"
+            "    model = timm.create_model('vit_base_patch16_224').cuda()\n",
+            note="a timm ViT: its patch embedding is covered, its attention is not",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def worker(rank):\n    torch.manual_seed(rank)\n"
+            "    model = nn.Conv2d(3, 8, 3).cuda(rank)\n\n\n"
+            "if __name__ == '__main__':\n    torch.backends.cudnn.deterministic = True\n"
+            "    mp.spawn(worker, nprocs=2)\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def worker(rank):\n    torch.backends.cudnn.deterministic = True\n"
+            "    torch.backends.cudnn.benchmark = False\n    torch.manual_seed(rank)\n"
+            "    model = nn.Conv2d(3, 8, 3).cuda(rank)\n\n\n"
+            "if __name__ == '__main__':\n    torch.backends.cudnn.deterministic = True\n"
+            "    mp.spawn(worker, nprocs=2)\n",
+            note="the flag set in the parent does not reach the spawned worker: the fix goes "
+            "into the worker",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def worker(rank):\n    torch.manual_seed(rank)\n"
+            "    nn.Conv2d(3, 8, 3).cuda(rank)(x).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.backends.cudnn.deterministic = True\n"
+            "    ctx = mp.get_context('spawn')\n"
+            "    procs = [ctx.Process(target=worker, args=(r,)) for r in range(2)]\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def worker(rank):\n    torch.backends.cudnn.deterministic = True\n"
+            "    torch.backends.cudnn.benchmark = False\n    torch.manual_seed(rank)\n"
+            "    nn.Conv2d(3, 8, 3).cuda(rank)(x).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.backends.cudnn.deterministic = True\n"
+            "    ctx = mp.get_context('spawn')\n"
+            "    procs = [ctx.Process(target=worker, args=(r,)) for r in range(2)]\n",
+            note="a spawn-context `Process` target is a fresh interpreter too",
+        ),
+        Invalid(
+            _H + "def worker(rank):\n    torch.manual_seed(rank)\n"
+            "    q = torch.randn(2, 4, 8, 16, device=f'cuda:{rank}', requires_grad=True)\n"
+            "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.use_deterministic_algorithms(True)\n"
+            "    torch.multiprocessing.spawn(worker, nprocs=2)\n",
+            fixed=_H + "def worker(rank):\n    torch.use_deterministic_algorithms(True)\n"
+            "    torch.manual_seed(rank)\n"
+            "    q = torch.randn(2, 4, 8, 16, device=f'cuda:{rank}', requires_grad=True)\n"
+            "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.use_deterministic_algorithms(True)\n"
+            "    torch.multiprocessing.spawn(worker, nprocs=2)\n",
+            config={"target-torch": "2.10"},
+            note="deterministic mode is per process: the spawned worker (on `f'cuda:{rank}'`) "
+            "needs its own",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    torch.backends.cudnn.benchmark = True\n"
+            "    model = nn.Conv2d(3, 8, 3).cuda()\n",
+            fixed="import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    torch.backends.cudnn.deterministic = True\n    torch.manual_seed(0)\n"
+            "    torch.backends.cudnn.benchmark = True\n"
+            "    model = nn.Conv2d(3, 8, 3).cuda()\n",
+            note="`benchmark` is set by the program already: RPL201's fix turns it off, this "
+            "fix does not set it a second time",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\n\ndef evaluate(model):\n"
+            "    torch.backends.cudnn.deterministic = False\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    model = nn.Conv2d(3, 8, 3).cuda()\n    evaluate(model)\n",
+            note="a later statement switches the flag off: no fix, the message names it",
+        ),
+        Invalid(
+            _H + "def evaluate(model):\n    torch.use_deterministic_algorithms(False)\n\n\n"
+            "def main():\n    torch.manual_seed(0)\n"
+            "    q = torch.randn(2, 4, 8, 16, device='cuda', requires_grad=True)\n"
+            "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n"
+            "    evaluate(None)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            note="deterministic mode switched off later on the path: no fix is inserted",
         ),
     )
     VALID = (
         Valid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
             "    torch.manual_seed(0)\n    torch.backends.cudnn.deterministic = True\n"
-            "    model = nn.Conv2d(3, 8, 3)\n",
+            "    model = nn.Conv2d(3, 8, 3).cuda()\n",
+            note="`cudnn.deterministic` covers convolutions",
         ),
         Valid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
-            "    torch.manual_seed(0)\n    torch.use_deterministic_algorithms(True)\n"
-            "    model = nn.Conv2d(3, 8, 3)\n",
+            "    torch.manual_seed(0)\n"
+            "    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+            "    model = nn.Conv2d(3, 8, 3).cuda()\n",
+            note="warn-only deterministic mode still makes convolutions deterministic",
+        ),
+        Valid(
+            _H + _ATTENTION_STEP + "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    torch.use_deterministic_algorithms(True)\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            note="deterministic mode without warn_only covers attention",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n"
+            "from torch.nn.attention import SDPBackend, sdpa_kernel\n\n\n"
+            "def step(q, k, v):\n    with sdpa_kernel(SDPBackend.MATH):\n"
+            "        F.scaled_dot_product_attention(q, k, v).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    step(*torch.randn(3, 2, 4, 8, 16, device='cuda'))\n",
+            note="the math backend around the training step is deterministic",
+        ),
+        Valid(
+            "import lightning as L\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    L.seed_everything(0)\n    model = nn.TransformerDecoderLayer(64, 4)\n"
+            "    L.Trainer(deterministic=True).fit(model)\n",
+            note="Lightning's deterministic=True is deterministic mode",
+        ),
+        Valid(
+            "import lightning as L\nfrom torch import nn\n\nif __name__ == '__main__':\n"
+            "    L.seed_everything(0)\n    model = nn.TransformerDecoderLayer(64, 4)\n"
+            "    trainer_args = dict(max_epochs=3)\n"
+            "    trainer_args['deterministic'] = True\n"
+            "    L.Trainer(**trainer_args).fit(model)\n",
+            note="the switch passed in a keyword dict",
+        ),
+        Valid(
+            "import transformers\n\nif __name__ == '__main__':\n"
+            "    model = transformers.AutoModelForCausalLM.from_pretrained('gpt2')\n"
+            "    args = transformers.TrainingArguments('out', full_determinism=True)\n"
+            "    transformers.Trainer(model=model, args=args).train()\n",
+            note="the Trainer seeds; full_determinism enables deterministic mode",
+        ),
+        Valid(
+            "from transformers import AutoModel, enable_full_determinism\n\n"
+            "if __name__ == '__main__':\n    enable_full_determinism(0)\n"
+            "    model = AutoModel.from_pretrained('bert-base-cased').cuda()\n",
+        ),
+        Valid(
+            "from accelerate import Accelerator\nfrom accelerate.utils import set_seed\n"
+            "from transformers import AutoModelForCausalLM\n\n"
+            "if __name__ == '__main__':\n    accelerator = Accelerator()\n"
+            "    set_seed(42, deterministic=True)\n"
+            "    model = AutoModelForCausalLM.from_pretrained('gpt2')\n"
+            "    accelerator.backward(model(**batch).loss)\n",
+            note="accelerate's set_seed with deterministic=True",
+        ),
+        Valid(
+            "import torch\nfrom mmengine.runner import Runner\nfrom mmdet.registry import MODELS\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    model = MODELS.build(cfg.model)\n"
+            "    Runner(model=model, randomness=dict(seed=0, deterministic=True)).train()\n",
+            note="mmengine's randomness dict enables deterministic mode",
+        ),
+        Valid(
+            "from transformers import AutoModelForCausalLM, set_seed\n\n"
+            "if __name__ == '__main__':\n    set_seed(0)\n    model = AutoModelForCausalLM."
+            "from_pretrained('gpt2', attn_implementation='eager').cuda()\n",
+            note="the eager attention implementation is matmul and softmax",
+        ),
+        Valid(
+            "import torch\nfrom transformers import AutoConfig, AutoModelForCausalLM\n\n\n"
+            "def main(name):\n    torch.manual_seed(0)\n"
+            "    config = AutoConfig.from_pretrained(name, attn_implementation='eager')\n"
+            "    model = AutoModelForCausalLM.from_config(config).cuda()\n"
+            "    model(**batch).loss.backward()\n\n\n"
+            "if __name__ == '__main__':\n    main('gpt2')\n",
+            note="eager attention selected by the config the model is built from",
+        ),
+        Valid(
+            "import torch\nfrom transformers import AutoModelForSequenceClassification\n\n\n"
+            "def main(name):\n    torch.manual_seed(0)\n"
+            "    model_kwargs = dict(num_labels=2)\n"
+            "    model_kwargs['attn_implementation'] = 'eager'\n"
+            "    model = AutoModelForSequenceClassification.from_pretrained(name, **model_kwargs)\n"
+            "    model.cuda()(**batch).loss.backward()\n\n\n"
+            "if __name__ == '__main__':\n    main('bert-base-cased')\n",
+            note="eager attention passed in a keyword dict",
+        ),
+        Valid(
+            "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
+            "    def __init__(self):\n        super().__init__()\n"
+            "        self.attn = nn.MultiheadAttention(64, 4)\n\n"
+            "    def forward(self, x):\n        return self.attn(x, x, x)[0]\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    Block().cuda()(x).sum().backward()\n",
+            note="need_weights defaults to True: the attention weights are computed with "
+            "matmul and softmax, not SDPA",
+        ),
+        Valid(
+            "import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
+            "    model = torch.nn.Transformer(batch_first=True)\n"
+            "    model(src, tgt).sum().backward()\n",
+            note="never selects a CUDA device: the program runs on the CPU",
+        ),
+        Valid(
+            "import torch\nfrom model import GPT\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    model = GPT(conf).to('cuda')\n    model.eval()\n"
+            "    with torch.no_grad():\n"
+            "        y = torch.nn.functional.scaled_dot_product_attention(q, k, v)\n",
+            note="inference only: the attention backward never runs",
         ),
         Valid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
-            "    model = nn.Conv2d(3, 8, 3)\n",
+            "    model = nn.Conv2d(3, 8, 3).cuda()\n",
             note="not seeded: the program does not ask for repeatable results (see RPL101)",
         ),
         Valid(
             "import torch\n\nif __name__ == '__main__':\n    torch.manual_seed(0)\n"
-            "    model = torch.nn.Linear(3, 8)\n",
-            note="no convolution",
-        ),
-        Valid(
-            "from transformers import enable_full_determinism\nimport timm\n\n"
-            "if __name__ == '__main__':\n    enable_full_determinism(0)\n"
-            "    model = timm.create_model('resnet50')\n",
+            "    model = torch.nn.Linear(3, 8).cuda()\n",
+            note="no convolution and no attention",
         ),
         Valid(
             "import lightning as L\nimport torchvision\n\nif __name__ == '__main__':\n"
@@ -118,23 +497,24 @@ class MissingDeterministicConfig(ProjectRule):
         Valid(
             "import torch\nfrom torch import nn\n\n\ndef setup(args):\n"
             "    torch.manual_seed(args.seed)\n    torch.backends.cudnn.deterministic = args.det\n\n\n"
-            "if __name__ == '__main__':\n    setup(parse())\n    nn.Conv1d(1, 1, 3)\n",
+            "if __name__ == '__main__':\n    setup(parse())\n    nn.Conv1d(1, 1, 3).cuda()\n",
             note="set in a helper, with a value decided at run time",
         ),
         Valid(
             "import torch\nfrom mylib import Conv2d\n\nif __name__ == '__main__':\n"
-            "    torch.manual_seed(0)\n    layer = Conv2d(3, 8, 3)\n",
+            "    torch.manual_seed(0)\n    layer = Conv2d(3, 8, 3).cuda()\n",
             note="a look-alike convolution from another library",
         ),
         Valid(
             "import torch\nimport torch.nn.functional as F\n\nif __name__ == '__main__':\n"
             "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
-            "        torch.backends.cudnn.deterministic = True\n    F.conv2d(x, w)\n",
+            "        torch.backends.cudnn.deterministic = True\n"
+            "    F.conv2d(x.cuda(), w.cuda())\n",
             note="opt-in seeding and determinism together",
         ),
         Valid(
             "import torch\nfrom torch import nn\n\n\ndef build():\n    torch.manual_seed(0)\n"
-            "    return nn.Conv2d(3, 8, 3)\n",
+            "    return nn.Conv2d(3, 8, 3).cuda()\n",
             note="a library module",
         ),
     )
@@ -142,44 +522,171 @@ class MissingDeterministicConfig(ProjectRule):
     @classmethod
     def check(cls, program: Program) -> Iterator[ProjectReport]:
         for entry in program.entries:
-            profiles = [entry.profile, *(worker for _, worker in entry.workers)]
-            if not any(p.seeded for p in profiles) or any(p.settings for p in profiles):
+            processes = [
+                _Process(entry.profile, None),
+                *(_Process(worker, spawn) for spawn, worker in entry.workers),
+            ]
+            profiles = [p.profile for p in processes]
+            if not any(p.seeded for p in profiles):
                 continue
-            conv = next((p.conv for p in profiles if p.conv is not None), None)
-            if conv is None:
+            if not any(p.cuda is not None for p in profiles):
+                # Never selects a CUDA device: the kernels in question are CPU ones.
                 continue
-            edits = cls._fix(program, entry)
-            yield ProjectReport(
-                entry.unit,
-                entry.statement,
-                f"Seeded, but convolutions ({program.where(conv[-1])}) may pick "
-                "nondeterministic cuDNN algorithms",
-                edits=edits,
-                fix_safety=FixSafety.SAFE if edits else None,
-            )
+            trains = any(p.trains is not None for p in profiles)
+            if not trains and any(p.inference is not None for p in profiles):
+                # Inference only: no backward pass, where these kernels are nondeterministic.
+                continue
+            found = next((o for o in map(_uncovered, processes) if o is not None), None)
+            if found is None:
+                continue
+            yield cls._report(program, entry, found, processes)
+
+    @classmethod
+    def _report(
+        cls, program: Program, entry: EntryPoint, found: _Open, processes: list[_Process]
+    ) -> ProjectReport:
+        kernels: list[str] = []
+        if found.attention is not None:
+            what, _ = det.describe(found.attention[-1][3])
+            kernels.append(f"attention backward ({program.where(found.attention[-1])}, `{what}`)")
+        if found.conv is not None:
+            what, inferred = det.describe(found.conv[-1][3])
+            note = "; architecture inferred" if inferred else ""
+            kernels.append(f"cuDNN convolutions ({program.where(found.conv[-1])}, `{what}`{note})")
+        verb = "are" if found.conv is not None else "is"
+        message = f"Seeded, but {' and '.join(kernels)} {verb} "
+        message += "nondeterministic on CUDA" + _why(program, found, processes)
+        off = _override(found)
+        if off is not None:
+            message += f"; it is switched off at {program.where(off[-1])}"
+            return ProjectReport(entry.unit, entry.statement, message)
+        edits = cls._fix(program, entry, found, processes)
+        attention = found.attention is not None
+        return ProjectReport(
+            entry.unit,
+            entry.statement,
+            message,
+            edits=edits,
+            fix_title=UNSAFE_TITLE if attention else None,
+            fix_safety=(FixSafety.UNSAFE if attention else FixSafety.SAFE) if edits else None,
+        )
 
     @staticmethod
-    def _fix(program: Program, entry: EntryPoint) -> tuple[Edit, ...]:
-        profile = entry.profile
-        chain: Chain | None = profile.first_seed
-        if chain is None:
-            chain = next(iter((*profile.seed.values(), *profile.later_seed.values())), None)
-        if chain is None:
+    def _fix(
+        program: Program, entry: EntryPoint, found: _Open, processes: list[_Process]
+    ) -> tuple[Edit, ...]:
+        if found.attention is not None and "algorithms" in found.process.profile.settings:
+            # Warn-only deterministic mode is enabled already: a strict call inserted before
+            # it would be switched back to warn-only by it. The fix is to drop `warn_only`
+            # there (the message says where); RPL204 already sees to CUBLAS_WORKSPACE_CONFIG.
             return ()
-        site = program.anchor(entry, chain)
-        if site[0] != entry.unit.index or site[1] < 0:
+        place = _placement(program, entry, found.process)
+        if place is None:
             return ()
-        unit = entry.unit
-        row, _, indent, _ = unit.statement(site[1])
+        unit, at, indent = place
+        everywhere = {kind for p in processes for kind in p.profile.settings}
+        wanted: list[tuple[str, str]] = []
+        if found.attention is not None:
+            target = program.options.target_torch
+            if det.CUBLAS not in everywhere and (
+                target is None or target < CUBLAS_CHECK_REMOVED_IN
+            ):
+                wanted.append((ENVIRON, '("CUBLAS_WORKSPACE_CONFIG", ":4096:8")'))
+            wanted.append((ALGORITHMS, "(True)"))
+        else:
+            wanted.append((DETERMINISTIC, " = True"))
+            if det.BENCHMARK not in everywhere:
+                wanted.append((BENCHMARK, " = False"))
         lines: list[str] = []
         imports: list[str] = []
-        for name in (DETERMINISTIC, BENCHMARK):
-            spelled = program.spell(unit, name, row)
+        for name, rest in wanted:
+            spelled = program.spell(unit, name, at.row)
             if spelled is None:
                 return ()
             text, module = spelled
-            lines.append(f"{text} = {name == DETERMINISTIC}")
+            lines.append(text + rest)
             if module is not None and module not in imports:
                 imports.append(module)
-        at = Location(int(row), 1)
-        return program.insertion(unit, at, lines, imports, indent=str(indent)) or ()
+        return program.insertion(unit, at, lines, imports, indent=indent) or ()
+
+
+def _uncovered(process: _Process) -> _Open | None:
+    profile = process.profile
+    settings = set(profile.settings)
+    conv = profile.conv if not det.conv_covered(settings) else None
+    attention = profile.attention if not det.attention_covered(settings) else None
+    if conv is None and attention is None:
+        return None
+    return _Open(process, conv, attention)
+
+
+def _why(program: Program, found: _Open, processes: list[_Process]) -> str:
+    """What the program already set, and why it does not cover the kernels."""
+    settings = found.process.profile.settings
+    spawn = found.process.spawn
+    if spawn is not None:
+        parent = processes[0].profile.settings
+        covering = next(
+            (parent[k] for k in ("algorithms", "cudnn", det.STRICT) if k in parent), None
+        )
+        worker = program.units[spawn.unit]
+        started = program.where(spawn.chain[-1])
+        if covering is not None:
+            return (
+                f"; the setting at {program.where(covering[-1])} stays in the parent process, "
+                f"and `{spawn.key}` runs in a fresh one (started at {started})"
+            )
+        where = f"in `{spawn.key}` ({worker.filename}), started in a fresh process at {started}"
+    else:
+        where = ""
+    if found.attention is not None:
+        if "algorithms" in settings:
+            warn = settings["algorithms"]
+            return (
+                f"{'; ' + where if where else ''}; deterministic mode at "
+                f"{program.where(warn[-1])} is warn-only, which keeps the fast attention backward"
+                " (make it strict there)"
+            )
+        if "cudnn" in settings:
+            return (
+                f"{'; ' + where if where else ''}; `cudnn.deterministic` "
+                f"({program.where(settings['cudnn'][-1])}) does not cover attention"
+            )
+        return f"{'; ' + where if where else ''}; nothing enables deterministic mode"
+    return (
+        f"{'; ' + where if where else ''}; neither `cudnn.deterministic` nor deterministic "
+        "mode is on"
+    )
+
+
+def _override(found: _Open) -> Chain | None:
+    """A statement on the path that switches off the setting the fix would insert."""
+    settings = found.process.profile.settings
+    kind = det.ALGORITHMS_OFF if found.attention is not None else det.CUDNN_OFF
+    return settings.get(kind)
+
+
+def _placement(
+    program: Program, entry: EntryPoint, process: _Process
+) -> tuple[Unit, Location, str] | None:
+    """Where the settings go: just before the process's first seed in the entry's file, at
+    the start of a spawned worker, or where the entry point's seeding would go."""
+    if process.spawn is not None:
+        worker = program.units[process.spawn.unit]
+        start = program.function_start(worker, process.spawn.key)
+        if start is None:
+            return None
+        at, indent, _ = start
+        return worker, at, indent
+    profile = process.profile
+    chain: Chain | None = profile.first_seed
+    if chain is None:
+        chain = next(iter((*profile.seed.values(), *profile.later_seed.values())), None)
+    if chain is None:
+        return None
+    site = program.anchor(entry, chain)
+    if site[0] != entry.unit.index or site[1] < 0:
+        return None
+    unit = entry.unit
+    row, _, indent, _ = unit.statement(site[1])
+    return unit, Location(int(row), 1), str(indent)

@@ -1,0 +1,78 @@
+"""RPL202 beyond its examples: no fix where a later statement switches the setting off or
+warn-only mode is on already (the examples cannot say "no fix"), and the device strings that
+select CUDA."""
+
+from __future__ import annotations
+
+import pytest
+
+from repro_lint.config import Config, parse_table
+from repro_lint.engine import lint_text
+from repro_lint.rule import Invalid
+from repro_lint.rules.missing_deterministic_config import MissingDeterministicConfig
+from repro_lint.settings import Settings
+
+SWITCHED_OFF = [
+    example
+    for example in MissingDeterministicConfig.INVALID
+    if example.fixed is None and "later" in (example.note or "")
+]
+
+
+def test_both_kinds_of_switch_are_covered() -> None:
+    codes = "".join(example.code for example in SWITCHED_OFF)
+    assert "cudnn.deterministic = False" in codes
+    assert "use_deterministic_algorithms(False)" in codes
+
+
+@pytest.mark.parametrize("example", SWITCHED_OFF, ids=lambda e: e.note)
+def test_no_fix_when_a_later_statement_switches_the_setting_off(example: Invalid) -> None:
+    code = example.code
+    settings = Settings.from_config(Config(**parse_table({"select": ["RPL202"]}, None)))
+    found = [d for d in lint_text(code, "example.py", settings).diagnostics if d.code == "RPL202"]
+    assert found, code
+    assert all(d.fix is None for d in found)
+    assert all("switched off at" in d.message for d in found)
+
+
+def test_no_second_setting_next_to_warn_only_mode() -> None:
+    """Warn-only mode already on: no strict call (it would be undone by the warn-only one
+    after it) and no second CUBLAS_WORKSPACE_CONFIG next to RPL204's."""
+    code = (
+        "import torch\nimport torch.nn.functional as F\n\n\ndef main():\n"
+        "    torch.manual_seed(0)\n    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+        "    q = torch.randn(2, 4, 8, 16, device='cuda', requires_grad=True)\n"
+        "    F.scaled_dot_product_attention(q, q, q).sum().backward()\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    table = {"select": ["RPL202", "RPL204"], "target-torch": "2.4"}
+    settings = Settings.from_config(Config(**parse_table(table, None)))
+    found = {d.code: d for d in lint_text(code, "example.py", settings).diagnostics}
+    assert set(found) == {"RPL202", "RPL204"}
+    assert found["RPL202"].fix is None
+    assert "make it strict there" in found["RPL202"].message
+
+
+@pytest.mark.parametrize(
+    "device",
+    ['"cuda"', '"cuda:1"', 'f"cuda:{rank}"', '"cuda:%d" % rank', '"cuda:" + str(rank)'],
+)
+def test_a_gpu_picked_by_index_selects_cuda(device: str) -> None:
+    code = (
+        "import torch\nfrom torch import nn\n\n\ndef main(rank):\n    torch.manual_seed(0)\n"
+        f"    net = nn.Conv2d(3, 8, 3).to({device})\n    net(x).sum().backward()\n\n\n"
+        "if __name__ == '__main__':\n    main(0)\n"
+    )
+    settings = Settings.from_config(Config(**parse_table({"select": ["RPL202"]}, None)))
+    codes = {d.code for d in lint_text(code, "example.py", settings).diagnostics}
+    assert codes == {"RPL202"}, code
+
+
+def test_a_cpu_program_is_not_judged() -> None:
+    code = (
+        "import torch\nfrom torch import nn\n\n\ndef main(rank):\n    torch.manual_seed(0)\n"
+        '    net = nn.Conv2d(3, 8, 3).to(f"cpu:{rank}")\n    net(x).sum().backward()\n\n\n'
+        "if __name__ == '__main__':\n    main(0)\n"
+    )
+    settings = Settings.from_config(Config(**parse_table({"select": ["RPL202"]}, None)))
+    assert not lint_text(code, "example.py", settings).diagnostics
