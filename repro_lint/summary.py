@@ -24,7 +24,7 @@ from repro_lint.names import dotted_name
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 4
+SUMMARY_VERSION = 5
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -266,37 +266,45 @@ class SummaryCollector:
 
     def visit_For(self, node: cst.For) -> None:
         self._enter(node, node.leading_lines)
-        self._data.assign([node.target], None, self._function_key())
+        self._data.bound(node.target)
+        self._data.branches(node)
 
     def leave_For(self, original_node: cst.For) -> None:
         self._leave(original_node)
 
     def visit_While(self, node: cst.While) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_While(self, original_node: cst.While) -> None:
         self._leave(original_node)
 
     def visit_With(self, node: cst.With) -> None:
         self._enter(node, node.leading_lines)
+        for item in node.items:
+            if item.asname is not None:
+                self._data.bound(item.asname.name)
 
     def leave_With(self, original_node: cst.With) -> None:
         self._leave(original_node)
 
     def visit_Try(self, node: cst.Try) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_Try(self, original_node: cst.Try) -> None:
         self._leave(original_node)
 
     def visit_TryStar(self, node: cst.TryStar) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_TryStar(self, original_node: cst.TryStar) -> None:
         self._leave(original_node)
 
     def visit_Match(self, node: cst.Match) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_Match(self, original_node: cst.Match) -> None:
         self._leave(original_node)
@@ -304,6 +312,9 @@ class SummaryCollector:
     def visit_If(self, node: cst.If) -> None:
         top = not self._open and not self._scopes
         self._enter(node, node.leading_lines)
+        if id(node) not in self._elifs:
+            # An ``elif`` was registered with the ``if`` that leads its chain.
+            self._data.branches(node)
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
         if top and self._main is None and is_main_check(node.test):
@@ -333,6 +344,21 @@ class SummaryCollector:
             self._main_if = None
         self._leave(original_node)
 
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._data.enter_block(node, self.row)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._data.leave_block(original_node, self.row)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._data.enter_block(node, None)
+
+    def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._data.leave_block(original_node, None)
+
+    def leave_Return(self, original_node: cst.Return) -> None:
+        self._data.returned(original_node)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, node.leading_lines)
         method = bool(self._scopes) and self._scopes[-1].kind == "class"
@@ -343,7 +369,7 @@ class SummaryCollector:
         if first is not None:
             self._body_of[id(first)] = key
         self._scopes.append(_Scope("func", key))
-        self._data.enter_function(node, method)
+        self._data.enter_function(node, method, key)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._data.leave_function()

@@ -384,11 +384,15 @@ def test_distributed_with_a_dataset_that_draws_nothing_is_quiet() -> None:
 
 
 def test_a_distributed_sampler_makes_the_run_distributed() -> None:
+    # Seeded alike on every rank: worker k of each rank gets the same base seed.
     source = dataset("torch.rand(1)").replace(
         "DataLoader(D(), batch_size=2,",
         "DataLoader(D(), batch_size=2, sampler=torch.utils.data.DistributedSampler(D()),",
     )
-    assert found(source, "RPL301") == [("RPL301", LOADER_ROW, RANKS_ALIKE)]
+    seeded = source.replace("if True:\n", "torch.manual_seed(0)\nif True:\n")
+    assert found(seeded, "RPL301") == [("RPL301", LOADER_ROW + 1, RANKS_ALIKE)]
+    # Unseeded, every process draws its base seed from fresh entropy: nothing repeats.
+    assert found(source, "RPL301") == []
 
 
 def test_the_distributed_fix_mixes_in_the_rank() -> None:
@@ -461,9 +465,10 @@ def test_an_unresolved_dataset_on_old_torch_in_an_eval_loader_is_quiet() -> None
         pytest.param(
             dataset("np.random.rand()").replace(
                 "# no header",
-                "import torch.distributed\ntorch.distributed.init_process_group('gloo')",
+                "import torch.distributed\ntorch.distributed.init_process_group('gloo')\n"
+                "torch.manual_seed(0)",
             ),
-            [LOADER_ROW + 1],
+            [LOADER_ROW + 2],
             id="ranks-alike",
         ),
         pytest.param(

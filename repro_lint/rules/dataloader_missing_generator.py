@@ -112,14 +112,15 @@ class DataloaderMissingGenerator(ProjectRule):
         for loader in loaders(program):
             if loader.given("generator") or loader.opaque:
                 continue
-            sampler = loader.sampler()
+            kinds = loader.samplers()
             shuffle = loader.args.get("shuffle", {"v": False}).get("v", True) not in (False, None)
-            if sampler == "random":
+            if "random" in kinds:
                 message = (
                     "This DataLoader's random sampler has no `generator=`: its order comes "
                     "from the global RNG"
                 )
-            elif shuffle and sampler is None:
+            elif shuffle and kinds & {"none", "other"}:
+                # Also ``shuffle=(sampler is None)`` where the sampler may be None.
                 message = cls.MESSAGE
             else:
                 continue

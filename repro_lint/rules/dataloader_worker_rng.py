@@ -280,7 +280,10 @@ class DataloaderWorkerRng(ProjectRule):
         if generator is not None and generator.get("v", "?") is not None:
             shared = generator.get("g") == "set"
         else:
-            shared = "rank_seed" not in context
+            # Ranks share the workers' base seeds only when the program seeds torch alike
+            # on every rank (an unseeded run draws a fresh base seed in each process).
+            seeded = "same_seed" in context or "seeded" in context
+            shared = seeded and "rank_seed" not in context
         shared = distributed and shared
 
         def found(message: str, fixable: bool = True) -> _Finding:
