@@ -127,6 +127,17 @@ LOADER_KEYWORDS = frozenset(
      "pin_memory", "prefetch_factor", "collate_fn"}
 )  # fmt: skip
 PARTIAL = "functools.partial"
+# Directory listings (their order is the filesystem's) and the Path methods that list.
+LISTING_CALLS = frozenset({"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob"})
+LISTING_METHODS = frozenset({"iterdir", "glob", "rglob"})
+# Calls that pass on the order of the iterable they get (progress bars included).
+KEEPS_ORDER = frozenset(
+    {
+        "builtins.list", "builtins.tuple", "builtins.iter", "builtins.filter", "builtins.map",
+        "builtins.reversed", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
+        "tqdm.std.tqdm", "tqdm.rich.tqdm",
+    }
+)  # fmt: skip
 HELPER = "seed_worker"
 _RANK = re.compile(r"(?:^|_)rank(?:$|_)|^process_index$", re.I)
 _MAX_DEPTH = 8
@@ -244,6 +255,8 @@ class SiteSource(Protocol):
 
     def site(self, node: cst.CSTNode) -> CallSite: ...
 
+    def node_row(self, node: cst.CSTNode) -> int: ...
+
 
 @dataclass
 class _Pending:
@@ -353,6 +366,10 @@ class LoaderFacts:
         self._object_uses: dict[str, set[str]] = {}
         self._returns: dict[str, list[Json]] = {}
         self._guards: dict[int, list[list[Json]]] = {}
+        # Listing calls and calls into project code, by node, with their rows.
+        self._listing_rows: dict[int, int] = {}
+        self._call_rows: dict[int, tuple[list[Json], int]] = {}
+        self._loops: list[tuple[Scope, cst.For]] = []
         self._guarded: list[tuple[int, int, list[list[Json]]]] = []
         self._flags: set[str] = set()
         self._key = ""
@@ -360,6 +377,10 @@ class LoaderFacts:
     # -- scopes and branches ----------------------------------------------------------------------
 
     def enter_function(self, node: cst.FunctionDef, method: bool, key: str = "") -> None:
+        parent = self._flow.scope
+        if parent.kind == "function":
+            # A function defined inside another one: callable by its name there.
+            parent.locals[node.name.value] = key
         scope = Scope("function", key=key, method=node.name.value if method else None)
         params = node.params
         if method and node.name.value == "__init__":
@@ -520,11 +541,13 @@ class LoaderFacts:
             self._fact(klass, ["set", target.attr.value, described])
 
     def returned(self, node: cst.Return) -> None:
-        """``return value`` in a function: what it returns, if it may be a dataset."""
+        """``return value`` in a function: what it returns, if it may be a dataset, and
+        whether it passes on a directory listing in its filesystem order."""
         scope = self._flow.scope
         if scope.kind != "function" or node.value is None or self._flow.dead:
             return
         value = node.value
+        self._passes_on(scope, value)
         if isinstance(value, cst.Tuple):
             described: list[Json] = [
                 "tuple",
@@ -535,6 +558,70 @@ class LoaderFacts:
         found = self._returns.setdefault(scope.key, [])
         if described not in found:
             found.append(described)
+
+    def enter_loop(self, node: cst.For) -> None:
+        self._loops.append((self._flow.scope, node))
+
+    def leave_loop(self, node: cst.For) -> None:
+        if self._loops and self._loops[-1][1] is node:
+            self._loops.pop()
+
+    def yielded(self, node: cst.Yield) -> None:
+        """``yield`` inside a loop over a listing, ``yield from`` a listing: the function
+        hands out entries in filesystem order."""
+        scope = self._flow.scope
+        if scope.kind != "function" or self._flow.dead:
+            return
+        if isinstance(node.value, cst.From):
+            self._passes_on(scope, node.value.item)
+            return
+        for owner, loop in reversed(self._loops):
+            if owner is not scope:
+                break
+            row = self._listing_in(loop.iter, 0)
+            if row is not None:
+                self._fact(scope.key, ["lists", row])
+                return
+
+    def _passes_on(self, scope: Scope, value: cst.BaseExpression) -> None:
+        """A function's result is a listing (``["lists", row]``) or another function's
+        result (``["relays", ref, row]``): what ``unsorted-file-listing`` judges by."""
+        row = self._listing_in(value, 0)
+        if row is not None:
+            self._fact(scope.key, ["lists", row])
+            return
+        inner = value
+        while isinstance(inner, cst.Call) and id(inner) not in self._call_rows:
+            if self._names.qualified_name(inner.func) not in KEEPS_ORDER or not inner.args:
+                return
+            inner = inner.args[0].value
+        if isinstance(inner, cst.Call):
+            ref, call_row = self._call_rows[id(inner)]
+            self._fact(scope.key, ["relays", ref, call_row])
+
+    def _listing_in(self, node: cst.BaseExpression, depth: int) -> int | None:
+        """The row of the unsorted directory listing an expression passes on, if any."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, cst.Call):
+            row = self._listing_rows.get(id(node))
+            if row is not None:
+                return row
+            if self._names.qualified_name(node.func) in KEEPS_ORDER:
+                for arg in node.args:
+                    row = self._listing_in(arg.value, depth + 1)
+                    if row is not None:
+                        return row
+            return None
+        if isinstance(node, cst.ListComp | cst.GeneratorExp):
+            return self._listing_in(node.for_in.iter, depth + 1)
+        if isinstance(node, cst.Name):
+            for value in self._flow.values(node):
+                if isinstance(value.node, cst.BaseExpression) and value.node is not node:
+                    row = self._listing_in(value.node, depth + 1)
+                    if row is not None:
+                        return row
+        return None
 
     # -- facts ----------------------------------------------------------------------------------
 
@@ -585,6 +672,10 @@ class LoaderFacts:
             return
         func = node.func
         self._uses(node)
+        if qualified in LISTING_CALLS or (
+            isinstance(func, cst.Attribute) and func.attr.value in LISTING_METHODS
+        ):
+            self._listing_rows[id(node)] = where.node_row(node)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method == "set_epoch":
@@ -622,6 +713,7 @@ class LoaderFacts:
             if self._loader_like(node, qualified):
                 self._loader(node, ["q", qualified], [], {}, where.site(node))
             self._call_fact(["q", qualified], node.args)
+            self._call_rows[id(node)] = (["q", qualified], where.node_row(node))
 
     @property
     def _own(self) -> str | None:
@@ -654,7 +746,15 @@ class LoaderFacts:
             and isinstance(func.value, cst.Name)
             and func.value.value == "self"
         ):
-            self._call_fact(["m", klass, func.attr.value, 0], node.args)
+            ref: list[Json] = ["m", klass, func.attr.value, 0]
+            self._call_fact(ref, node.args)
+            self._call_rows[id(node)] = (ref, where.node_row(node))
+        elif isinstance(func, cst.Name):
+            for scope in reversed(self._flow.scopes):
+                local = scope.locals.get(func.value)
+                if local is not None:
+                    self._call_rows[id(node)] = (["l", local], where.node_row(node))
+                    break
 
     def _loader_like(self, node: cst.Call, qualified: str) -> bool:
         if "loader" in qualified.rsplit(".", 1)[-1].lower():

@@ -268,8 +268,10 @@ class SummaryCollector:
         self._enter(node, node.leading_lines)
         self._data.bound(node.target)
         self._data.branches(node)
+        self._data.enter_loop(node)
 
     def leave_For(self, original_node: cst.For) -> None:
+        self._data.leave_loop(original_node)
         self._leave(original_node)
 
     def visit_While(self, node: cst.While) -> None:
@@ -358,6 +360,9 @@ class SummaryCollector:
 
     def leave_Return(self, original_node: cst.Return) -> None:
         self._data.returned(original_node)
+
+    def leave_Yield(self, original_node: cst.Yield) -> None:
+        self._data.yielded(original_node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, node.leading_lines)

@@ -102,6 +102,8 @@ class Scope:
     method: str | None = None  # the function's name, when it is a method
     # An ``__init__``'s named parameters and whether it takes ``**kwargs``.
     accepts: tuple[list[str], bool] | None = None
+    # Functions defined inside this one, by name -> their summary key.
+    locals: dict[str, str] = field(default_factory=dict)
 
 
 def _prefix(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
@@ -497,10 +499,11 @@ class Flow:
         found: list[Value] = []
         for value in self.values(node, at):
             current = value.node
-            if isinstance(current, cst.List | cst.Tuple):
+            binding = value.binding
+            if binding is not None and binding.elements is not None and current is binding.value:
+                found.extend(binding.elements)
+            elif isinstance(current, cst.List | cst.Tuple):
                 found.extend(self._at(e.value, value) for e in current.elements)
-            elif value.binding is not None and value.binding.elements is not None:
-                found.extend(value.binding.elements)
             else:
                 return None
         return found

@@ -51,28 +51,37 @@ class DataloaderWorkerRng(ProjectRule):
     `os.cpu_count()`, or a `**kwargs` dict built in the same scope) and that has no
     `worker_init_fn`, when the random numbers its workers draw may repeat.
 
-    The dataset is followed to its class, across files: its `__getitem__` (or `__iter__`),
-    the methods and functions they call, the transforms it builds or is given. The message
-    says how the workers' random streams collide:
+    The dataset is followed to its class, across files: through what a project function
+    returns (`dataset, n = build_dataset(args)` included), what `self.<attribute>` is
+    set to in another method (a data module's `setup`), what every known caller passes
+    for a parameter (a trainer given its dataset), `random_split`, `Subset`,
+    `ConcatDataset` (also of a list built with `append`) and names from star imports;
+    then to its `__getitem__` (or `__iter__`), the methods and functions they call, the
+    transforms it builds or is given (a transform parameter through its callers). Draws
+    under `if self.<switch>:` (or `==`/`is None` tests) are skipped for an instance
+    whose constructor argument, or its default, turns the switch off
+    (`Clips(random_segments=False)`, `Images(mode="val")`). The message says how the
+    workers' random streams collide:
 
     - the dataset or one of its transforms owns a generator object (a numpy `Generator` or
       `RandomState`, `random.Random`, `torch.Generator`), or uses a module-level one: every
       worker starts from a copy of the same state;
     - it uses a random number library PyTorch does not reseed (`imgaug`, `cupy.random`,
       `tensorflow.random`);
-    - the run is distributed (`torch.distributed`, DDP, a `DistributedSampler`) and every
-      rank uses one seed: worker *k* of every rank gets the same base seed;
+    - the run is distributed (`torch.distributed`, DDP, a `DistributedSampler`, Lightning's
+      `Trainer(strategy="ddp")`) and every rank seeds torch with one seed: worker *k* of
+      every rank gets the same base seed;
     - the target torch is older than 1.9, where workers share numpy's global state.
 
     When the dataset cannot be resolved (a library dataset other than torchvision's and
-    torchaudio's, a dataset built by a function, an attribute), a shuffling loader is
-    reported with the general message: the PyTorch notes recommend a `worker_init_fn` for
-    every multi-worker loader.
+    torchaudio's, a parameter nobody is seen to pass), a shuffling loader is reported
+    with the general message: the PyTorch notes recommend a `worker_init_fn` for every
+    multi-worker loader.
 
     ## When it does not fire
     - `num_workers` absent, `0`, or a name bound to `0`: everything runs in the main process.
-    - A `worker_init_fn` is passed (also through a `**kwargs` dict built in scope, or by the
-      project subclass), or a `**mapping` the rule cannot see may hold one.
+    - A `worker_init_fn` is passed (also through a `**kwargs` dict, or by the project
+      subclass), or a `**mapping` the rule cannot see may hold one.
     - MONAI's `DataLoader` (it installs its own `worker_init_fn`), or the program calls
       Lightning's `seed_everything(..., workers=True)` (Lightning then gives every loader a
       worker seed that mixes in the rank).
@@ -84,8 +93,10 @@ class DataloaderWorkerRng(ProjectRule):
     - The dataset cannot be resolved and the loader does not shuffle (an evaluation loader),
       or `dataloader-worker-rng = "when-proven"`; also in distributed code and for a target
       torch before 1.9, where only a dataset known to draw random numbers proves a collision.
-    - Distributed code whose ranks seed differently (`torch.manual_seed(seed + rank)`, or a
-      loader `generator=` that mixes in the rank).
+    - Distributed code whose ranks seed differently (`torch.manual_seed(seed + rank)`,
+      `seed = args.seed + utils.get_rank()` then `torch.manual_seed(seed)`, a project
+      seeding helper given the rank, or a loader `generator=` that mixes in the rank), or
+      that never seeds torch (each process then draws a fresh base seed).
 
     ## Why is this bad?
     Each worker process starts as a copy of the main process. PyTorch reseeds the global
@@ -114,10 +125,10 @@ class DataloaderWorkerRng(ProjectRule):
     only the collisions above are reported, not the general recommendation.
 
     ## Known limitations
-    Datasets are followed through assignments in the same function or at module level,
-    `random_split`, `Subset` and `ConcatDataset`; a dataset kept in an attribute
-    (`self.train_set`) or built by a function counts as unresolved. Library code other than
-    the random number libraries above is assumed not to own generators. A project
+    Callers are known only in the files of the run and those they import; a dataset
+    parameter of a function no such file calls counts as unresolved. Switches are read
+    from literal constructor arguments and defaults only. Library code other than the
+    random number libraries above is assumed not to own generators. A project
     DataLoader subclass or `partial` is recognised when it is called in a file that mentions
     `Loader`, `loader` or `num_workers`, or that an entry point reaches.
 
@@ -177,6 +188,17 @@ class DataloaderWorkerRng(ProjectRule):
             "    return DataLoader(dataset, batch_size=8, shuffle=True, num_workers=workers)\n",
             note="the dataset cannot be resolved: the general recommendation",
         ),
+        Invalid(
+            "import random\n\nfrom lightning.pytorch import Trainer, seed_everything\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Clips(Dataset):\n    def __len__(self):\n        return 100\n\n"
+            "    def __getitem__(self, index):\n        return random.uniform(0, 10)\n\n\n"
+            "if __name__ == '__main__':\n"
+            "    loader = DataLoader(Clips(), batch_size=4, shuffle=True, num_workers=8)\n"
+            "    seed_everything(666)\n"
+            "    Trainer(strategy='ddp').fit(model, train_dataloaders=loader)\n",
+            note="Lightning DDP with one seed on every rank",
+        ),
     )
     VALID = (
         Valid(
@@ -222,6 +244,49 @@ class DataloaderWorkerRng(ProjectRule):
             "from torch.utils.data import DataLoader\n\n\ndef train_loader(dataset, seed_worker):\n"
             "    return DataLoader(\n        dataset, shuffle=True, num_workers=4, worker_init_fn=seed_worker\n    )\n",
             note="a `worker_init_fn` is given",
+        ),
+        Valid(
+            "import torch\nimport torch.distributed as dist\nfrom torch.utils.data import DataLoader\n"
+            "from torchvision import datasets, transforms\n\n\n"
+            "def build_dataset(args):\n"
+            "    tf = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])\n"
+            "    return datasets.ImageFolder(args.data_path, transform=tf), 1000\n\n\n"
+            "def main(args):\n    dist.init_process_group('nccl')\n"
+            "    seed = args.seed + dist.get_rank()\n    torch.manual_seed(seed)\n"
+            "    dataset_train, nb_classes = build_dataset(args)\n"
+            "    sampler = torch.utils.data.DistributedSampler(dataset_train, shuffle=True)\n"
+            "    return DataLoader(dataset_train, sampler=sampler, num_workers=10)\n",
+            note="each rank seeded apart; the dataset a function returns draws only globals",
+        ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Tokens(Dataset):\n    def __init__(self, rows):\n        self.rows = rows\n\n"
+            "    def __getitem__(self, index):\n        return torch.tensor(self.rows[index])\n\n\n"
+            "class DataModule:\n    def setup(self, rows):\n        self.train_set = Tokens(rows)\n\n"
+            "    def train_dataloader(self):\n"
+            "        return DataLoader(self.train_set, shuffle=True, num_workers=4)\n",
+            note="the attribute holds a dataset that draws nothing",
+        ),
+        Valid(
+            "import random\n\nimport torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Clips(Dataset):\n    def __init__(self, random_segments=False):\n"
+            "        self.random_segments = random_segments\n\n"
+            "    def __getitem__(self, index):\n        start = 0\n"
+            "        if self.random_segments:\n            start = random.uniform(0, 5)\n"
+            "        return start\n\n\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(42)\n"
+            "valid = DataLoader(Clips(), batch_size=1, num_workers=4)\n",
+            note="the validation instance keeps its random segments switched off",
+        ),
+        Valid(
+            "import random\n\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Clips(Dataset):\n"
+            "    def __getitem__(self, index):\n        return random.random()\n\n\n"
+            "dist.init_process_group('nccl')\n"
+            "loader = DataLoader(Clips(), shuffle=True, num_workers=4)\n",
+            note="never seeded: each process draws its own base seed",
         ),
     )
 
