@@ -482,6 +482,8 @@ class Randomness:
     draws: bool = False
     # It draws from numpy's global generator (duplicated across workers before torch 1.9).
     numpy_global: bool = False
+    # The global generators it draws from ("torch", "numpy", "random").
+    families: set[str] = field(default_factory=set)
     owned: list[Owned] = field(default_factory=list)
     libraries: list[str] = field(default_factory=list)
     # The loader gets the dataset inside a Subset (``random_split``, ``Subset``).
@@ -495,6 +497,7 @@ class Randomness:
         self.known = self.known and other.known
         self.draws = self.draws or other.draws
         self.numpy_global = self.numpy_global or other.numpy_global
+        self.families |= other.families
         self.subset = self.subset or other.subset
         self.numpy = self.numpy or other.numpy
         for owned in other.owned:
@@ -655,7 +658,9 @@ class Judge:
                 found.libraries.append(qualified.split(".", 1)[0])
                 found.draws = True
             elif rng.torch_use(qualified) == rng.TRANSFORM:
+                # Library transforms draw from torch, and some (choices, orders) `random`.
                 found.draws = True
+                found.families |= {"torch", "random"}
             return found
         target = self.program.referent(unit, ["q", qualified])
         if target is None:
@@ -851,6 +856,7 @@ class Judge:
                     continue
                 if event[0] == "u":
                     result.draws = True
+                    result.families.add(str(event[1]))
                     if event[1] == "numpy":
                         result.numpy_global = True
                 todo.extend(program.event_callees(unit, event))

@@ -291,6 +291,65 @@ def _names_in(node: cst.BaseExpression) -> Iterator[cst.Name]:
             stack.extend(current.children)
 
 
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+_CONSTANT = re.compile(r"^(?:[A-Z][A-Z0-9_]*|__\w+__)$")
+
+
+def _header(statement: cst.CSTNode, *, first: bool) -> bool:
+    """Whether a top-level statement belongs to a module's header: its docstring, imports,
+    constants (``BATCH = 64``, ``__all__``), ``sys.path``/``os.environ`` set-up, and
+    ``try``/``if`` blocks made only of those (import fallbacks, ``TYPE_CHECKING``)."""
+    if isinstance(statement, cst.SimpleStatementLine):
+        return all(_header_small(small, first=first) for small in statement.body)
+    if isinstance(statement, cst.Try | cst.If):
+        inner: list[cst.CSTNode] = [statement.body]
+        if isinstance(statement, cst.Try):
+            inner.extend(handler.body for handler in statement.handlers)
+        elif statement.orelse is not None:
+            inner.append(statement.orelse)
+        stack = inner
+        while stack:
+            current = stack.pop()
+            if isinstance(current, cst.SimpleStatementLine):
+                if not all(
+                    isinstance(s, cst.Pass) or _header_small(s, first=False) for s in current.body
+                ):
+                    return False
+            elif isinstance(current, cst.BaseCompoundStatement):
+                return False
+            else:
+                stack.extend(current.children)
+        return True
+    return False
+
+
+def _header_small(small: cst.BaseSmallStatement, *, first: bool) -> bool:
+    if isinstance(small, cst.Import | cst.ImportFrom):
+        return True
+    if isinstance(small, cst.Expr):
+        if first and isinstance(small.value, cst.SimpleString | cst.ConcatenatedString):
+            return True
+        call = small.value
+        return isinstance(call, cst.Call) and _dotted(call.func).startswith("sys.path.")
+    if isinstance(small, cst.Assign | cst.AnnAssign):
+        targets = (
+            [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+        )
+        return all(
+            (isinstance(t, cst.Name) and _CONSTANT.match(t.value) is not None)
+            or (isinstance(t, cst.Subscript) and _dotted(t.value) == "os.environ")
+            for t in targets
+        )
+    return False
+
+
+def _dotted(node: cst.BaseExpression) -> str:
+    try:
+        return dotted_name(node)
+    except TypeError:
+        return ""
+
+
 def _conditions(test: cst.BaseExpression) -> list[list[Json]]:
     """Conditions on ``self`` attributes a test is made of (all must hold): ``self.a``,
     ``not self.a``, ``self.a is None``, ``self.a is not None``, ``self.a == "x"``,
@@ -1317,7 +1376,42 @@ class LoaderFacts:
             data["facts"] = self._facts
         if self._partials:
             data["partials"] = self._partials
+        if self._loaders:
+            place = self._helper_place()
+            if place is not None:
+                data["helper_at"] = place
         return data
+
+    def _helper_place(self) -> list[int] | None:
+        """Where a helper function goes by PEP 8: after the module's imports and constants
+        (its docstring, ``sys.path``/``os.environ`` set-up and import fallbacks included):
+        the first row after them and the row of the next statement (or its comments), so
+        the blank lines between can be replaced; None without such a header."""
+        module = self._module
+        row = 1 + len(module.header)
+        last = None
+        ending = ""
+        body = list(module.body)
+        index = 0
+        for index, statement in enumerate(body):
+            if not _header(statement, first=index == 0):
+                break
+            code = module.code_for_node(statement)
+            row += len(_LINE_BREAK.findall(code))
+            last = row - 1
+            ending = code[-2:]
+        else:
+            return None
+        if last is None:
+            return None
+        blank = 0
+        for line in getattr(body[index], "leading_lines", ()):
+            if line.comment is not None:
+                break
+            blank += 1
+        # A lone "\r" ending the header would join a "\n" inserted after it into "\r\n".
+        lone = ending.endswith("\r")
+        return [last + 1, last + 1 + blank, *([1] if lone else [])]
 
     def _span(self, pending: _Pending, positions: Positions) -> list[int]:
         positions.hint(pending.node, pending.site.top)

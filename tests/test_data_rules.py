@@ -400,17 +400,26 @@ def test_the_distributed_fix_mixes_in_the_rank() -> None:
         "# no header", DISTRIBUTED.format(seed="torch.manual_seed(0)")
     )
     text = fixed(source, "RPL301")
+    # The dataset draws only from torch: only torch is reseeded (issue 15: no
+    # `random.seed`/numpy lines where the workers draw nothing from them).
     helper = (
         "def seed_worker(worker_id: int) -> None:\n"
         '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
         "    rank = dist.get_rank() if dist.is_initialized() else 0\n"
         "    worker_seed = (torch.initial_seed() + 65536 * rank) % 2**32\n"
-        "    torch.manual_seed(worker_seed)\n"
-        "    np.random.seed(worker_seed)  # noqa: NPY002\n"
-        "    random.seed(worker_seed)\n"
+        "    torch.manual_seed(worker_seed)\n\n\n"
     )
     assert helper in text
     assert text.count("def seed_worker") == 1
+    # Drawing from numpy and `random` too: those are reseeded with the rank as well.
+    both = source.replace(
+        "return torch.rand(1)", "return torch.rand(1) + np.random.rand() + random.random()"
+    )
+    assert (
+        "    torch.manual_seed(worker_seed)\n"
+        "    np.random.seed(worker_seed)  # noqa: NPY002\n"
+        "    random.seed(worker_seed)\n"
+    ) in fixed(both, "RPL301")
 
 
 @pytest.mark.parametrize(
@@ -645,7 +654,7 @@ def test_the_cli_fix_across_files_parses_and_converges(data_project: Path) -> No
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 1
     assert (data_project / "train.py").read_text(encoding="utf-8") == text
-    assert {f[1:3] for f in project_findings(data_project)} == {("RPL301", 24)}
+    assert {f[1:3] for f in project_findings(data_project)} == {("RPL301", 21)}
 
 
 # -- RPL302 -------------------------------------------------------------------------------------

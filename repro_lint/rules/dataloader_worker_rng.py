@@ -108,17 +108,19 @@ class DataloaderWorkerRng(ProjectRule):
 
     ## Fix safety
     Safe: `worker_init_fn=seed_worker` is added to the loader and `seed_worker` is defined
-    once per module, as in the PyTorch recipe: it reseeds numpy (when the module or the
-    dataset's uses numpy) and `random` from `torch.initial_seed()` (distinct per worker,
-    repeatable for a seeded run), gives the dataset's own generator attributes that seed
-    (through `torch.utils.data.get_worker_info().dataset`, looking inside `Subset`s),
-    reseeds `imgaug`/`cupy`/`tensorflow` when the dataset uses them, and in distributed code
-    mixes in the rank (`torch.distributed.get_rank()`) and reseeds torch. It changes which
-    random numbers the workers draw, which is the point, and nothing else. A module that
-    already defines `seed_worker` keeps its own. No fix is offered when the colliding
-    generator belongs to a transform object or a module (the helper cannot reach it), or
-    when the loader is a project subclass whose `__init__` takes no `worker_init_fn` (nor
-    `**kwargs`).
+    once per module, as in the PyTorch recipe, with only what the workers need: it
+    reseeds numpy's and Python's global generators from `torch.initial_seed()` (distinct
+    per worker, repeatable for a seeded run) where the dataset draws from them (or cannot
+    be resolved), gives the dataset's own generator attributes that seed (through
+    `torch.utils.data.get_worker_info().dataset`, looking inside `Subset`s), reseeds
+    `imgaug`/`cupy`/`tensorflow` when the dataset uses them, and in distributed code mixes
+    in the rank (`torch.distributed.get_rank()`) and reseeds torch. It changes which random
+    numbers the workers draw, which is the point, and nothing else. The helper goes after
+    the module's imports and constants with two blank lines on each side (PEP 8), never
+    between the statements of a script. A module that already defines `seed_worker` keeps
+    its own. No fix is offered when the colliding generator belongs to a transform object
+    or a module (the helper cannot reach it), or when the loader is a project subclass
+    whose `__init__` takes no `worker_init_fn` (nor `**kwargs`).
 
     ## Options
     `dataloader-worker-rng` (`"always"`, default, or `"when-proven"`): with `"when-proven"`
@@ -151,20 +153,17 @@ class DataloaderWorkerRng(ProjectRule):
             "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
             "        return self.rng.normal()\n\n\n"
             "loader = DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
-            fixed="import random\nimport numpy as np\nimport torch\n"
-            "from torch.utils.data import DataLoader, Dataset\n\n\n"
-            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n"
-            "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
-            "        return self.rng.normal()\n\n\n"
+            fixed="import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
             "def seed_worker(worker_id: int) -> None:\n"
             '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
             "    worker_seed = torch.initial_seed() % 2**32\n"
-            "    np.random.seed(worker_seed)  # noqa: NPY002\n"
-            "    random.seed(worker_seed)\n"
             "    dataset = torch.utils.data.get_worker_info().dataset\n"
             "    while isinstance(dataset, torch.utils.data.Subset):\n"
             "        dataset = dataset.dataset\n"
             "    dataset.rng = np.random.default_rng(worker_seed)\n\n\n"
+            "class Noisy(Dataset):\n    def __init__(self):\n        self.rng = np.random.default_rng(0)\n\n"
+            "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
+            "        return self.rng.normal()\n\n\n"
             "loader = DataLoader(Noisy(), batch_size=2, num_workers=2, worker_init_fn=seed_worker)\n",
             note="the dataset owns a numpy Generator: every worker draws the same numbers",
         ),
@@ -198,6 +197,31 @@ class DataloaderWorkerRng(ProjectRule):
             "    seed_everything(666)\n"
             "    Trainer(strategy='ddp').fit(model, train_dataloaders=loader)\n",
             note="Lightning DDP with one seed on every rank",
+        ),
+        Invalid(
+            "import argparse\nimport random\n\nimport torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\nBATCH = 16\n\n"
+            "# Training settings\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--workers', type=int, default=4)\nargs = parser.parse_args()\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(1)\n\n\n"
+            "class Crops(Dataset):\n    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return random.randint(0, 9)\n\n\n"
+            "loader = DataLoader(Crops(), BATCH, shuffle=True, num_workers=args.workers)\n",
+            fixed="import argparse\nimport random\n\nimport torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\nBATCH = 16\n\n\n"
+            "def seed_worker(worker_id: int) -> None:\n"
+            '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
+            "    rank = dist.get_rank() if dist.is_initialized() else 0\n"
+            "    worker_seed = (torch.initial_seed() + 65536 * rank) % 2**32\n"
+            "    torch.manual_seed(worker_seed)\n    random.seed(worker_seed)\n\n\n"
+            "# Training settings\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--workers', type=int, default=4)\nargs = parser.parse_args()\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(1)\n\n\n"
+            "class Crops(Dataset):\n    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return random.randint(0, 9)\n\n\n"
+            "loader = DataLoader(Crops(), BATCH, shuffle=True, num_workers=args.workers, "
+            "worker_init_fn=seed_worker)\n",
+            note="a script: the helper goes after the imports and constants, not mid-script",
         ),
     )
     VALID = (
@@ -287,6 +311,14 @@ class DataloaderWorkerRng(ProjectRule):
             "dist.init_process_group('nccl')\n"
             "loader = DataLoader(Clips(), shuffle=True, num_workers=4)\n",
             note="never seeded: each process draws its own base seed",
+        ),
+        Valid(
+            "import torch\nfrom PIL import Image\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Folder(Dataset):\n    def __init__(self, paths):\n        self.paths = paths\n\n"
+            "    def __getitem__(self, index):\n"
+            "        return torch.as_tensor(Image.open(self.paths[index]).getdata())\n\n\n"
+            "loader = DataLoader(Folder(['a.png']), shuffle=True, num_workers=8)\n",
+            note="a dataset that draws nothing: no `seed_worker` to add",
         ),
     )
 
@@ -401,7 +433,17 @@ class DataloaderWorkerRng(ProjectRule):
             return None
         if "helper" in data(unit).get("flags", ()):
             return ()
-        at = Location(min(int(f.loader.record["helper_row"]) for f in found), 1)
+        earliest = min(int(f.loader.record["helper_row"]) for f in found)
+        at = Location(earliest, 1)
+        end: Location | None = None
+        prefix = ""
+        newline = str(unit.summary.get("newline", "\n"))
+        place = data(unit).get("helper_at")
+        if place is not None and int(place[1]) <= earliest:
+            # PEP 8: after the imports and constants, two blank lines on each side (the
+            # blank lines there are replaced), never in the middle of a script.
+            at, end = Location(int(place[0]), 1), Location(int(place[1]), 1)
+            prefix = ("\r" if len(place) > 2 else newline) * 2
         imports: list[str] = []
 
         def name(qualified: str) -> str | None:
@@ -419,14 +461,15 @@ class DataloaderWorkerRng(ProjectRule):
         # Imports in the order the seeding fixes use (torch, numpy, random), then others.
         order = {module: index for index, module in enumerate(FAMILIES)}
         imports.sort(key=lambda module: (order.get(module, len(order)), module))
-        newline = str(unit.summary.get("newline", "\n"))
         return program.insertion(
             unit,
             at,
             lines,
             imports,
             indent="",
+            prefix=prefix,
             suffix=newline * 2,
+            end=end,
         )
 
     @staticmethod
@@ -439,18 +482,27 @@ class DataloaderWorkerRng(ProjectRule):
             for owned in finding.randomness.owned:
                 if owned.where == "dataset":
                     attributes.setdefault(owned.name, owned.kind)
-        kinds = {GENERATOR_KINDS[kind].split("-")[0] for kind in attributes.values()}
-        numpy = (
-            any(n.split(".", 1)[0] == "numpy" for _, n, _ in unit.summary.get("bindings", ()))
-            or "numpy" in kinds
-            or any(f.randomness.numpy or f.randomness.numpy_global for f in found)
+        imports_numpy = any(
+            n.split(".", 1)[0] == "numpy" for _, n, _ in unit.summary.get("bindings", ())
         )
+        # Reseed a global generator only where the workers may draw from it: a dataset
+        # that draws nothing from `random` gets no `random.seed` (nor `import random`).
+        unknown = any(not f.randomness.known for f in found)
+        numpy = any("numpy" in f.randomness.families for f in found) or (
+            unknown and (imports_numpy or any(f.randomness.numpy for f in found))
+        )
+        python_random = unknown or any("random" in f.randomness.families for f in found)
+        numpy_generator = any(GENERATOR_KINDS[kind] == "numpy" for kind in attributes.values())
         libraries = sorted({lib for f in found for lib in f.randomness.libraries})
         distributed = any(f.distributed for f in found)
         spelled: dict[str, str] = {}
-        wanted = ["torch.initial_seed", "random.seed"]
+        wanted = ["torch.initial_seed"]
+        if python_random:
+            wanted.append("random.seed")
         if numpy:
-            wanted += ["numpy.random.seed", "numpy.random.default_rng"]
+            wanted.append("numpy.random.seed")
+        if numpy_generator:
+            wanted.append("numpy.random.default_rng")
         if distributed:
             wanted += [
                 "torch.distributed.get_rank",
@@ -481,7 +533,8 @@ class DataloaderWorkerRng(ProjectRule):
             lines.append(f"    worker_seed = {spelled['torch.initial_seed']}() % 2**32")
         if numpy:
             lines.append(f"    {spelled['numpy.random.seed']}(worker_seed)  # noqa: NPY002")
-        lines.append(f"    {spelled['random.seed']}(worker_seed)")
+        if python_random:
+            lines.append(f"    {spelled['random.seed']}(worker_seed)")
         for lib in libraries:
             if lib in LIBRARY_SEEDS:
                 lines.append(f"    {spelled[LIBRARY_SEEDS[lib]]}(worker_seed)")
