@@ -73,11 +73,14 @@ class DatasetShuffleWithoutSeed(Rule):
       the program's), a list, a pandas frame.
 
     ## Why is this bad?
-    Without a seed, `datasets` derives one from numpy's global random state (and advances
-    it). The training order, or which rows end up in the validation split, then depends on
-    everything else that used numpy's global generator before, as with a DataLoader
-    without `generator=`, and differs from run to run when numpy is not seeded first
-    (a `Trainer` that seeds only later does not help).
+    Without a seed, `Dataset.shuffle()` and `train_test_split()` derive one from numpy's
+    global random state (and advance it). The training order, or which rows end up in the
+    validation split, then depends on everything else that used numpy's global generator
+    before, as with a DataLoader without `generator=`, and differs from run to run when
+    numpy is not seeded first (a `Trainer` that seeds only later does not help).
+    `IterableDataset.shuffle()` without a seed is worse: it builds
+    `np.random.default_rng(None)`, fresh entropy from the operating system, so the shard
+    and buffer order differ on every run even when numpy is seeded.
 
     ## Fix safety
     Safe: `seed=<seed>` is passed (`seed=None` is replaced). The order is still shuffled,
@@ -87,13 +90,13 @@ class DatasetShuffleWithoutSeed(Rule):
     `seed` (default 0) is the value inserted.
 
     ## References
-    - Hugging Face `datasets`: `Dataset.shuffle`, `Dataset.train_test_split`,
-      `IterableDataset.shuffle` ("seed ... If None, then fresh, unpredictable entropy will
-      be pulled from the OS" via numpy's global state)
+    - Hugging Face `datasets`: `Dataset.shuffle`, `Dataset.train_test_split` (a missing
+      seed is taken from `np.random.get_state()`), `IterableDataset.shuffle` ("If None,
+      then fresh, unpredictable entropy will be pulled from the OS")
     """
 
     CODE = "RPL306"
-    MESSAGE = "`datasets` shuffle or split without `seed=` draws from numpy's global RNG"
+    MESSAGE = "`datasets` shuffle or split without `seed=` has no repeatable order of its own"
     FIX_TITLE = "Pass `seed=<seed>`"
     FIX_SAFETY = FixSafety.SAFE
     TRIGGERS = ("datasets",)
@@ -210,10 +213,13 @@ class DatasetShuffleWithoutSeed(Rule):
             isinstance(seed.value, cst.Name) and seed.value.value == "None"
         ):
             return
+        # A split exists on map-style datasets only (seeded from numpy's global state); an
+        # IterableDataset's shuffle without a seed takes fresh entropy from the OS.
+        source = "numpy's global RNG" if split else "numpy's global RNG or OS entropy"
         what = "train_test_split()" if split else "shuffle()"
         self.report(
             node,
-            f"`{what}` of a `datasets` dataset without `seed=` draws from numpy's global RNG",
+            f"`{what}` of a `datasets` dataset without `seed=` draws from {source}",
             fix=self._fix(node, seed),
         )
 
