@@ -140,6 +140,7 @@ KEEPS_ORDER = frozenset(
 )  # fmt: skip
 HELPER = "seed_worker"
 _RANK = re.compile(r"(?:^|_)rank(?:$|_)|^process_index$", re.I)
+_RANK_TEXT = re.compile(r"rank|process_index", re.I)
 _MAX_DEPTH = 8
 _TRANSFORM = re.compile(r"transform|augment|aug\b", re.I)
 
@@ -157,8 +158,11 @@ def mentions_rank(node: cst.CSTNode, names: Names) -> bool:
             return True
         if isinstance(found, cst.Attribute) and is_rank_name(found.attr.value):
             return True
-        if isinstance(found, cst.Call) and (names.qualified_name(found.func) or "").endswith(
-            "distributed.get_rank"
+        if (
+            isinstance(found, cst.Call)
+            # ``x.get_rank()`` is a rank-named attribute already: only an alias needs names.
+            and isinstance(found.func, cst.Name)
+            and (names.qualified_name(found.func) or "").endswith("distributed.get_rank")
         ):
             return True
         if isinstance(found, cst.SimpleString) and literal_str(found) in ("RANK", "LOCAL_RANK"):
@@ -408,7 +412,7 @@ def _telling(described: dict[str, Json]) -> bool:
 class LoaderFacts:
     """The data-loading part of one file's summary (fed by ``summary.SummaryCollector``)."""
 
-    def __init__(self, context: FileContext) -> None:
+    def __init__(self, context: FileContext, text: str = "") -> None:
         self._names = context.names
         self._module = context.module
         self._seed = context.config.seed
@@ -432,6 +436,11 @@ class LoaderFacts:
         self._guarded: list[tuple[int, int, list[list[Json]]]] = []
         self._flags: set[str] = set()
         self._key = ""
+        # Whether an expression (by id; the module's nodes live as long as this) involves
+        # the rank.
+        self._ranked: dict[int, bool] = {}
+        # A module whose text never says rank has no expression that involves it.
+        self._may_rank = not text or _RANK_TEXT.search(text) is not None
 
     # -- scopes and branches ----------------------------------------------------------------------
 
@@ -836,13 +845,23 @@ class LoaderFacts:
     def _mentions_rank(self, node: cst.BaseExpression) -> bool:
         """Whether a value involves the rank, also through the variables it is made of
         (``seed = args.seed + utils.get_rank()``, then ``torch.manual_seed(seed)``)."""
-        if mentions_rank(node, self._names):
+        if not self._may_rank:
+            return False
+        if self._rank_in(node):
             return True
         return any(
-            isinstance(value.node, cst.BaseExpression) and mentions_rank(value.node, self._names)
+            isinstance(value.node, cst.BaseExpression) and self._rank_in(value.node)
             for name in _names_in(node)
             for value in self._flow.values(name)
         )
+
+    def _rank_in(self, node: cst.BaseExpression) -> bool:
+        """``mentions_rank`` once per expression: the values of a variable are read again
+        at every call that passes it."""
+        known = self._ranked.get(id(node))
+        if known is None:
+            known = self._ranked[id(node)] = mentions_rank(node, self._names)
+        return known
 
     def _trainer(self, node: cst.Call) -> None:
         """Lightning ``Trainer(strategy="ddp")``: every rank runs the same program."""

@@ -159,7 +159,7 @@ class SummaryCollector:
         self._bindings: list[list[Json]] = []
         self._binding_statements: dict[int, list[tuple[str, str]]] = {}
         # DataLoaders, samplers and the generators datasets own (the data-loading rules).
-        self._data = LoaderFacts(context)
+        self._data = LoaderFacts(context, text)
         for binding in self._names.bindings():
             top = binding.qualified.split(".", 1)[0]
             if binding.is_import and binding.module_level and top in _FIX_MODULES:

@@ -187,7 +187,9 @@ class UnsortedFileListing(SettledRule):
     MESSAGE = "Files listed in filesystem order, which differs between machines"
     FIX_TITLE = "Wrap the listing in `sorted(...)`"
     FIX_SAFETY = FixSafety.SAFE
-    TRIGGERS = ("listdir", "scandir", "glob", "iterdir", "walk")
+    # Whole words: ``glob`` must not run the rule on every file that says ``global``.
+    TRIGGERS = ("listdir", "scandir", "glob", "iglob", "rglob", "iterdir", "walk")
+    TRIGGER_WORDS = True
     INVALID = (
         Invalid(
             "import os\n\n\ndef samples(root):\n"
