@@ -263,7 +263,7 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._pending: list[tuple[cst.Call, Finding]] = []
+        self._pending: list[tuple[cst.Call, Finding, tuple[cst.CSTNode, ...]]] = []
         self._file_enables = False
         # Whether a finding is in code that runs at module level (a script, not a library).
         self._module_level = False
@@ -275,7 +275,7 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
 
     def on_finding(self, node: cst.Call, finding: Finding) -> None:
         if finding.behaviour in NEEDS_DETERMINISTIC_MODE:
-            self._pending.append((node, finding))
+            self._pending.append((node, finding, self.anchor()))
             if not any(
                 isinstance(s, cst.FunctionDef | cst.ClassDef) for s in self.context.statement_stack
             ):
@@ -292,8 +292,8 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         library = not self._module_level and not any(_is_main_guard(s) for s in original_node.body)
         fix = [] if library else self._fix(original_node)
         tail = "is nondeterministic unless deterministic mode is on"
-        for node, finding in self._pending:
-            self.report(node, describe(finding, tail), fix=fix)
+        for node, finding, anchor in self._pending:
+            self.report(node, describe(finding, tail), fix=fix, anchor=anchor)
 
     def _fix(self, module: cst.Module) -> list[NodeEdit]:
         body = list(module.body)
