@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 import libcst as cst
@@ -26,12 +26,13 @@ from repro_lint import layout
 from repro_lint import randomness as rng
 from repro_lint.arguments import (
     argument,
-    dict_literal_items,
     literal_bool,
+    literal_int,
     literal_str,
 )
 from repro_lint.names import Names, dotted_name
 from repro_lint.positions import Positions
+from repro_lint.values import Flow, Item, Scope, Value, literal, parameters, target_names
 
 if TYPE_CHECKING:
     from repro_lint.rule import FileContext
@@ -48,6 +49,8 @@ TORCH_LOADER_PARAMS = (
 )  # fmt: skip
 _GEOMETRIC_PARAMS = ("dataset", "batch_size", "shuffle", "follow_batch", "exclude_keys")
 _MONAI_PARAMS = ("dataset", "num_workers")
+# DGL's loader of whole graphs; with ``use_ddp`` it samples through a DistributedSampler.
+_DGL_GRAPH_PARAMS = ("dataset", "collate_fn", "use_ddp", "ddp_seed")
 # Loader classes (qualified) -> their positional parameters. Each passes the torch loader's
 # keyword arguments on.
 LOADERS: dict[str, tuple[str, ...]] = {
@@ -59,6 +62,8 @@ LOADERS: dict[str, tuple[str, ...]] = {
     "torch_geometric.loader.dataloader.DataLoader": _GEOMETRIC_PARAMS,
     "monai.data.DataLoader": _MONAI_PARAMS,
     "monai.data.dataloader.DataLoader": _MONAI_PARAMS,
+    "dgl.dataloading.GraphDataLoader": _DGL_GRAPH_PARAMS,
+    "dgl.dataloading.dataloader.GraphDataLoader": _DGL_GRAPH_PARAMS,
 }
 # Loaders that install a worker_init_fn of their own when the caller passes none (MONAI's
 # reseeds its randomizable transforms in every worker).
@@ -128,8 +133,20 @@ LOADER_KEYWORDS = frozenset(
      "pin_memory", "prefetch_factor", "collate_fn"}
 )  # fmt: skip
 PARTIAL = "functools.partial"
+# Directory listings (their order is the filesystem's) and the Path methods that list.
+LISTING_CALLS = frozenset({"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob"})
+LISTING_METHODS = frozenset({"iterdir", "glob", "rglob"})
+# Calls that pass on the order of the iterable they get (progress bars included).
+KEEPS_ORDER = frozenset(
+    {
+        "builtins.list", "builtins.tuple", "builtins.iter", "builtins.filter", "builtins.map",
+        "builtins.reversed", "tqdm.tqdm", "tqdm.auto.tqdm", "tqdm.notebook.tqdm",
+        "tqdm.std.tqdm", "tqdm.rich.tqdm",
+    }
+)  # fmt: skip
 HELPER = "seed_worker"
 _RANK = re.compile(r"(?:^|_)rank(?:$|_)|^process_index$", re.I)
+_RANK_TEXT = re.compile(r"rank|process_index", re.I)
 _MAX_DEPTH = 8
 _TRANSFORM = re.compile(r"transform|augment|aug\b", re.I)
 
@@ -147,8 +164,11 @@ def mentions_rank(node: cst.CSTNode, names: Names) -> bool:
             return True
         if isinstance(found, cst.Attribute) and is_rank_name(found.attr.value):
             return True
-        if isinstance(found, cst.Call) and (names.qualified_name(found.func) or "").endswith(
-            "distributed.get_rank"
+        if (
+            isinstance(found, cst.Call)
+            # ``x.get_rank()`` is a rank-named attribute already: only an alias needs names.
+            and isinstance(found.func, cst.Name)
+            and (names.qualified_name(found.func) or "").endswith("distributed.get_rank")
         ):
             return True
         if isinstance(found, cst.SimpleString) and literal_str(found) in ("RANK", "LOCAL_RANK"):
@@ -245,33 +265,7 @@ class SiteSource(Protocol):
 
     def site(self, node: cst.CSTNode) -> CallSite: ...
 
-
-@dataclass(frozen=True)
-class _Item:
-    """The ``index``-th element of what ``call`` returns (``a, b = random_split(...)``)."""
-
-    call: cst.Call
-    index: int
-
-
-@dataclass
-class _Mapping:
-    """A dict built in this scope for ``**kwargs``: its literal items and later updates."""
-
-    items: dict[str, cst.BaseExpression]
-    opaque: bool = False
-
-
-@dataclass
-class _Scope:
-    kind: str  # "module", "function" or "class"
-    values: dict[str, cst.BaseExpression | _Item] = field(default_factory=dict)
-    mappings: dict[str, _Mapping] = field(default_factory=dict)
-    # Parameters and other names bound here without a value we follow.
-    bound: set[str] = field(default_factory=set)
-    method: str | None = None  # the function's name, when it is a method
-    # An ``__init__``'s named parameters and whether it takes ``**kwargs``.
-    accepts: tuple[list[str], bool] | None = None
+    def node_row(self, node: cst.CSTNode) -> int: ...
 
 
 @dataclass
@@ -284,8 +278,86 @@ class _Pending:
     rank: str | None = None
 
 
+# Sampler kinds, most telling first: a random sampler without a generator decides the order
+# whatever else the loader may get.
+SAMPLER_ORDER = ("random", "seeded", "distributed", "ordered", "other", "none")
+# Distributed strategies of Lightning's Trainer (the names or the strategy classes).
+_DISTRIBUTED_STRATEGY = re.compile(r"ddp|fsdp|deepspeed|horovod", re.I)
+_UNKNOWN: list[Json] = ["unknown"]
+# Stands for an argument whose value is not followed.
+_BLANK = cst.Name("_")
+
+
+def _names_in(node: cst.BaseExpression) -> Iterator[cst.Name]:
+    """The variables an expression reads (not attribute names)."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            yield current
+        elif isinstance(current, cst.Attribute):
+            stack.append(current.value)
+        else:
+            stack.extend(current.children)
+
+
+def _conditions(test: cst.BaseExpression) -> list[list[Json]]:
+    """Conditions on ``self`` attributes a test is made of (all must hold): ``self.a``,
+    ``not self.a``, ``self.a is None``, ``self.a is not None``, ``self.a == "x"``,
+    ``self.a != "x"``, and ``and`` of those; [] for anything else."""
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return [*_conditions(test.left), *_conditions(test.right)]
+    attribute = _self_attribute(test)
+    if attribute is not None:
+        return [[attribute, "truthy", None]]
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        inner = _conditions(test.expression)
+        return [_negated(inner[0])] if len(inner) == 1 else []
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        target = test.comparisons[0]
+        left, right = test.left, target.comparator
+        attribute = _self_attribute(left)
+        if attribute is None:
+            attribute, left, right = _self_attribute(right), right, left
+        if attribute is None:
+            return []
+        ok, value = literal(right)
+        if not ok:
+            return []
+        operator = target.operator
+        if isinstance(operator, cst.Is | cst.Equal):
+            return [[attribute, "eq", value]]
+        if isinstance(operator, cst.IsNot | cst.NotEqual):
+            return [[attribute, "ne", value]]
+    return []
+
+
+def _negated(condition: list[Json]) -> list[Json]:
+    attribute, operator, value = condition
+    opposite = {"truthy": "falsy", "falsy": "truthy", "eq": "ne", "ne": "eq"}[operator]
+    return [attribute, opposite, value]
+
+
+def _self_attribute(node: cst.BaseExpression) -> str | None:
+    if (
+        isinstance(node, cst.Attribute)
+        and isinstance(node.value, cst.Name)
+        and node.value.value == "self"
+    ):
+        return node.attr.value
+    return None
+
+
+def _telling(described: dict[str, Json]) -> bool:
+    """Whether an argument's description says anything a loader's judgement could use."""
+    return (
+        any(k in described for k in ("v", "s", "g", "m", "p"))
+        or described.get("d", _UNKNOWN) != _UNKNOWN
+    )
+
+
 class LoaderFacts:
-    """The data-loading part of one file's summary (fed by ``project.SummaryCollector``)."""
+    """The data-loading part of one file's summary (fed by ``summary.SummaryCollector``)."""
 
     def __init__(self, context: FileContext, text: str = "") -> None:
         self._names = context.names
@@ -295,7 +367,7 @@ class LoaderFacts:
         self._text = text
         self._split: list[str] | None = None
         self._seed = context.config.seed
-        self._scopes: list[_Scope] = [_Scope("module")]
+        self._flow = Flow()
         self._classes: list[str] = []
         self._loaders: list[_Pending] = []
         self._samplers: list[_Pending] = []
@@ -303,70 +375,102 @@ class LoaderFacts:
         self._by_call: dict[int, _Pending] = {}
         self._partials: dict[str, dict[str, Json]] = {}
         self._facts: dict[str, list[list[Json]]] = {}
-        self._seen: dict[str, set[tuple[str, str]]] = {}
+        self._seen: dict[str, set[str]] = {}
         self._objects: dict[str, str] = {}
         self._object_uses: dict[str, set[str]] = {}
+        self._returns: dict[str, list[Json]] = {}
+        self._guards: dict[int, list[list[Json]]] = {}
+        # Listing calls and calls into project code, by node, with their rows.
+        self._listing_rows: dict[int, int] = {}
+        self._call_rows: dict[int, tuple[list[Json], int]] = {}
+        self._loops: list[tuple[Scope, cst.For]] = []
+        self._guarded: list[tuple[int, int, list[list[Json]]]] = []
         self._flags: set[str] = set()
         self._key = ""
+        # Whether an expression (by id; the module's nodes live as long as this) involves
+        # the rank.
+        self._ranked: dict[int, bool] = {}
+        # A module whose text never says rank has no expression that involves it.
+        self._may_rank = not text or _RANK_TEXT.search(text) is not None
 
     def _lines(self) -> list[str]:
         if self._split is None:
             self._split = re.split(r"\r\n?|\n", self._text)
         return self._split
 
-    # -- scopes -------------------------------------------------------------------------------
+    # -- scopes and branches ----------------------------------------------------------------------
 
-    def enter_function(self, node: cst.FunctionDef, method: bool) -> None:
-        scope = _Scope("function", method=node.name.value if method else None)
+    def enter_function(self, node: cst.FunctionDef, method: bool, key: str = "") -> None:
+        parent = self._flow.scope
+        if parent.kind == "function":
+            # A function defined inside another one: callable by its name there.
+            parent.locals[node.name.value] = key
+        scope = Scope("function", key=key, method=node.name.value if method else None)
         params = node.params
-        for param in (*params.posonly_params, *params.params, *params.kwonly_params):
-            scope.bound.add(param.name.value)
-        for star in (params.star_arg, params.star_kwarg):
-            if isinstance(star, cst.Param):
-                scope.bound.add(star.name.value)
         if method and node.name.value == "__init__":
             named = [p.name.value for p in (*params.params, *params.kwonly_params)]
             scope.accepts = (named, isinstance(params.star_kwarg, cst.Param))
-        self._scopes.append(scope)
+        self._flow.enter_scope(scope)
+        defaults: dict[str, Json] = {}
+        for name, index, default in parameters(node):
+            self._flow.bind(name, None, param=(index, name), default=default)
+            if default is not None:
+                ok, value = literal(default)
+                if ok:
+                    defaults[name] = value
+        if method and node.name.value == "__init__" and defaults:
+            # What a dataset's switches are when its constructor is not given them.
+            self._fact(key, ["defaults", defaults])
 
     def leave_function(self) -> None:
-        self._scopes.pop()
+        self._flow.leave_scope()
 
     def enter_class(self, key: str) -> None:
         self._classes.append(key)
-        self._scopes.append(_Scope("class"))
+        self._flow.enter_scope(Scope("class", key=key))
 
     def leave_class(self) -> None:
         self._classes.pop()
-        self._scopes.pop()
+        self._flow.leave_scope()
 
-    def _lookup(self, name: str) -> cst.BaseExpression | _Item | None:
-        scope = self._scopes[-1]
-        if name in scope.values:
-            return scope.values[name]
-        if name in scope.bound or scope.kind == "class":
+    def branches(self, node: cst.CSTNode) -> None:
+        """A compound statement whose blocks may run or not (``if``, loops, ``try``)."""
+        self._flow.branches(node)
+        if isinstance(node, cst.If) and self._method_class() is not None:
+            self._guard_chain(node, [])
+
+    def _guard_chain(self, node: cst.If, before: list[list[Json]]) -> None:
+        """``if self.split: ...``: each block of the chain runs only while the conditions
+        on the object's attributes hold (the earlier tests failed, its own test holds)."""
+        own = _conditions(node.test)
+        self._guards[id(node.body)] = [*before, *own]
+        failed = [*before, *([_negated(own[0])] if len(own) == 1 else [])]
+        orelse = node.orelse
+        if isinstance(orelse, cst.Else):
+            self._guards[id(orelse.body)] = failed
+        elif isinstance(orelse, cst.If):
+            self._guard_chain(orelse, failed)
+
+    def enter_block(self, node: cst.CSTNode, row: int | None) -> None:
+        self._flow.enter_block(node)
+        conditions = self._guards.pop(id(node), None)
+        if conditions and row is not None:
+            self._guarded.append((id(node), row, conditions))
+
+    def leave_block(self, node: cst.CSTNode, row: int | None) -> None:
+        self._flow.leave_block(node)
+        if self._guarded and self._guarded[-1][0] == id(node) and row is not None:
+            _, start, conditions = self._guarded.pop()
+            # Rows after the header line up to the block's last line run only if...
+            for condition in conditions:
+                self._fact(self._flow.scope.key, ["guard", *condition, start + 1, row - 1])
+
+    def _method_class(self, scope: Scope | None = None) -> str | None:
+        """The class whose method ``scope`` is (the summary keys methods ``Class.name``)."""
+        scope = scope or self._flow.scope
+        if scope.kind != "function" or scope.method is None:
             return None
-        return self._scopes[0].values.get(name)
-
-    def _mapping(self, name: str) -> _Mapping | None:
-        scope = self._scopes[-1]
-        if name in scope.mappings:
-            return scope.mappings[name]
-        if name in scope.values or name in scope.bound:
-            return None
-        return self._scopes[0].mappings.get(name)
-
-    def _resolve(self, node: cst.BaseExpression) -> cst.BaseExpression | _Item:
-        """Follow a name to the value last assigned to it in this scope (or at module level)."""
-        current: cst.BaseExpression | _Item = node
-        for _ in range(_MAX_DEPTH):
-            if not isinstance(current, cst.Name):
-                break
-            found = self._lookup(current.value)
-            if found is None or found is current:
-                break
-            current = found
-        return current
+        return scope.key.rpartition(".")[0] or None
 
     # -- assignments --------------------------------------------------------------------------
 
@@ -378,7 +482,9 @@ class LoaderFacts:
     ) -> None:
         """After ``targets = value`` in function ``key`` (the value's calls were visited)."""
         self._key = key
-        scope = self._scopes[-1]
+        if self._flow.dead:
+            return
+        scope = self._flow.scope
         for target in targets:
             if isinstance(target, cst.Name) and scope.kind == "class" and value is not None:
                 # ``rng = np.random.default_rng(0)`` in a class body: every instance shares it.
@@ -386,17 +492,15 @@ class LoaderFacts:
                 if kind is not None and self._classes:
                     self._fact(self._classes[-1], ["attr", target.value, kind])
             elif isinstance(target, cst.Name):
-                self._bind(scope, target.value, value)
-            elif isinstance(target, cst.Tuple | cst.List) and isinstance(value, cst.Call):
-                for index, element in enumerate(target.elements):
-                    if isinstance(element.value, cst.Name):
-                        self._bind(scope, element.value.value, _Item(value, index))
+                self._bind(target.value, value)
             elif isinstance(target, cst.Tuple | cst.List):
-                for element in target.elements:
-                    if isinstance(element.value, cst.Name):
-                        self._bind(scope, element.value.value, None)
+                self._unpack(target, value)
             elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                self._set_item(target, value)
+                if value is not None:
+                    index = None
+                    if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                        index = target.slice[0].slice.value
+                    self._flow.set_item(target.value.value, index, value)
             elif isinstance(target, cst.Attribute) and value is not None:
                 self._attribute(target, value)
             if value is not None and isinstance(value, cst.Call):
@@ -405,19 +509,37 @@ class LoaderFacts:
                     with contextlib.suppress(TypeError):
                         pending.record["name"] = dotted_name(target)
 
-    def _bind(self, scope: _Scope, name: str, value: cst.BaseExpression | _Item | None) -> None:
-        scope.mappings.pop(name, None)
-        if value is None:
-            scope.values.pop(name, None)
-            scope.bound.add(name)
-            return
-        scope.values[name] = value
-        if isinstance(value, cst.BaseExpression):
-            items = dict_literal_items(value)
-            if items is not None:
-                scope.mappings[name] = _Mapping(dict(items))
-            if scope.kind == "module":
-                self._module_value(name, value)
+    def _unpack(self, target: cst.Tuple | cst.List, value: cst.BaseExpression | None) -> None:
+        """``a, b = value``: each name gets its element (a literal's, or ``Item``)."""
+        elements = list(target.elements)
+        literal_elements = None
+        if isinstance(value, cst.Tuple | cst.List) and not any(
+            isinstance(e, cst.StarredElement) for e in value.elements
+        ):
+            literal_elements = [e.value for e in value.elements]
+        starred = any(isinstance(e, cst.StarredElement) for e in elements)
+        for index, element in enumerate(elements):
+            inner = element.value
+            if not isinstance(inner, cst.Name) or starred or value is None:
+                for name in target_names(inner):
+                    self._bind(name, None)
+                continue
+            if literal_elements is not None:
+                bound = literal_elements[index] if index < len(literal_elements) else None
+                self._bind(inner.value, bound)
+            else:
+                self._bind(inner.value, Item(value, index))
+
+    def _bind(self, name: str, value: cst.BaseExpression | Item | None) -> None:
+        self._flow.bind(name, value)
+        if isinstance(value, cst.BaseExpression) and self._flow.scope.kind == "module":
+            self._module_value(name, value)
+
+    def bound(self, target: cst.BaseExpression) -> None:
+        """Names bound to something not followed (a loop variable, ``with ... as x``)."""
+        if not self._flow.dead:
+            for name in target_names(target):
+                self._flow.bind(name, None)
 
     def _module_value(self, name: str, value: cst.BaseExpression) -> None:
         kind = generator_chain(value, self._names)
@@ -428,32 +550,107 @@ class LoaderFacts:
             if described is not None:
                 self._partials[name] = described
 
-    def _set_item(self, target: cst.Subscript, value: cst.BaseExpression | None) -> None:
-        """``kwargs["num_workers"] = 4`` on a dict built for ``**kwargs``."""
-        assert isinstance(target.value, cst.Name)
-        mapping = self._mapping(target.value.value)
-        if mapping is None:
-            return
-        key = None
-        if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
-            key = literal_str(target.slice[0].slice.value)
-        if key is None or value is None:
-            mapping.opaque = True
-        else:
-            mapping.items[key] = value
-
     def _attribute(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
-        """``self.rng = np.random.default_rng()``: a generator the object owns."""
+        """``self.rng = np.random.default_rng()``: a generator the object owns;
+        ``self.train_set = Images(...)``: what the attribute may hold, for a loader that
+        reads it in another method."""
         if not (isinstance(target.value, cst.Name) and target.value.value in ("self", "cls")):
             return
         kind = generator_chain(value, self._names)
         if kind is not None and self._classes:
             self._fact(self._key, ["attr", target.attr.value, kind])
+        klass = self._method_class()
+        if klass is not None:
+            described = self._dataset(self._flow.values(value), 0)
+            self._fact(klass, ["set", target.attr.value, described])
+
+    def returned(self, node: cst.Return) -> None:
+        """``return value`` in a function: what it returns, if it may be a dataset, and
+        whether it passes on a directory listing in its filesystem order."""
+        scope = self._flow.scope
+        if scope.kind != "function" or node.value is None or self._flow.dead:
+            return
+        value = node.value
+        self._passes_on(scope, value)
+        if isinstance(value, cst.Tuple):
+            described: list[Json] = [
+                "tuple",
+                [self._dataset(self._flow.values(e.value), 0) for e in value.elements],
+            ]
+        else:
+            described = self._dataset(self._flow.values(value), 0)
+        found = self._returns.setdefault(scope.key, [])
+        if described not in found:
+            found.append(described)
+
+    def enter_loop(self, node: cst.For) -> None:
+        self._loops.append((self._flow.scope, node))
+
+    def leave_loop(self, node: cst.For) -> None:
+        if self._loops and self._loops[-1][1] is node:
+            self._loops.pop()
+
+    def yielded(self, node: cst.Yield) -> None:
+        """``yield`` inside a loop over a listing, ``yield from`` a listing: the function
+        hands out entries in filesystem order."""
+        scope = self._flow.scope
+        if scope.kind != "function" or self._flow.dead:
+            return
+        if isinstance(node.value, cst.From):
+            self._passes_on(scope, node.value.item)
+            return
+        for owner, loop in reversed(self._loops):
+            if owner is not scope:
+                break
+            row = self._listing_in(loop.iter, 0)
+            if row is not None:
+                self._fact(scope.key, ["lists", row])
+                return
+
+    def _passes_on(self, scope: Scope, value: cst.BaseExpression) -> None:
+        """A function's result is a listing (``["lists", row]``) or another function's
+        result (``["relays", ref, row]``): what ``unsorted-file-listing`` judges by."""
+        row = self._listing_in(value, 0)
+        if row is not None:
+            self._fact(scope.key, ["lists", row])
+            return
+        inner = value
+        while isinstance(inner, cst.Call) and id(inner) not in self._call_rows:
+            if self._names.qualified_name(inner.func) not in KEEPS_ORDER or not inner.args:
+                return
+            inner = inner.args[0].value
+        if isinstance(inner, cst.Call):
+            ref, call_row = self._call_rows[id(inner)]
+            self._fact(scope.key, ["relays", ref, call_row])
+
+    def _listing_in(self, node: cst.BaseExpression, depth: int) -> int | None:
+        """The row of the unsorted directory listing an expression passes on, if any."""
+        if depth > _MAX_DEPTH:
+            return None
+        if isinstance(node, cst.Call):
+            row = self._listing_rows.get(id(node))
+            if row is not None:
+                return row
+            if self._names.qualified_name(node.func) in KEEPS_ORDER:
+                for arg in node.args:
+                    row = self._listing_in(arg.value, depth + 1)
+                    if row is not None:
+                        return row
+            return None
+        if isinstance(node, cst.ListComp | cst.GeneratorExp):
+            return self._listing_in(node.for_in.iter, depth + 1)
+        if isinstance(node, cst.Name):
+            for value in self._flow.values(node):
+                if isinstance(value.node, cst.BaseExpression) and value.node is not node:
+                    row = self._listing_in(value.node, depth + 1)
+                    if row is not None:
+                        return row
+        return None
 
     # -- facts ----------------------------------------------------------------------------------
 
     def _fact(self, key: str, fact: list[Json]) -> None:
-        marker = (str(fact[0]), repr(fact[1]))
+        marker = repr(fact)
         seen = self._seen.setdefault(key, set())
         if marker in seen:
             return
@@ -461,7 +658,7 @@ class LoaderFacts:
         self._facts.setdefault(key, []).append(fact)
 
     def _in_method(self) -> bool:
-        return any(scope.method is not None for scope in self._scopes)
+        return any(scope.method is not None for scope in self._flow.scopes)
 
     def _uses(self, node: cst.Call) -> None:
         """``self.rng.normal(...)``, ``f(x, generator=self.g)``: attributes a method uses;
@@ -470,6 +667,7 @@ class LoaderFacts:
         values: list[cst.BaseExpression] = [arg.value for arg in node.args]
         if isinstance(func, cst.Attribute):
             values.append(func.value)
+        scope = self._flow.scope
         for value in values:
             if (
                 isinstance(value, cst.Attribute)
@@ -480,12 +678,11 @@ class LoaderFacts:
                 self._fact(self._key, ["self", value.attr.value])
             elif (
                 isinstance(value, cst.Name)
-                and len(self._scopes) > 1
+                and len(self._flow.scopes) > 1
                 and self._names.binding(value.value) is None
                 and self._names.qualified_name(value) is None
                 and self._names.is_bound(value.value)
-                and value.value not in self._scopes[-1].values
-                and value.value not in self._scopes[-1].bound
+                and value.value not in scope.history
             ):
                 self._object_uses.setdefault(self._key, set()).add(value.value)
 
@@ -494,14 +691,21 @@ class LoaderFacts:
     def call(self, node: cst.Call, qualified: str | None, key: str, where: SiteSource) -> None:
         """A call in function ``key`` (``""`` at module level); ``where`` tells its site."""
         self._key = key
+        if self._flow.dead:
+            # Code that can never run (``if True: ... else: <here>``) builds nothing.
+            return
         func = node.func
         self._uses(node)
+        if qualified in LISTING_CALLS or (
+            isinstance(func, cst.Attribute) and func.attr.value in LISTING_METHODS
+        ):
+            self._listing_rows[id(node)] = where.node_row(node)
         if isinstance(func, cst.Attribute):
             method = func.attr.value
             if method == "set_epoch":
                 self._flags.add("set_epoch")
             if isinstance(func.value, cst.Name):
-                self._dict_method(func.value.value, method, node)
+                self._flow.change(func.value.value, method, node)
             if (
                 method == "__init__"
                 and isinstance(func.value, cst.Call)
@@ -520,14 +724,20 @@ class LoaderFacts:
             self._fact(self._key, ["lib", qualified.split(".", 1)[0]])
         if qualified in rng.LIGHTNING_TRAINERS:
             self._flags.add("trainer")
+            self._trainer(node)
+        if qualified in rng.PROCESS_CLASSES or qualified in rng.SPAWNERS:
+            self._process(node, qualified)
         if qualified in LOADERS:
             self._loader(node, ["lib", qualified], [], {}, where.site(node))
         elif qualified in RANDOM_SAMPLERS:
             self._sampler(node, qualified, where)
         elif qualified in DISTRIBUTED_SAMPLERS:
             self._distributed_sampler(node, where.site(node))
-        elif not rng.is_library(qualified, self._own) and self._loader_like(node, qualified):
-            self._loader(node, ["q", qualified], [], {}, where.site(node))
+        elif not rng.is_library(qualified, self._own):
+            if self._loader_like(node, qualified):
+                self._loader(node, ["q", qualified], [], {}, where.site(node))
+            self._call_fact(["q", qualified], node.args)
+            self._call_rows[id(node)] = (["q", qualified], where.node_row(node))
 
     @property
     def _own(self) -> str | None:
@@ -536,15 +746,39 @@ class LoaderFacts:
 
     def _unresolved(self, node: cst.Call, where: SiteSource) -> None:
         """``make_loader(ds)`` for ``make_loader = partial(DataLoader, ...)`` in scope, or
-        ``partial(DataLoader, ...)(ds)``."""
+        ``partial(DataLoader, ...)(ds)``; ``self.build(...)`` in a method."""
         func = node.func
-        target = self._resolve(func) if isinstance(func, cst.Name) else func
-        if isinstance(target, cst.Call) and self._names.qualified_name(target.func) == PARTIAL:
-            described = self._partial(target)
-            if described is not None:
-                self._loader(
-                    node, described["callee"], described["pos"], described["kw"], where.site(node)
-                )
+        targets = (
+            [v.node for v in self._flow.values(func)] if isinstance(func, cst.Name) else [func]
+        )
+        for target in targets:
+            if isinstance(target, cst.Call) and self._names.qualified_name(target.func) == PARTIAL:
+                described = self._partial(target)
+                if described is not None:
+                    self._loader(
+                        node,
+                        described["callee"],
+                        described["pos"],
+                        described["kw"],
+                        where.site(node),
+                    )
+                    return
+        klass = self._method_class()
+        if (
+            klass is not None
+            and isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
+            ref: list[Json] = ["m", klass, func.attr.value, 0]
+            self._call_fact(ref, node.args)
+            self._call_rows[id(node)] = (ref, where.node_row(node))
+        elif isinstance(func, cst.Name):
+            for scope in reversed(self._flow.scopes):
+                local = scope.locals.get(func.value)
+                if local is not None:
+                    self._call_rows[id(node)] = (["l", local], where.node_row(node))
+                    break
 
     def _loader_like(self, node: cst.Call, qualified: str) -> bool:
         if "loader" in qualified.rsplit(".", 1)[-1].lower():
@@ -553,13 +787,114 @@ class LoaderFacts:
 
     def _seeding(self, node: cst.Call, qualified: str) -> None:
         family = rng.SEEDS.get(qualified)
-        if family in ("torch", None) and any(mentions_rank(arg, self._names) for arg in node.args):
-            self._flags.add("rank_seed")
+        if family in ("torch", None):
+            if any(self._mentions_rank(arg.value) for arg in node.args):
+                self._flags.add("rank_seed")
+            else:
+                self._flags.add("same_seed")
         if qualified in rng.LIGHTNING_SEED:
             workers = argument(node, "workers", 1)
             if workers is not None and literal_bool(workers.value) is not False:
                 # Lightning then gives every loader a worker_init_fn that mixes in the rank.
                 self._flags.add("seeds_workers")
+
+    def _mentions_rank(self, node: cst.BaseExpression) -> bool:
+        """Whether a value involves the rank, also through the variables it is made of
+        (``seed = args.seed + utils.get_rank()``, then ``torch.manual_seed(seed)``)."""
+        if not self._may_rank:
+            return False
+        if self._rank_in(node):
+            return True
+        return any(
+            isinstance(value.node, cst.BaseExpression) and self._rank_in(value.node)
+            for name in _names_in(node)
+            for value in self._flow.values(name)
+        )
+
+    def _rank_in(self, node: cst.BaseExpression) -> bool:
+        """``mentions_rank`` once per expression: the values of a variable are read again
+        at every call that passes it."""
+        known = self._ranked.get(id(node))
+        if known is None:
+            known = self._ranked[id(node)] = mentions_rank(node, self._names)
+        return known
+
+    def _trainer(self, node: cst.Call) -> None:
+        """Lightning ``Trainer(strategy="ddp")``: every rank runs the same program."""
+        strategy = argument(node, "strategy")
+        if strategy is None:
+            return
+        for value in self._flow.values(strategy.value):
+            current = value.node
+            text = literal_str(current) if isinstance(current, cst.BaseExpression) else None
+            if text is None and isinstance(current, cst.Call):
+                text = self._names.qualified_name(current.func)
+            if text is not None and _DISTRIBUTED_STRATEGY.search(text):
+                self._flags.add("distributed")
+
+    def _process(self, node: cst.Call, qualified: str) -> None:
+        """``Process(target=f, args=(...))`` and ``mp.spawn(f, args=(...))`` call ``f``."""
+        spawn = qualified in rng.SPAWNERS
+        target = argument(node, "fn", 0) if spawn else argument(node, "target", 1)
+        passed = argument(node, "args", 1 if spawn else 3)
+        if target is None:
+            return
+        callee = self._names.qualified_name(target.value)
+        if callee is None or rng.is_library(callee, self._own):
+            return
+        args: list[cst.Arg] = [cst.Arg(_BLANK)] if spawn else []
+        if passed is not None:
+            elements = self._flow.elements(passed.value)
+            if elements is None:
+                return
+            args.extend(
+                cst.Arg(e.node if isinstance(e.node, cst.BaseExpression) else _BLANK)
+                for e in elements
+            )
+        self._call_fact(["q", callee], args)
+
+    def _call_fact(self, ref: list[Json], args: Sequence[cst.Arg]) -> None:
+        """What a call into project code passes, where that may matter to a loader the
+        callee builds: datasets, dicts for ``**kwargs``, literal flags."""
+        pos: list[Json] = []
+        kw: dict[str, Json] = {}
+        telling = ranked = False
+        for arg in args:
+            if arg.star == "*":
+                break
+            if arg.star == "**":
+                continue
+            described = self._argument(arg)
+            telling = telling or _telling(described)
+            if not ranked and self._mentions_rank(arg.value):
+                ranked = True
+            if arg.keyword is not None:
+                kw[arg.keyword.value] = described
+            else:
+                pos.append(described)
+        if telling:
+            self._fact(self._key, ["call", ref, pos, kw])
+        if ranked:
+            # ``set_seed(args.seed + rank)``: a project helper may seed each rank apart.
+            self._fact(self._key, ["rankcall", ref])
+
+    def _argument(self, arg: cst.Arg) -> dict[str, Json]:
+        node = arg.value
+        values = self._flow.values(node)
+        described = self._describe(values, dataset=True)
+        parts = self._parts([arg], self._flow.here_read(), 0)
+        if parts:
+            # What a transform argument is made of, for a dataset built from a parameter.
+            described["t"] = parts
+        if isinstance(node, cst.Name | cst.Dict) or (
+            isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+        ):
+            mapping = self._flow.mapping_of(node, self._flow.here_read())
+            if mapping is not None:
+                described["m"] = {k: self._describe(v) for k, v in mapping.items.items()}
+                if mapping.opaque:
+                    described["mo"] = True
+        return described
 
     def _partial(self, call: cst.Call) -> dict[str, Json] | None:
         """``functools.partial(DataLoader, ...)``: the loader it calls and its arguments."""
@@ -575,41 +910,15 @@ class LoaderFacts:
             callee = ["q", qualified]
         else:
             return None
-        pos, kw, opaque = self._describe_args(call.args[1:])
+        pos, kw, opaque, _ = self._describe_args(call.args[1:])
         return {"callee": callee, "pos": pos, "kw": kw, "opaque": opaque}
-
-    def _dict_method(self, name: str, method: str, node: cst.Call) -> None:
-        """``kwargs.update(num_workers=4)`` and other changes to a dict built for ``**``."""
-        mapping = self._mapping(name)
-        if mapping is None or method in ("get", "copy", "items", "keys", "values"):
-            return
-        if method == "update" and not any(arg.star for arg in node.args):
-            for arg in node.args:
-                if arg.keyword is not None:
-                    mapping.items[arg.keyword.value] = arg.value
-                    continue
-                items = dict_literal_items(arg.value)
-                if items is None:
-                    mapping.opaque = True
-                else:
-                    mapping.items.update(items)
-        elif method == "setdefault":
-            key = argument(node, None, 0)
-            value = argument(node, None, 1)
-            name_text = literal_str(key.value) if key is not None else None
-            if name_text is None or value is None:
-                mapping.opaque = True
-            else:
-                mapping.items.setdefault(name_text, value.value)
-        else:
-            mapping.opaque = True
 
     def _super_init(self, node: cst.Call) -> None:
         """``super().__init__(..., worker_init_fn=...)`` in a loader subclass's ``__init__``."""
-        scope = self._scopes[-1]
+        scope = self._flow.scope
         if scope.method != "__init__" or not self._classes:
             return
-        _, kw, _ = self._describe_args(node.args)
+        _, kw, _, _ = self._describe_args(node.args)
         if kw:
             self._fact(self._key, ["super", kw])
         if scope.accepts is not None:
@@ -626,7 +935,7 @@ class LoaderFacts:
         kw: dict[str, Json],
         site: CallSite,
     ) -> None:
-        more_pos, more_kw, opaque = self._describe_args(node.args, offset=len(pos))
+        more_pos, more_kw, opaque, forwarded = self._describe_args(node.args, offset=len(pos))
         record: dict[str, Json] = {
             "s": site.statement,
             "row": site.row,
@@ -635,6 +944,8 @@ class LoaderFacts:
             "kw": {**kw, **more_kw},
             "opaque": opaque,
         }
+        if forwarded is not None:
+            record["kwp"] = forwarded
         pending = _Pending(node, site, record, self._rank_variable())
         self._loaders.append(pending)
         self._by_call[id(node)] = pending
@@ -652,7 +963,7 @@ class LoaderFacts:
         shuffle = argument(node, "shuffle", DISTRIBUTED_SHUFFLE)
         record: dict[str, Json] = {"s": site.statement, "row": site.row, "name": None}
         if shuffle is not None:
-            record["shuffle"] = self._describe(shuffle.value)
+            record["shuffle"] = self._describe(self._flow.values(shuffle.value))
         elif any(arg.star for arg in node.args):
             record["shuffle"] = {}
         pending = _Pending(node, site, record)
@@ -661,10 +972,10 @@ class LoaderFacts:
 
     def _rank_variable(self) -> str | None:
         """A rank-named parameter or local variable of the function being visited."""
-        scope = self._scopes[-1]
+        scope = self._flow.scope
         if scope.kind != "function":
             return None
-        for name in sorted({*scope.bound, *scope.values}):
+        for name in sorted(scope.history):
             if is_rank_name(name) and name != "process_index":
                 return name
         return None
@@ -673,63 +984,95 @@ class LoaderFacts:
 
     def _describe_args(
         self, args: Sequence[cst.Arg], offset: int = 0
-    ) -> tuple[list[Json], dict[str, Json], bool]:
+    ) -> tuple[list[Json], dict[str, Json], bool, list[Json] | None]:
         """Positional and keyword arguments described (``**mapping`` merged when the mapping
-        was built in this scope); True when some argument cannot be known (``*args``, a
-        ``**mapping`` from elsewhere)."""
+        can be followed); True when some argument cannot be known (``*args``, a
+        ``**mapping`` from elsewhere); and the parameter a ``**kwargs`` forwards, whose
+        callers may tell what it holds."""
         pos: list[Json] = []
         kw: dict[str, Json] = {}
         opaque = False
+        forwarded: list[Json] | None = None
         for arg in args:
             if arg.star == "*":
                 opaque = True
                 break
             if arg.star == "**":
-                items = self._mapping_items(arg.value)
-                if items is None:
+                mapping = self._flow.mapping_of(arg.value, self._flow.here_read())
+                if mapping is None:
                     opaque = True
+                    values = self._flow.values(arg.value)
+                    if len(values) == 1 and values[0].param is not None:
+                        binding = values[0].binding
+                        assert binding is not None and values[0].param is not None
+                        index, name = values[0].param
+                        forwarded = [binding.scope.key, index, name]
                     continue
-                for key, value in items.items():
-                    kw[key] = self._describe(value, dataset=key == "dataset")
+                for key, found in mapping.items.items():
+                    kw[key] = self._describe(found, dataset=key == "dataset")
+                opaque = opaque or mapping.opaque
                 continue
+            values = self._flow.values(arg.value)
             if arg.keyword is not None:
                 key = arg.keyword.value
-                kw[key] = self._describe(arg.value, dataset=key == "dataset")
+                kw[key] = self._describe(values, dataset=key == "dataset")
             else:
                 # The dataset is the first positional argument (after a partial's own ones).
-                pos.append(self._describe(arg.value, dataset=offset + len(pos) == 0))
-        return pos, kw, opaque
+                pos.append(self._describe(values, dataset=offset + len(pos) == 0))
+        return pos, kw, opaque, forwarded
 
-    def _mapping_items(self, node: cst.BaseExpression) -> dict[str, cst.BaseExpression] | None:
-        literal = dict_literal_items(node)
-        if literal is not None:
-            return literal
-        if isinstance(node, cst.Name):
-            mapping = self._mapping(node.value)
-            if mapping is not None and not mapping.opaque:
-                return mapping.items
-        return None
-
-    def _describe(self, node: cst.BaseExpression, dataset: bool = False) -> dict[str, Json]:
-        """What the rules need to know about an argument's value."""
-        value = self._resolve(node)
-        found: dict[str, Json] = {}
-        if dataset:
-            found["d"] = self._dataset(node, 0)
-        if isinstance(value, _Item):
-            return found
-        if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
-            found["v"] = None if value.value == "None" else value.value == "True"
-        elif isinstance(value, cst.Integer):
-            found["v"] = int(value.evaluated_value)
-        sampler = self._sampler_kind(value, 0)
-        if sampler is not None:
-            found["s"] = sampler
-        if generator_chain(value, self._names) == "torch.Generator":
-            found["g"] = "rank" if mentions_rank(value, self._names) else "set"
+    def _expand(self, values: Sequence[Value]) -> list[Value]:
+        """Values as written (a dict's items) followed to what they may evaluate to."""
+        found: list[Value] = []
+        for value in values:
+            if isinstance(value.node, cst.Name | cst.IfExp | cst.BooleanOperation):
+                found.extend(self._flow.values(value.node, value))
+            else:
+                found.append(value)
         return found
 
-    def _sampler_kind(self, node: cst.BaseExpression | _Item, depth: int) -> str | None:
+    def _describe(self, values: Sequence[Value], dataset: bool = False) -> dict[str, Json]:
+        """What the rules need to know about an argument's possible values."""
+        values = self._expand(values)
+        found: dict[str, Json] = {}
+        if dataset:
+            found["d"] = self._dataset(values, 0)
+        literals = [literal(v.node) for v in values]
+        plain = {repr(x) for ok, x in literals if ok and not isinstance(x, str)}
+        if values and all(ok and not isinstance(x, str) for ok, x in literals) and len(plain) == 1:
+            found["v"] = literals[0][1]
+        if len(values) == 1 and values[0].param is not None:
+            binding = values[0].binding
+            assert binding is not None
+            index, name = values[0].param
+            found["p"] = [binding.scope.key, index, name]
+            if binding.default is not None:
+                ok, default = literal(binding.default)
+                found["pd"] = [ok and not isinstance(default, str), default if ok else None]
+        per_value = [self._sampler_kind(v, 0) for v in values]
+        if any(per_value):
+            # Alternatives that are no sampler we know: None, or some other object.
+            kinds = {
+                kind or ("none" if literal(value.node) == (True, None) else "other")
+                for kind, value in zip(per_value, values, strict=True)
+            }
+            ordered = sorted(kinds, key=SAMPLER_ORDER.index)
+            found["s"] = ordered[0]
+            if len(ordered) > 1:
+                found["ss"] = ordered
+        generators = [
+            v.node
+            for v in values
+            if isinstance(v.node, cst.BaseExpression)
+            and generator_chain(v.node, self._names) == "torch.Generator"
+        ]
+        if generators:
+            ranked = all(mentions_rank(g, self._names) for g in generators)
+            found["g"] = "rank" if ranked else "set"
+        return found
+
+    def _sampler_kind(self, value: Value, depth: int) -> str | None:
+        node = value.node
         if not isinstance(node, cst.Call) or depth > _MAX_DEPTH:
             return None
         qualified = self._names.qualified_name(node.func)
@@ -739,91 +1082,239 @@ class LoaderFacts:
             )
             return "seeded" if has else "random"
         if qualified in DISTRIBUTED_SAMPLERS:
+            shuffle = argument(node, "shuffle", DISTRIBUTED_SHUFFLE)
+            if shuffle is not None and literal_bool(shuffle.value) is False:
+                return "ordered"
             return "distributed"
         if qualified in BATCH_SAMPLERS:
             inner = argument(node, "sampler", 0)
             if inner is not None:
-                return self._sampler_kind(self._resolve(inner.value), depth + 1)
+                kinds = {
+                    self._sampler_kind(v, depth + 1) for v in self._flow.values(inner.value, value)
+                } - {None}
+                if kinds:
+                    return sorted(kinds, key=SAMPLER_ORDER.index)[0]
         return None
 
-    def _dataset(self, node: cst.BaseExpression | _Item, depth: int) -> list[Json]:
-        """The dataset an expression evaluates to, as far as this file tells:
+    def _dataset(self, values: Sequence[Value], depth: int) -> list[Json]:
+        """The dataset expressions may evaluate to, as far as this file tells:
         ``["plain"]``, ``["class", ref, parts]``, ``["library", name, parts]``,
-        ``["subset", inner]``, ``["concat", [inner, ...]]`` or ``["unknown"]``."""
+        ``["subset", inner]``, ``["concat", [inner, ...]]``, ``["any", [alternative, ...]]``,
+        ``["param", function, position, name]``, ``["attr", class, name]``,
+        ``["ret", ref, element]`` or ``["unknown"]``."""
+        found: list[list[Json]] = []
+        for value in values:
+            described = self._dataset_of(value, depth)
+            if described not in found:
+                found.append(described)
+        if not found:
+            return list(_UNKNOWN)
+        return found[0] if len(found) == 1 else ["any", found]
+
+    def _dataset_of(self, value: Value, depth: int) -> list[Json]:
+        node = value.node
         if depth > _MAX_DEPTH:
-            return ["unknown"]
-        if isinstance(node, cst.BaseExpression):
-            node = self._resolve(node)
-        if isinstance(node, _Item):
-            qualified = self._names.qualified_name(node.call.func)
-            if qualified in SPLITS:
-                inner = argument(node.call, "dataset", 0)
-                if inner is not None:
-                    return ["subset", self._dataset(inner.value, depth + 1)]
-            return ["unknown"]
-        if isinstance(node, cst.Subscript) and isinstance(
-            target := self._resolve(node.value), cst.Call
+            return list(_UNKNOWN)
+        if node is None:
+            param = value.param
+            binding = value.binding
+            if (
+                param is not None
+                and binding is not None
+                and binding.scope.kind == "function"
+                and param[1] not in ("self", "cls")
+            ):
+                return ["param", binding.scope.key, param[0], param[1]]
+            return list(_UNKNOWN)
+        if isinstance(node, Item):
+            return self._element(node.source, node.index, value, depth)
+        if isinstance(node, cst.Subscript):
+            index = None
+            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+                index = literal_int(node.slice[0].slice.value)
+            if index is None:
+                return list(_UNKNOWN)
+            return self._element(node.value, index, value, depth)
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == "self"
         ):
-            # ``random_split(ds, [8, 2])[0]``
-            if self._names.qualified_name(target.func) in SPLITS:
-                inner = argument(target, "dataset", 0)
-                if inner is not None:
-                    return ["subset", self._dataset(inner.value, depth + 1)]
-            return ["unknown"]
+            klass = self._method_class(value.scope)
+            return ["attr", klass, node.attr.value] if klass else list(_UNKNOWN)
         if not isinstance(node, cst.Call):
-            return ["unknown"]
+            return list(_UNKNOWN)
         qualified = self._names.qualified_name(node.func)
         if qualified is None:
-            return ["unknown"]
+            ref = self._self_method(node, value) or self._star(node.func)
+            if ref is None:
+                return list(_UNKNOWN)
+            if ref[0] == "star":
+                return ["class", ref, self._parts(node.args, value, depth), self._literals(node)]
+            return ["ret", ref, None]
         if qualified in PLAIN_DATASETS:
             return ["plain"]
-        if qualified in SUBSETS:
+        if qualified in SUBSETS or qualified in SPLITS:
             inner = argument(node, "dataset", 0)
-            return ["subset", self._dataset(inner.value, depth + 1)] if inner else ["unknown"]
+            if inner is None:
+                return list(_UNKNOWN)
+            return ["subset", self._dataset(self._flow.values(inner.value, value), depth + 1)]
         if qualified in CONCATS:
             inner = argument(node, "datasets", 0)
-            if inner is None or not isinstance(
-                listed := self._resolve(inner.value), cst.List | cst.Tuple
-            ):
-                return ["unknown"]
-            return ["concat", [self._dataset(e.value, depth + 1) for e in listed.elements]]
-        parts = self._parts(node.args, depth)
+            elements = self._flow.elements(inner.value, value) if inner is not None else None
+            if elements is None:
+                return list(_UNKNOWN)
+            return [
+                "concat",
+                [self._dataset(self._flow.values(e.node, e), depth + 1) for e in elements],
+            ]
+        parts = self._parts(node.args, value, depth)
         if qualified.startswith(LIBRARY_DATASETS):
             return ["library", qualified, parts]
         if rng.is_library(qualified, self._own):
-            return ["unknown"]
-        return ["class", ["q", qualified], parts]
+            return list(_UNKNOWN)
+        return ["class", ["q", qualified], parts, self._literals(node)]
 
-    def _parts(self, args: Sequence[cst.Arg], depth: int) -> list[Json]:
+    def _star(self, func: cst.BaseExpression) -> list[Json] | None:
+        """``Images(...)`` where ``Images`` comes from ``from .datasets import *``: the
+        modules it may come from."""
+        stars = self._names.star_imports
+        if not stars or not isinstance(func, cst.Name) or self._names.is_bound(func.value):
+            return None
+        if self._flow.alive(func.value):
+            return None
+        own = [m for m in stars if not rng.is_library(m, self._own)]
+        return ["star", own, func.value] if own else None
+
+    def _literals(self, call: cst.Call) -> dict[str, Json]:
+        """The literal arguments of a constructor call (``mode="val"``, ``False``), which
+        may switch off what its instances draw; ``"*"``: positions past a ``*args``."""
+        pos: list[Json] = []
+        kw: dict[str, Json] = {}
+        star = False
+        for arg in call.args:
+            if arg.star == "**":
+                mapping = self._flow.mapping_of(arg.value, self._flow.here_read())
+                if mapping is None or mapping.opaque:
+                    star = True
+                    continue
+                for key, items in mapping.items.items():
+                    kw[key] = self._literal(self._expand(items))
+                continue
+            if arg.star:
+                star = True
+                continue
+            described = self._literal(self._flow.values(arg.value))
+            if arg.keyword is not None:
+                kw[arg.keyword.value] = described
+            elif not star:
+                pos.append(described)
+        result: dict[str, Json] = {}
+        if pos:
+            result["pos"] = pos
+        if kw:
+            result["kw"] = kw
+        if star:
+            result["*"] = True
+        return result
+
+    @staticmethod
+    def _literal(values: Sequence[Value]) -> list[Json]:
+        """``[True, value]`` when every value is the same literal, else ``[False, None]``."""
+        literals = [literal(v.node) for v in values]
+        known = bool(values) and all(ok for ok, _ in literals)
+        if known and len({repr(v) for _, v in literals}) == 1:
+            return [True, literals[0][1]]
+        return [False, None]
+
+    def _self_method(self, node: cst.Call, value: Value) -> list[Json] | None:
+        """``self.build(...)`` in a method: a reference to that method."""
+        func = node.func
+        klass = self._method_class(value.scope)
+        if (
+            klass is not None
+            and isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == "self"
+        ):
+            return ["m", klass, func.attr.value, 0]
+        return None
+
+    def _element(self, source: cst.BaseExpression, index: int, at: Value, depth: int) -> list[Json]:
+        """The ``index``-th element of what ``source`` evaluates to."""
+        found: list[Json] = []
+        for value in self._flow.values(source, at):
+            node = value.node
+            described: list[Json] = list(_UNKNOWN)
+            if isinstance(node, cst.Call):
+                qualified = self._names.qualified_name(node.func)
+                if qualified in SPLITS:
+                    inner = argument(node, "dataset", 0)
+                    if inner is not None:
+                        inner_values = self._flow.values(inner.value, value)
+                        described = ["subset", self._dataset(inner_values, depth + 1)]
+                elif qualified is not None and not rng.is_library(qualified, self._own):
+                    described = ["ret", ["q", qualified], index]
+                elif qualified is None:
+                    ref = self._self_method(node, value)
+                    if ref is not None:
+                        described = ["ret", ref, index]
+            elif isinstance(node, cst.ListComp | cst.GeneratorExp):
+                described = self._dataset(self._flow.values(node.elt, value), depth + 1)
+            elif isinstance(node, cst.List | cst.Tuple) and 0 <= index < len(node.elements):
+                element = node.elements[index].value
+                described = self._dataset(self._flow.values(element, value), depth + 1)
+            if described not in found:
+                found.append(described)
+        if not found:
+            return list(_UNKNOWN)
+        return found[0] if len(found) == 1 else ["any", found]
+
+    def _parts(self, args: Sequence[cst.Arg], at: Value, depth: int) -> list[Json]:
         """What a dataset is built with that may draw random numbers in workers: the classes
         and functions called in its constructor's arguments (transforms, augmenters), and
         ``["unknown"]`` for a transform-like argument whose value cannot be followed."""
         found: list[Json] = []
-        todo: list[tuple[str, cst.BaseExpression | _Item]] = []
+        todo: list[tuple[str, Value]] = []
         for arg in args:
             label = arg.keyword.value if arg.keyword is not None else ""
-            todo.append((label, arg.value))
+            todo.append((label, Value(arg.value, at.scope, at.seq, at.path)))
         steps = 0
         while todo and steps < 64:
             steps += 1
             label, current = todo.pop()
-            if isinstance(current, cst.Name):
-                label = f"{label} {current.value}"
-                current = self._resolve(current)
-                if isinstance(current, cst.Name) and _TRANSFORM.search(label):
-                    # ``Dataset(root, transform=transform)`` with a parameter: not followed.
-                    if ["unknown"] not in found:
-                        found.append(["unknown"])
-                    continue
-            if isinstance(current, cst.Call):
-                qualified = self._names.qualified_name(current.func)
+            node = current.node
+            if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
+                label = f"{label} {node.value}"
+                for value in self._flow.values(node, current):
+                    if value.node is None or isinstance(value.node, cst.Name):
+                        if not _TRANSFORM.search(label):
+                            continue
+                        # ``Dataset(root, transform=transform)`` with a parameter: its
+                        # callers tell what it is.
+                        part = self._dataset_of(value, depth + 1)
+                        if part[0] != "param":
+                            part = list(_UNKNOWN)
+                        if part not in found:
+                            found.append(part)
+                        continue
+                    todo.append((label, value))
+                continue
+            if isinstance(node, cst.Call):
+                qualified = self._names.qualified_name(node.func)
                 if qualified is not None and qualified != PARTIAL:
                     part = ["x" if rng.is_library(qualified, self._own) else "q", qualified]
                     if part not in found:
                         found.append(part)
-                todo.extend(("", arg.value) for arg in current.args)
-            elif isinstance(current, cst.List | cst.Tuple | cst.Set):
-                todo.extend(("", element.value) for element in current.elements)
+                todo.extend(
+                    ("", Value(arg.value, current.scope, current.seq, current.path))
+                    for arg in node.args
+                )
+            elif isinstance(node, cst.List | cst.Tuple | cst.Set):
+                todo.extend(
+                    ("", Value(e.value, current.scope, current.seq, current.path))
+                    for e in node.elements
+                )
         return found
 
     # -- the result -----------------------------------------------------------------------------
@@ -835,6 +1326,11 @@ class LoaderFacts:
                 kind = self._objects.get(name)
                 if kind is not None:
                     self._fact(key, ["object", name, kind])
+        for key, returned in self._returns.items():
+            # A function that returns no dataset tells nothing: leave it out.
+            if any(described != _UNKNOWN for described in returned):
+                for described in returned:
+                    self._fact(key, ["ret", described])
         if self._names.is_bound(HELPER):
             self._flags.add("helper")
         if not (

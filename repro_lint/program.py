@@ -716,6 +716,10 @@ class Program:
         for event in unit.functions().get(key, ()):
             yield from self._callees(unit, event)
 
+    def event_callees(self, unit: Unit, event: list[Json]) -> Iterator[tuple[Unit, str]]:
+        """The project functions one summary event calls (for a class, its methods)."""
+        yield from self._callees(unit, event)
+
     def import_edits(
         self, unit: Unit, modules: Sequence[str], before: Location
     ) -> tuple[Edit, ...] | None:

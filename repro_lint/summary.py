@@ -33,7 +33,7 @@ from repro_lint.options import Options
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 11
+SUMMARY_VERSION = 12
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -390,13 +390,17 @@ class SummaryCollector:
 
     def visit_For(self, node: cst.For) -> None:
         self._enter(node, node.leading_lines)
-        self._data.assign([node.target], None, self._function_key())
+        self._data.bound(node.target)
+        self._data.branches(node)
+        self._data.enter_loop(node)
 
     def leave_For(self, original_node: cst.For) -> None:
+        self._data.leave_loop(original_node)
         self._leave(original_node)
 
     def visit_While(self, node: cst.While) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_While(self, original_node: cst.While) -> None:
         self._leave(original_node)
@@ -404,6 +408,9 @@ class SummaryCollector:
     def visit_With(self, node: cst.With) -> None:
         self._enter(node, node.leading_lines)
         self._kernels.enter_with(node)
+        for item in node.items:
+            if item.asname is not None:
+                self._data.bound(item.asname.name)
 
     def leave_With(self, original_node: cst.With) -> None:
         self._kernels.leave_with()
@@ -411,18 +418,21 @@ class SummaryCollector:
 
     def visit_Try(self, node: cst.Try) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_Try(self, original_node: cst.Try) -> None:
         self._leave(original_node)
 
     def visit_TryStar(self, node: cst.TryStar) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_TryStar(self, original_node: cst.TryStar) -> None:
         self._leave(original_node)
 
     def visit_Match(self, node: cst.Match) -> None:
         self._enter(node, node.leading_lines)
+        self._data.branches(node)
 
     def leave_Match(self, original_node: cst.Match) -> None:
         self._leave(original_node)
@@ -434,6 +444,9 @@ class SummaryCollector:
             # An ``elif`` runs only when its ``if`` did not: the else arm of that branch.
             self._blocks.append(parent)
         self._enter(node, node.leading_lines)
+        if id(node) not in self._elifs:
+            # An ``elif`` was registered with the ``if`` that leads its chain.
+            self._data.branches(node)
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
             self._elif_of[id(node.orelse)] = self._if_arm(node, 1)
@@ -525,14 +538,18 @@ class SummaryCollector:
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(self._block_entry())
+        self._data.enter_block(node, self.row)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
+        self._data.leave_block(original_node, self.row)
         self._blocks.pop()
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._blocks.append(self._block_entry())
+        self._data.enter_block(node, None)
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
+        self._data.leave_block(original_node, None)
         self._blocks.pop()
 
     def _block_entry(self) -> Json:
@@ -565,6 +582,12 @@ class SummaryCollector:
         found.reverse()
         return found
 
+    def leave_Return(self, original_node: cst.Return) -> None:
+        self._data.returned(original_node)
+
+    def leave_Yield(self, original_node: cst.Yield) -> None:
+        self._data.yielded(original_node)
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, node.leading_lines)
         method = bool(self._scopes) and self._scopes[-1].kind == "class"
@@ -576,7 +599,7 @@ class SummaryCollector:
         if first is not None:
             self._body_of[id(first)] = key
         self._scopes.append(_Scope("func", key))
-        self._data.enter_function(node, method)
+        self._data.enter_function(node, method, key)
         self._ckpt.enter_function(key, node)
         self._kernels.enter_function(node)
 

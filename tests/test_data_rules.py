@@ -384,11 +384,15 @@ def test_distributed_with_a_dataset_that_draws_nothing_is_quiet() -> None:
 
 
 def test_a_distributed_sampler_makes_the_run_distributed() -> None:
+    # Seeded alike on every rank: worker k of each rank gets the same base seed.
     source = dataset("torch.rand(1)").replace(
         "DataLoader(D(), batch_size=2,",
         "DataLoader(D(), batch_size=2, sampler=torch.utils.data.DistributedSampler(D()),",
     )
-    assert found(source, "RPL301") == [("RPL301", LOADER_ROW, RANKS_ALIKE)]
+    seeded = source.replace("if True:\n", "torch.manual_seed(0)\nif True:\n")
+    assert found(seeded, "RPL301") == [("RPL301", LOADER_ROW + 1, RANKS_ALIKE)]
+    # Unseeded, every process draws its base seed from fresh entropy: nothing repeats.
+    assert found(source, "RPL301") == []
 
 
 def test_the_distributed_fix_mixes_in_the_rank() -> None:
@@ -396,17 +400,26 @@ def test_the_distributed_fix_mixes_in_the_rank() -> None:
         "# no header", DISTRIBUTED.format(seed="torch.manual_seed(0)")
     )
     text = fixed(source, "RPL301")
+    # The dataset draws only from torch: only torch is reseeded (issue 15: no
+    # `random.seed`/numpy lines where the workers draw nothing from them).
     helper = (
         "def seed_worker(worker_id: int) -> None:\n"
         '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
         "    rank = dist.get_rank() if dist.is_initialized() else 0\n"
         "    worker_seed = (torch.initial_seed() + 65536 * rank) % 2**32\n"
-        "    torch.manual_seed(worker_seed)\n"
-        "    np.random.seed(worker_seed)  # noqa: NPY002\n"
-        "    random.seed(worker_seed)\n"
+        "    torch.manual_seed(worker_seed)\n\n\n"
     )
     assert helper in text
     assert text.count("def seed_worker") == 1
+    # Drawing from numpy and `random` too: those are reseeded with the rank as well.
+    both = source.replace(
+        "return torch.rand(1)", "return torch.rand(1) + np.random.rand() + random.random()"
+    )
+    assert (
+        "    torch.manual_seed(worker_seed)\n"
+        "    np.random.seed(worker_seed)  # noqa: NPY002\n"
+        "    random.seed(worker_seed)\n"
+    ) in fixed(both, "RPL301")
 
 
 @pytest.mark.parametrize(
@@ -461,9 +474,10 @@ def test_an_unresolved_dataset_on_old_torch_in_an_eval_loader_is_quiet() -> None
         pytest.param(
             dataset("np.random.rand()").replace(
                 "# no header",
-                "import torch.distributed\ntorch.distributed.init_process_group('gloo')",
+                "import torch.distributed\ntorch.distributed.init_process_group('gloo')\n"
+                "torch.manual_seed(0)",
             ),
-            [LOADER_ROW + 1],
+            [LOADER_ROW + 2],
             id="ranks-alike",
         ),
         pytest.param(
@@ -651,7 +665,7 @@ def test_the_cli_fix_across_files_parses_and_converges(data_project: Path) -> No
     again = CliRunner().invoke(main, args)
     assert again.exit_code == 1
     assert (data_project / "train.py").read_text(encoding="utf-8") == text
-    assert {f[1:3] for f in project_findings(data_project)} == {("RPL301", 28)}
+    assert {f[1:3] for f in project_findings(data_project)} == {("RPL301", 24)}
 
 
 # -- RPL302 -------------------------------------------------------------------------------------
@@ -1020,10 +1034,17 @@ def test_a_module_level_path_listed_in_a_function() -> None:
 @pytest.mark.parametrize(
     ("body", "expected"),
     [
-        # Which file is used depends on the listing's order.
-        ("return next(Path(root).glob('checkpoint*'))\n", [7]),
-        ("names = [n for n in os.listdir(root) if n.endswith('.ckpt')]\n"
+        # Which data file is used depends on the listing's order.
+        ("return next(Path(root).glob('*.png'))\n", [7]),
+        ("names = [n for n in os.listdir(root) if n.endswith('.png')]\n"
          "    return names[0]\n", [7]),
+        # The one model or config file of a directory (issue 12, part 2, item 7).
+        ("return next(Path(root).glob('*.xml'))\n", []),
+        ("names = [n for n in os.listdir(root) if n.endswith('.ckpt')]\n"
+         "    return names[0]\n", []),
+        ("return [n for n in os.listdir(root) if 'clean' in n][0]\n", []),
+        ("matches = list(Path(root).glob(key + '.*'))\n"
+         "    assert len(matches) == 1\n    return matches[0]\n", []),
         ("names = os.listdir(root)\n    random.shuffle(names)\n    return names[:10]\n", [7]),
         ("names = os.listdir(root)\n    rng.shuffle(names)\n", [7]),
         ("return ImageDataset(glob.glob(root + '/*.png'))\n", [7]),
@@ -1039,7 +1060,8 @@ def test_a_module_level_path_listed_in_a_function() -> None:
         ("found = []\n    for name in os.listdir(root):\n        found.append(name)\n"
          "    return found\n", [8]),
     ],
-    ids=["next", "first-item", "shuffle", "rng-shuffle", "dataset-class", "joined-membership",
+    ids=["next", "first-item", "next-config", "first-checkpoint", "named-pick",
+         "asserted-one", "shuffle", "rng-shuffle", "dataset-class", "joined-membership",
          "dict-comprehension", "helper-function", "collected-then-sorted", "collected-upload",
          "collected-returned"],
 )  # fmt: skip
@@ -1059,3 +1081,187 @@ def test_records_kept_by_an_object_that_serves_no_samples_are_quiet() -> None:
     assert rows(source, "RPL305") == []
     served = source + "\n    def __len__(self):\n        return len(self.records)\n"
     assert rows(served, "RPL305") == [9]
+
+
+# -- values as people pass them, across functions and files (issue 12, part 2, item 3) ------
+
+
+def test_a_dataset_returned_by_a_project_function_in_another_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "data.py": """\
+                import numpy as np
+                from torch.utils.data import Dataset
+                from torchvision import datasets, transforms
+
+
+                class Noisy(Dataset):
+                    def __init__(self):
+                        self.rng = np.random.default_rng(0)
+
+                    def __getitem__(self, index):
+                        return self.rng.normal()
+
+
+                def build_dataset(args, noisy=False):
+                    if noisy:
+                        return Noisy(), 1
+                    tf = transforms.Compose([transforms.RandomCrop(32), transforms.ToTensor()])
+                    dataset = datasets.CIFAR10(args.root, transform=tf)
+                    return dataset, 10
+            """,
+            "train.py": """\
+                from torch.utils.data import DataLoader
+
+                from data import build_dataset
+
+
+                def main(args):
+                    train_set, classes = build_dataset(args)
+                    return DataLoader(train_set, shuffle=True, num_workers=4)
+
+
+                if __name__ == "__main__":
+                    main(None)
+            """,
+        },
+    )
+    # One of the datasets the function may return owns a generator.
+    assert {(f[1], f[2]) for f in project_findings(tmp_path, "train.py")} == {
+        ("RPL301", 8),
+        ("RPL302", 8),
+    }
+    data = tmp_path / "data.py"
+    data.write_text(
+        data.read_text().replace("        return Noisy(), 1\n", "        raise ValueError\n")
+    )
+    assert {(f[1], f[2]) for f in project_findings(tmp_path, "train.py")} == {("RPL302", 8)}
+
+
+def test_a_dataset_passed_to_a_trainer_is_judged_by_its_callers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    trainer = """\
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        class Trainer:
+            def __init__(self, config, model, train_dataset):
+                self.train_dataset = train_dataset
+                self.config = config
+
+            def run(self):
+                sampler = torch.utils.data.RandomSampler(
+                    self.train_dataset, generator=torch.Generator().manual_seed(0)
+                )
+                return DataLoader(
+                    self.train_dataset, sampler=sampler, num_workers=self.config.workers
+                )
+    """
+    chars = """\
+        import torch
+        from torch.utils.data import Dataset
+
+        from trainer import Trainer
+
+
+        class Chars(Dataset):
+            def __getitem__(self, index):
+                return torch.tensor([index])
+
+
+        if __name__ == "__main__":
+            Trainer(None, None, Chars()).run()
+    """
+    write(tmp_path, {"trainer.py": trainer, "chars.py": chars})
+    assert project_findings(tmp_path, "trainer.py", "chars.py") == set()
+    noisy = chars.replace(
+        "            def __getitem__(self, index):\n                return torch.tensor([index])",
+        "            def __init__(self):\n                self.g = torch.Generator()\n\n"
+        "            def __getitem__(self, index):\n"
+        "                return torch.rand(1, generator=self.g)",
+    )
+    write(tmp_path, {"trainer.py": trainer, "chars.py": noisy})
+    assert {(f[0], f[1], f[2]) for f in project_findings(tmp_path, "trainer.py", "chars.py")} == {
+        ("trainer.py", "RPL301", 14)
+    }
+
+
+def test_loader_kwargs_handed_to_worker_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "train.py": """\
+                import torch
+
+
+                def train(rank, args, dataset, dataloader_kwargs):
+                    torch.manual_seed(args.seed + rank)
+                    loader = torch.utils.data.DataLoader(dataset, **dataloader_kwargs)
+                    return loader
+            """,
+            "main.py": """\
+                import torch.multiprocessing as mp
+                from torchvision import datasets
+
+                from train import train
+
+                if __name__ == "__main__":
+                    dataset = datasets.MNIST("data")
+                    kwargs = {"batch_size": 64, "shuffle": True}
+                    processes = []
+                    for rank in range(4):
+                        p = mp.Process(target=train, args=(rank, None, dataset, kwargs))
+                        p.start()
+                        processes.append(p)
+            """,
+        },
+    )
+    assert {(f[0], f[1], f[2]) for f in project_findings(tmp_path, "train.py", "main.py")} == {
+        ("train.py", "RPL302", 6)
+    }
+
+
+def test_a_listing_helper_is_judged_where_other_modules_use_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    helpers = """\
+        import os
+
+
+        def scandir(dir_path, suffix=None):
+            def _scandir(path):
+                for entry in os.scandir(path):
+                    if suffix is None or entry.name.endswith(suffix):
+                        yield entry.path
+
+            return _scandir(dir_path)
+    """
+    data = """\
+        from helpers import scandir
+
+
+        def paired_paths(gt_folder, lq_folder):
+            lq_paths = sorted(scandir(lq_folder))
+            gt_paths = list(scandir(gt_folder))
+            return [(gt, lq) for gt, lq in zip(gt_paths, lq_paths)]
+    """
+    write(tmp_path, {"helpers.py": helpers, "data.py": data})
+    message = "`scandir` lists files in filesystem order, which differs between machines"
+    assert project_findings(tmp_path, "helpers.py", "data.py") == {
+        ("data.py", "RPL305", 6, message)
+    }
+    # Used only in its own module: reported at its listing.
+    used_here = textwrap.dedent(helpers) + "\n\nFIRST = list(scandir('data'))[0]\n"
+    write(tmp_path, {"helpers.py": used_here})
+    assert {(f[0], f[2]) for f in project_findings(tmp_path, "helpers.py")} == {("helpers.py", 6)}

@@ -9,6 +9,7 @@ from repro_lint.rules.checkpoint_without_rng_state import CheckpointWithoutRngSt
 from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
 from repro_lint.rules.dataloader_missing_generator import DataloaderMissingGenerator
 from repro_lint.rules.dataloader_worker_rng import DataloaderWorkerRng
+from repro_lint.rules.dataset_shuffle_without_seed import DatasetShuffleWithoutSeed
 from repro_lint.rules.deterministic_mode_disabled import DeterministicModeDisabled
 from repro_lint.rules.distributed_sampler_without_set_epoch import DistributedSamplerWithoutSetEpoch
 from repro_lint.rules.hashseed_set_in_process import HashseedSetInProcess
@@ -55,6 +56,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     RandomSplitMissingGenerator,
     DistributedSamplerWithoutSetEpoch,
     UnsortedFileListing,
+    DatasetShuffleWithoutSeed,
     NondeterministicOp,
     NondeterministicOpWithoutDeterministicMode,
     UnusedNoqa,

@@ -14,12 +14,22 @@ from repro_lint.rule import Invalid, Valid
 class DataloaderMissingGenerator(ProjectRule):
     """
     ## What it does
-    Flags a DataLoader (any alias, project subclass, `functools.partial` or known wrapper)
-    that shuffles, `shuffle=True` by keyword or by position (`DataLoader(ds, 8, True)`), a
-    value that may be true, or a `**kwargs` dict built in the same scope that sets it, or
-    that gets a `RandomSampler`, `SubsetRandomSampler` or `WeightedRandomSampler` built
-    without `generator=` (directly, through a variable or inside a `BatchSampler`), and has
-    no `generator=` of its own. Also flags those samplers themselves.
+    Flags a DataLoader (any alias, project subclass, `functools.partial` or known wrapper
+    such as PyG's loaders and DGL's `GraphDataLoader`) that shuffles, `shuffle=True` by
+    keyword or by position (`DataLoader(ds, 8, True)`), a value that may be true, or a
+    `**kwargs` dict that may set it, or that gets a `RandomSampler`, `SubsetRandomSampler`
+    or `WeightedRandomSampler` built without `generator=` (directly, through a variable or
+    inside a `BatchSampler`), and has no `generator=` of its own. Also flags those samplers
+    themselves.
+
+    Arguments are followed as people pass them: variables assigned in either branch of an
+    `if` (a sampler that is a `DistributedSampler` or `None`, with
+    `shuffle=(sampler is None)`), dicts built with literals, `dict(...)`, `{**a, **b}`,
+    `.update()` (also in a branch, and with another dict), item assignment or a
+    conditional expression; and the parameters of the function that builds the loader,
+    through what every known caller passes (a `**loader_kwargs` dict handed to a
+    `Process` or `mp.spawn` worker included, and a parameter's default where a caller
+    leaves it out).
 
     ## When it does not fire
     - The loader has `generator=`, or a `**mapping` the rule cannot see may hold one.
@@ -29,6 +39,7 @@ class DataloaderMissingGenerator(ProjectRule):
       Evaluation loaders are quiet for this reason.
     - A random sampler with `generator=` (a loader given such a sampler is quiet too, unless
       it shuffles by itself, which torch rejects anyway).
+    - Code that can never run: the `else` of `if True:` (a switch commented out).
 
     ## Why is this bad?
     Without a generator, a shuffling loader draws its order from the global torch
@@ -48,8 +59,10 @@ class DataloaderMissingGenerator(ProjectRule):
     `seed` (default 0) is the value inserted.
 
     ## Known limitations
-    Samplers are followed through assignments in the same scope; a sampler built in another
-    function or kept in an attribute counts as deterministic.
+    Samplers are followed through assignments in the same function; a sampler built in
+    another function or kept in an attribute counts as deterministic. A change to a dict
+    under a condition is taken as possible, without relating it to other conditions (a
+    `shuffle` set only `if sampler is None` counts as set whatever the callers pass).
 
     ## References
     - PyTorch: "Reproducibility", DataLoader section (`generator`)
@@ -80,6 +93,34 @@ class DataloaderMissingGenerator(ProjectRule):
             "sampler = RandomSampler(ds, generator=torch.Generator().manual_seed(0))\n",
             note="a random sampler without its own generator",
         ),
+        Invalid(
+            "import torch\n\n\ndef main(args, train_set, use_cuda):\n"
+            "    train_kwargs = {'batch_size': args.batch_size}\n    if use_cuda:\n"
+            "        cuda_kwargs = {'num_workers': 1, 'pin_memory': True, 'shuffle': True}\n"
+            "        train_kwargs.update(cuda_kwargs)\n"
+            "    return torch.utils.data.DataLoader(train_set, **train_kwargs)\n",
+            note="`shuffle` set through `.update()` with another dict, in a branch",
+        ),
+        Invalid(
+            "import torch.utils.data as data\n\n\ndef loader(train_set, use_cuda):\n"
+            "    extra = {'num_workers': 1, 'pin_memory': True} if use_cuda else {}\n"
+            "    return data.DataLoader(train_set, batch_size=8, **{**extra, 'shuffle': True})\n",
+            note="a module alias and a merged dict",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader, DistributedSampler\n\n\n"
+            "def loader(dataset, distributed):\n    if distributed:\n"
+            "        sampler = DistributedSampler(dataset)\n    else:\n        sampler = None\n"
+            "    return DataLoader(dataset, sampler=sampler, shuffle=(sampler is None))\n",
+            note="single-process runs shuffle from the global RNG",
+        ),
+        Invalid(
+            "from torch.utils.data import DataLoader\n\n\n"
+            "def get_loader(dataset, batch_size, shuffle=False):\n"
+            "    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle)\n\n\n"
+            "train_loader = get_loader(train_set, 32, shuffle=True)\n",
+            note="a caller of the helper asks for shuffling",
+        ),
     )
     VALID = (
         Valid(
@@ -106,6 +147,27 @@ class DataloaderMissingGenerator(ProjectRule):
             "loader = DataLoader(ds, sampler=RandomSampler(ds, generator=g))\n",
             note="the random sampler has its own generator",
         ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def main(dataset):\n    if True:  # args.distributed\n"
+            "        sampler = torch.utils.data.DistributedSampler(dataset, shuffle=True)\n"
+            "    else:\n        sampler = torch.utils.data.RandomSampler(dataset)\n"
+            "    return DataLoader(dataset, sampler=sampler, batch_size=64)\n",
+            note="the random sampler is in code that never runs",
+        ),
+        Valid(
+            "from torch.utils.data import DataLoader\n\n\n"
+            "def get_loader(dataset, batch_size, shuffle=False):\n"
+            "    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle)\n\n\n"
+            "test_loader = get_loader(test_set, 256)\n",
+            note="every caller keeps the default: no shuffling",
+        ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\n"
+            "base = {'batch_size': 32, 'shuffle': True}\n"
+            "loader = DataLoader(ds, **dict(base, generator=torch.Generator().manual_seed(0)))\n",
+            note="`dict(a, **b)` with a generator",
+        ),
     )
 
     @classmethod
@@ -113,14 +175,15 @@ class DataloaderMissingGenerator(ProjectRule):
         for loader in loaders(program):
             if loader.given("generator") or loader.opaque:
                 continue
-            sampler = loader.sampler()
+            kinds = loader.samplers()
             shuffle = loader.args.get("shuffle", {"v": False}).get("v", True) not in (False, None)
-            if sampler == "random":
+            if "random" in kinds:
                 message = (
                     "This DataLoader's random sampler has no `generator=`: its order comes "
                     "from the global RNG"
                 )
-            elif shuffle and sampler is None:
+            elif shuffle and kinds & {"none", "other"}:
+                # Also ``shuffle=(sampler is None)`` where the sampler may be None.
                 message = cls.MESSAGE
             else:
                 continue

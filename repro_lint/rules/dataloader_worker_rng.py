@@ -51,28 +51,37 @@ class DataloaderWorkerRng(ProjectRule):
     `os.cpu_count()`, or a `**kwargs` dict built in the same scope) and that has no
     `worker_init_fn`, when the random numbers its workers draw may repeat.
 
-    The dataset is followed to its class, across files: its `__getitem__` (or `__iter__`),
-    the methods and functions they call, the transforms it builds or is given. The message
-    says how the workers' random streams collide:
+    The dataset is followed to its class, across files: through what a project function
+    returns (`dataset, n = build_dataset(args)` included), what `self.<attribute>` is
+    set to in another method (a data module's `setup`), what every known caller passes
+    for a parameter (a trainer given its dataset), `random_split`, `Subset`,
+    `ConcatDataset` (also of a list built with `append`) and names from star imports;
+    then to its `__getitem__` (or `__iter__`), the methods and functions they call, the
+    transforms it builds or is given (a transform parameter through its callers). Draws
+    under `if self.<switch>:` (or `==`/`is None` tests) are skipped for an instance
+    whose constructor argument, or its default, turns the switch off
+    (`Clips(random_segments=False)`, `Images(mode="val")`). The message says how the
+    workers' random streams collide:
 
     - the dataset or one of its transforms owns a generator object (a numpy `Generator` or
       `RandomState`, `random.Random`, `torch.Generator`), or uses a module-level one: every
       worker starts from a copy of the same state;
     - it uses a random number library PyTorch does not reseed (`imgaug`, `cupy.random`,
       `tensorflow.random`);
-    - the run is distributed (`torch.distributed`, DDP, a `DistributedSampler`) and every
-      rank uses one seed: worker *k* of every rank gets the same base seed;
+    - the run is distributed (`torch.distributed`, DDP, a `DistributedSampler`, Lightning's
+      `Trainer(strategy="ddp")`) and every rank seeds torch with one seed: worker *k* of
+      every rank gets the same base seed;
     - the target torch is older than 1.9, where workers share numpy's global state.
 
     When the dataset cannot be resolved (a library dataset other than torchvision's and
-    torchaudio's, a dataset built by a function, an attribute), a shuffling loader is
-    reported with the general message: the PyTorch notes recommend a `worker_init_fn` for
-    every multi-worker loader.
+    torchaudio's, a parameter nobody is seen to pass), a shuffling loader is reported
+    with the general message: the PyTorch notes recommend a `worker_init_fn` for every
+    multi-worker loader.
 
     ## When it does not fire
     - `num_workers` absent, `0`, or a name bound to `0`: everything runs in the main process.
-    - A `worker_init_fn` is passed (also through a `**kwargs` dict built in scope, or by the
-      project subclass), or a `**mapping` the rule cannot see may hold one.
+    - A `worker_init_fn` is passed (also through a `**kwargs` dict, or by the project
+      subclass), or a `**mapping` the rule cannot see may hold one.
     - MONAI's `DataLoader` (it installs its own `worker_init_fn`), or the program calls
       Lightning's `seed_everything(..., workers=True)` (Lightning then gives every loader a
       worker seed that mixes in the rank).
@@ -84,8 +93,10 @@ class DataloaderWorkerRng(ProjectRule):
     - The dataset cannot be resolved and the loader does not shuffle (an evaluation loader),
       or `dataloader-worker-rng = "when-proven"`; also in distributed code and for a target
       torch before 1.9, where only a dataset known to draw random numbers proves a collision.
-    - Distributed code whose ranks seed differently (`torch.manual_seed(seed + rank)`, or a
-      loader `generator=` that mixes in the rank).
+    - Distributed code whose ranks seed differently (`torch.manual_seed(seed + rank)`,
+      `seed = args.seed + utils.get_rank()` then `torch.manual_seed(seed)`, a project
+      seeding helper given the rank, or a loader `generator=` that mixes in the rank), or
+      that never seeds torch (each process then draws a fresh base seed).
 
     ## Why is this bad?
     Each worker process starts as a copy of the main process. PyTorch reseeds the global
@@ -97,27 +108,29 @@ class DataloaderWorkerRng(ProjectRule):
 
     ## Fix safety
     Safe: `worker_init_fn=seed_worker` is added to the loader and `seed_worker` is defined
-    once per module, as in the PyTorch recipe: it reseeds numpy (when the module or the
-    dataset's uses numpy) and `random` from `torch.initial_seed()` (distinct per worker,
-    repeatable for a seeded run), gives the dataset's own generator attributes that seed
-    (through `torch.utils.data.get_worker_info().dataset`, looking inside `Subset`s),
-    reseeds `imgaug`/`cupy`/`tensorflow` when the dataset uses them, and in distributed code
-    mixes in the rank (`torch.distributed.get_rank()`) and reseeds torch. It changes which
-    random numbers the workers draw, which is the point, and nothing else. A module that
-    already defines `seed_worker` keeps its own. No fix is offered when the colliding
-    generator belongs to a transform object or a module (the helper cannot reach it), or
-    when the loader is a project subclass whose `__init__` takes no `worker_init_fn` (nor
-    `**kwargs`).
+    once per module, as in the PyTorch recipe, with only what the workers need: it
+    reseeds numpy's and Python's global generators from `torch.initial_seed()` (distinct
+    per worker, repeatable for a seeded run) where the dataset draws from them (or cannot
+    be resolved), gives the dataset's own generator attributes that seed (through
+    `torch.utils.data.get_worker_info().dataset`, looking inside `Subset`s), reseeds
+    `imgaug`/`cupy`/`tensorflow` when the dataset uses them, and in distributed code mixes
+    in the rank (`torch.distributed.get_rank()`) and reseeds torch. It changes which random
+    numbers the workers draw, which is the point, and nothing else. The helper goes after
+    the module's imports and constants with two blank lines on each side (PEP 8), never
+    between the statements of a script. A module that already defines `seed_worker` keeps
+    its own. No fix is offered when the colliding generator belongs to a transform object
+    or a module (the helper cannot reach it), or when the loader is a project subclass
+    whose `__init__` takes no `worker_init_fn` (nor `**kwargs`).
 
     ## Options
     `dataloader-worker-rng` (`"always"`, default, or `"when-proven"`): with `"when-proven"`
     only the collisions above are reported, not the general recommendation.
 
     ## Known limitations
-    Datasets are followed through assignments in the same function or at module level,
-    `random_split`, `Subset` and `ConcatDataset`; a dataset kept in an attribute
-    (`self.train_set`) or built by a function counts as unresolved. Library code other than
-    the random number libraries above is assumed not to own generators. A project
+    Callers are known only in the files of the run and those they import; a dataset
+    parameter of a function no such file calls counts as unresolved. Switches are read
+    from literal constructor arguments and defaults only. Library code other than the
+    random number libraries above is assumed not to own generators. A project
     DataLoader subclass or `partial` is recognised when it is called in a file that mentions
     `Loader`, `loader` or `num_workers`, or that an entry point reaches.
 
@@ -140,13 +153,10 @@ class DataloaderWorkerRng(ProjectRule):
             "    def __len__(self):\n        return 8\n\n    def __getitem__(self, index):\n"
             "        return self.rng.normal()\n\n\n"
             "loader = DataLoader(Noisy(), batch_size=2, num_workers=2)\n",
-            fixed="import random\n\nimport numpy as np\nimport torch\n"
-            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            fixed="import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
             "def seed_worker(worker_id: int) -> None:\n"
             '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
             "    worker_seed = torch.initial_seed() % 2**32\n"
-            "    np.random.seed(worker_seed)  # noqa: NPY002\n"
-            "    random.seed(worker_seed)\n"
             "    dataset = torch.utils.data.get_worker_info().dataset\n"
             "    while isinstance(dataset, torch.utils.data.Subset):\n"
             "        dataset = dataset.dataset\n"
@@ -176,6 +186,42 @@ class DataloaderWorkerRng(ProjectRule):
             "from torch.utils.data import DataLoader\n\n\ndef train_loader(dataset, workers):\n"
             "    return DataLoader(dataset, batch_size=8, shuffle=True, num_workers=workers)\n",
             note="the dataset cannot be resolved: the general recommendation",
+        ),
+        Invalid(
+            "import random\n\nfrom lightning.pytorch import Trainer, seed_everything\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Clips(Dataset):\n    def __len__(self):\n        return 100\n\n"
+            "    def __getitem__(self, index):\n        return random.uniform(0, 10)\n\n\n"
+            "if __name__ == '__main__':\n"
+            "    loader = DataLoader(Clips(), batch_size=4, shuffle=True, num_workers=8)\n"
+            "    seed_everything(666)\n"
+            "    Trainer(strategy='ddp').fit(model, train_dataloaders=loader)\n",
+            note="Lightning DDP with one seed on every rank",
+        ),
+        Invalid(
+            "import argparse\nimport random\n\nimport torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\nBATCH = 16\n\n"
+            "# Training settings\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--workers', type=int, default=4)\nargs = parser.parse_args()\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(1)\n\n\n"
+            "class Crops(Dataset):\n    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return random.randint(0, 9)\n\n\n"
+            "loader = DataLoader(Crops(), BATCH, shuffle=True, num_workers=args.workers)\n",
+            fixed="import argparse\nimport random\n\nimport torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\nBATCH = 16\n\n\n"
+            "def seed_worker(worker_id: int) -> None:\n"
+            '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
+            "    rank = dist.get_rank() if dist.is_initialized() else 0\n"
+            "    worker_seed = (torch.initial_seed() + 65536 * rank) % 2**32\n"
+            "    torch.manual_seed(worker_seed)\n    random.seed(worker_seed)\n\n\n"
+            "# Training settings\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--workers', type=int, default=4)\nargs = parser.parse_args()\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(1)\n\n\n"
+            "class Crops(Dataset):\n    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return random.randint(0, 9)\n\n\n"
+            "loader = DataLoader(Crops(), BATCH, shuffle=True, num_workers=args.workers,\n"
+            "                    worker_init_fn=seed_worker)\n",
+            note="a script: the helper goes after the imports and constants, not mid-script",
         ),
     )
     VALID = (
@@ -222,6 +268,57 @@ class DataloaderWorkerRng(ProjectRule):
             "from torch.utils.data import DataLoader\n\n\ndef train_loader(dataset, seed_worker):\n"
             "    return DataLoader(\n        dataset, shuffle=True, num_workers=4, worker_init_fn=seed_worker\n    )\n",
             note="a `worker_init_fn` is given",
+        ),
+        Valid(
+            "import torch\nimport torch.distributed as dist\nfrom torch.utils.data import DataLoader\n"
+            "from torchvision import datasets, transforms\n\n\n"
+            "def build_dataset(args):\n"
+            "    tf = transforms.Compose([transforms.RandomResizedCrop(224), transforms.ToTensor()])\n"
+            "    return datasets.ImageFolder(args.data_path, transform=tf), 1000\n\n\n"
+            "def main(args):\n    dist.init_process_group('nccl')\n"
+            "    seed = args.seed + dist.get_rank()\n    torch.manual_seed(seed)\n"
+            "    dataset_train, nb_classes = build_dataset(args)\n"
+            "    sampler = torch.utils.data.DistributedSampler(dataset_train, shuffle=True)\n"
+            "    return DataLoader(dataset_train, sampler=sampler, num_workers=10)\n",
+            note="each rank seeded apart; the dataset a function returns draws only globals",
+        ),
+        Valid(
+            "import torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Tokens(Dataset):\n    def __init__(self, rows):\n        self.rows = rows\n\n"
+            "    def __getitem__(self, index):\n        return torch.tensor(self.rows[index])\n\n\n"
+            "class DataModule:\n    def setup(self, rows):\n        self.train_set = Tokens(rows)\n\n"
+            "    def train_dataloader(self):\n"
+            "        return DataLoader(self.train_set, shuffle=True, num_workers=4)\n",
+            note="the attribute holds a dataset that draws nothing",
+        ),
+        Valid(
+            "import random\n\nimport torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Clips(Dataset):\n    def __init__(self, random_segments=False):\n"
+            "        self.random_segments = random_segments\n\n"
+            "    def __getitem__(self, index):\n        start = 0\n"
+            "        if self.random_segments:\n            start = random.uniform(0, 5)\n"
+            "        return start\n\n\n"
+            "dist.init_process_group('nccl')\ntorch.manual_seed(42)\n"
+            "valid = DataLoader(Clips(), batch_size=1, num_workers=4)\n",
+            note="the validation instance keeps its random segments switched off",
+        ),
+        Valid(
+            "import random\n\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Clips(Dataset):\n"
+            "    def __getitem__(self, index):\n        return random.random()\n\n\n"
+            "dist.init_process_group('nccl')\n"
+            "loader = DataLoader(Clips(), shuffle=True, num_workers=4)\n",
+            note="never seeded: each process draws its own base seed",
+        ),
+        Valid(
+            "import torch\nfrom PIL import Image\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Folder(Dataset):\n    def __init__(self, paths):\n        self.paths = paths\n\n"
+            "    def __getitem__(self, index):\n"
+            "        return torch.as_tensor(Image.open(self.paths[index]).getdata())\n\n\n"
+            "loader = DataLoader(Folder(['a.png']), shuffle=True, num_workers=8)\n",
+            note="a dataset that draws nothing: no `seed_worker` to add",
         ),
     )
 
@@ -280,7 +377,10 @@ class DataloaderWorkerRng(ProjectRule):
         if generator is not None and generator.get("v", "?") is not None:
             shared = generator.get("g") == "set"
         else:
-            shared = "rank_seed" not in context
+            # Ranks share the workers' base seeds only when the program seeds torch alike
+            # on every rank (an unseeded run draws a fresh base seed in each process).
+            seeded = "same_seed" in context or "seeded" in context
+            shared = seeded and "rank_seed" not in context
         shared = distributed and shared
 
         def found(message: str, fixable: bool = True) -> _Finding:
@@ -333,7 +433,8 @@ class DataloaderWorkerRng(ProjectRule):
             return None
         if "helper" in data(unit).get("flags", ()):
             return ()
-        at = Location(min(int(f.loader.record["helper_row"]) for f in found), 1)
+        earliest = min(int(f.loader.record["helper_row"]) for f in found)
+        at = Location(earliest, 1)
         imports: list[str] = []
 
         def name(qualified: str) -> str | None:
@@ -376,18 +477,27 @@ class DataloaderWorkerRng(ProjectRule):
             for owned in finding.randomness.owned:
                 if owned.where == "dataset":
                     attributes.setdefault(owned.name, owned.kind)
-        kinds = {GENERATOR_KINDS[kind].split("-")[0] for kind in attributes.values()}
-        numpy = (
-            any(n.split(".", 1)[0] == "numpy" for _, n, _ in unit.summary.get("bindings", ()))
-            or "numpy" in kinds
-            or any(f.randomness.numpy or f.randomness.numpy_global for f in found)
+        imports_numpy = any(
+            n.split(".", 1)[0] == "numpy" for _, n, _ in unit.summary.get("bindings", ())
         )
+        # Reseed a global generator only where the workers may draw from it: a dataset
+        # that draws nothing from `random` gets no `random.seed` (nor `import random`).
+        unknown = any(not f.randomness.known for f in found)
+        numpy = any("numpy" in f.randomness.families for f in found) or (
+            unknown and (imports_numpy or any(f.randomness.numpy for f in found))
+        )
+        python_random = unknown or any("random" in f.randomness.families for f in found)
+        numpy_generator = any(GENERATOR_KINDS[kind] == "numpy" for kind in attributes.values())
         libraries = sorted({lib for f in found for lib in f.randomness.libraries})
         distributed = any(f.distributed for f in found)
         spelled: dict[str, str] = {}
-        wanted = ["torch.initial_seed", "random.seed"]
+        wanted = ["torch.initial_seed"]
+        if python_random:
+            wanted.append("random.seed")
         if numpy:
-            wanted += ["numpy.random.seed", "numpy.random.default_rng"]
+            wanted.append("numpy.random.seed")
+        if numpy_generator:
+            wanted.append("numpy.random.default_rng")
         if distributed:
             wanted += [
                 "torch.distributed.get_rank",
@@ -418,7 +528,8 @@ class DataloaderWorkerRng(ProjectRule):
             lines.append(f"    worker_seed = {spelled['torch.initial_seed']}() % 2**32")
         if numpy:
             lines.append(f"    {spelled['numpy.random.seed']}(worker_seed)  # noqa: NPY002")
-        lines.append(f"    {spelled['random.seed']}(worker_seed)")
+        if python_random:
+            lines.append(f"    {spelled['random.seed']}(worker_seed)")
         for lib in libraries:
             if lib in LIBRARY_SEEDS:
                 lines.append(f"    {spelled[LIBRARY_SEEDS[lib]]}(worker_seed)")
