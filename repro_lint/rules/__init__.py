@@ -15,6 +15,7 @@ from repro_lint.rules.late_seed import LateSeed
 from repro_lint.rules.missing_cublas_workspace_config import MissingCublasWorkspaceConfig
 from repro_lint.rules.missing_deterministic_config import MissingDeterministicConfig
 from repro_lint.rules.missing_seed import MissingSeed
+from repro_lint.rules.nondeterministic_library_kernel import NondeterministicLibraryKernel
 from repro_lint.rules.nondeterministic_op import NondeterministicOp
 from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
     NondeterministicOpWithoutDeterministicMode,
@@ -49,6 +50,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     UnsortedFileListing,
     NondeterministicOp,
     NondeterministicOpWithoutDeterministicMode,
+    NondeterministicLibraryKernel,
     UnusedNoqa,
 )
 
