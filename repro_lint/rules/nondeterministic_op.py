@@ -823,6 +823,20 @@ class NondeterministicOp(CatalogRule):
             "                return F.interpolate(x, scale_factor=2, mode='bicubic')\n",
             note="enable_grad switches recording back on",
         ),
+        Invalid(
+            "import torch.nn.functional as F\n\n"
+            "def pyramid(blocks, x):\n"
+            "    for block in blocks:\n"
+            "        x = block(x)\n"
+            "        yield x\n\n"
+            "def multiscale_loss(blocks, x, target):\n"
+            "    loss = 0.0\n"
+            "    for features in pyramid(blocks, x):\n"
+            "        loss = loss + (F.interpolate(features, size=target.shape[-2:], mode='bicubic')\n"
+            "                       - target).abs().mean()\n"
+            "    loss.backward()\n",
+            note="what a generator yields is what the loop gets: block outputs",
+        ),
         *catalog_examples(HAS_NO_DETERMINISTIC_KERNEL),
     )
     VALID = (

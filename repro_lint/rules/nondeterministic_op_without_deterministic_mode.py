@@ -244,6 +244,14 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             note="scores come from a parameter: the gather is differentiated",
         ),
         Invalid(
+            "import torch\nfrom scipy.optimize import linear_sum_assignment\n\n"
+            "def best_permutation(pair_losses):\n"
+            "    pwl = pair_losses.transpose(-1, -2)\n"
+            "    rows = torch.tensor([linear_sum_assignment(pwl)[1] for pwl in pwl.detach().cpu()])\n"
+            "    return torch.gather(pwl, 2, rows.to(pwl.device)[..., None])\n",
+            note="the comprehension's variable is its own: the outer one still requires grad",
+        ),
+        Invalid(
             "import torch\n\ntorch.use_deterministic_algorithms(False)\n\n"
             "counts = torch.zeros(10, device='cuda')\n"
             "counts.index_add_(0, labels, torch.ones(len(labels), device='cuda'))\n",
