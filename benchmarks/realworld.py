@@ -259,7 +259,9 @@ def findings_of(diagnostics: Iterable[dict[str, Any]], root: Path) -> Iterator[F
         row = int(d["location"]["row"])
         if d["code"] == "RPL101":
             # One finding names every unseeded family; each family is its own unit.
-            families = sorted(set(_FAMILY.findall(d["message"].split(" (")[0]))) or ["?"]
+            # "never seeds `numpy` (data.py:17), `random` (train.py:3)": drop the places.
+            named = re.sub(r"\([^)]*\)", "", d["message"])
+            families = sorted(set(_FAMILY.findall(named))) or ["?"]
             for family in families:
                 yield Finding(relative, d["code"], row, family, d["message"])
         else:

@@ -738,18 +738,28 @@ VERIFY_FORMATS = ("text", "json", "sarif")
         "script's code: the only repro-lint command that does; use it on code you trust."
     ),
 )
-@click.option("--twice", is_flag=True, help="With --run: run it twice afresh and compare.")
+@click.option(
+    "--twice",
+    is_flag=True,
+    help="With --run: run it twice afresh, compare, and locate the first divergence.",
+)
 @click.option(
     "--max-seconds",
     type=click.FloatRange(min=0, min_open=True),
     default=None,
-    help="With --run: stop the script after this long.",
+    help="With --run: stop the script after this long (--twice: at the next step).",
 )
 @click.option(
     "--max-steps",
     type=click.IntRange(min=1),
     default=None,
     help="With --run: stop the script after this many optimizer steps.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=None,
+    help="With --twice: kill a run that takes longer than this (seconds).",
 )
 @click.option("--output-format", type=click.Choice(VERIFY_FORMATS), default="text")
 @click.option("--output-file", "-o", type=str, default=None, help="Write the report here.")
@@ -766,6 +776,7 @@ def verify(
     twice: bool,
     max_seconds: float | None,
     max_steps: int | None,
+    timeout: float | None,
     output_format: str,
     output_file: str | None,
     target_torch: str | None,
@@ -786,15 +797,36 @@ def verify(
     """
     if script is None and (twice or max_seconds is not None or max_steps is not None):
         _fail("--twice, --max-seconds and --max-steps need --run SCRIPT")
+    if timeout is not None and not twice:
+        _fail("--timeout needs --run SCRIPT --twice")
     if catalog and (script is not None or paths):
         _fail("--catalog takes no paths and no --run")
-    if twice and max_steps is not None:
-        _fail("--twice compares complete runs: drop --max-steps")
-    if twice and output_format != "text":
-        _fail("--twice prints text only")
     if output_format == "sarif" and (catalog or script is not None):
         _fail("SARIF reports findings: use --output-format json with --catalog or --run")
-    from repro_lint.verify import VerifierUnavailable, require_torch
+    from repro_lint.verify import VerifierUnavailable, require_torch, torch_installed
+
+    if twice:
+        # The runs import torch in processes of their own; this one needs it only to measure
+        # differing tensors.
+        try:
+            torch_installed()
+        except VerifierUnavailable as exc:
+            _fail(str(exc))
+        assert script is not None
+        sys.exit(
+            _verify_twice(
+                Path(script),
+                paths,
+                max_steps,
+                max_seconds,
+                timeout,
+                {"target_torch": target_torch},
+                config_file,
+                output_format,
+                output_file,
+                show_progress=not quiet and sys.stderr.isatty() and not os.environ.get("CI"),
+            )
+        )
 
     try:
         require_torch()
@@ -812,9 +844,6 @@ def verify(
     show_progress = (
         not quiet and output_format == "text" and sys.stderr.isatty() and not os.environ.get("CI")
     )
-    if twice:
-        assert script is not None
-        sys.exit(_verify_twice(Path(script), paths, max_seconds))
     if catalog:
         sys.exit(_verify_catalog(options, output_format, output_file, show_progress))
     overrides = {"target_torch": target_torch}
@@ -1006,19 +1035,72 @@ def _verify_run(
     return 1 if crossref.hazard_here else 0
 
 
-def _verify_twice(script: Path, args: Sequence[str], max_seconds: float | None) -> int:
-    import subprocess
+def _verify_twice(
+    script: Path,
+    args: Sequence[str],
+    max_steps: int | None,
+    max_seconds: float | None,
+    timeout: float | None,
+    overrides: Mapping[str, Any],
+    config_file: str | None,
+    output_format: str,
+    output_file: str | None,
+    show_progress: bool,
+) -> int:
+    from repro_lint.config import find_project_root
+    from repro_lint.verify.linking import link
+    from repro_lint.verify.rerun import Outcome, Settings, run_twice
+    from repro_lint.verify.twice import write_twice
 
-    from repro_lint.verify.rerun import run_twice
-    from repro_lint.verify.tables import write_twice
+    script = script.resolve()
+    root = find_project_root(script.parent)
+    # The user's files: the script's project, or its directory when it is in none.
+    if root not in script.parents:
+        root = script.parent
+    settings = Settings(max_steps, max_seconds, timeout, (root,))
 
-    command = " ".join([script.as_posix(), *args])
+    def progress(message: str) -> None:
+        if show_progress:
+            click.echo(f"{message} ...", err=True)
+
+    # The files the run imported from the project, not the whole project: findings elsewhere
+    # cannot explain a divergence, and a large project would take long to lint.
+    linted: list[tuple[list[FileResult], dict[str, Path], list[str]]] = []
+
+    def lint(outcome: Outcome) -> None:
+        if outcome.comparison.first is not None:
+            used = outcome.runs[0].trace.files or [str(script)]
+            linted.append((*_lint_files([Path(f) for f in used], overrides, config_file), used))
+
     try:
-        comparison = run_twice(script, args, timeout=max_seconds)
-    except subprocess.TimeoutExpired:
-        _fail(f"a run of `{command}` took longer than --max-seconds {max_seconds}")
-    write_twice(sys.stdout, comparison, command)
-    return 0 if comparison.reproducible else 1
+        outcome = run_twice(script, args, settings, progress, meanwhile=lint)
+        if outcome.divergence is not None and linted:
+            outcome.linked = link(outcome.divergence, *linted[0])
+    except Exception as exc:  # whatever the script or the machine does: a message, no traceback
+        _fail(f"verify --twice could not run `{script.name}`: {type(exc).__name__}: {exc}")
+    with _output(output_file) as out:
+        if output_format == "json":
+            out.write(json.dumps(outcome.to_json(Path.cwd()), indent=2) + "\n")
+        else:
+            write_twice(out, outcome, Path.cwd())
+    return outcome.exit_status
+
+
+def _lint_files(
+    files: Sequence[Path], overrides: Mapping[str, Any], config_file: str | None
+) -> tuple[list[FileResult], dict[str, Path]]:
+    """The findings in ``files`` (with the project's settings), and each result's file."""
+    from repro_lint.engine import Settings, lint_files
+    from repro_lint.files import discover
+
+    try:
+        config = _load([str(f) for f in files], None, config_file, overrides)
+        settings = Settings.from_config(config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    found = discover(list(files), settings.config)
+    results = lint_files(found.files, settings)
+    return results, {f.display: f.path for f in found.files}
 
 
 @main.command()

@@ -294,7 +294,7 @@ def test_twice_says_the_fixed_examples_are_reproducible(
         ("verify", "--twice"),
         ("verify", "--max-steps", "3"),
         ("verify", "--catalog", "src"),
-        ("verify", "--run", "examples/train.py", "--twice", "--max-steps", "2"),
+        ("verify", "--run", "examples/train.py", "--timeout", "2"),
         ("verify", "--catalog", "--output-format", "sarif"),
     ],
 )

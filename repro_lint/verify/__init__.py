@@ -13,6 +13,12 @@ class VerifierUnavailable(Exception):
     """torch is not installed (or cannot be imported); the CLI exits 2 with this message."""
 
 
+def torch_installed() -> None:
+    """Check that torch is installed, without importing it."""
+    if importlib.util.find_spec("torch") is None:
+        raise VerifierUnavailable(f"the verifier needs torch: {INSTALL_HINT}")
+
+
 def require_torch() -> ModuleType:
     """Import torch, or explain how to get it."""
     if importlib.util.find_spec("torch") is None:

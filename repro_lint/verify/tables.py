@@ -1,5 +1,5 @@
 """Plain-text reports of the verifier (verdicts per finding, the catalog on this device, a
-traced run, two runs compared), written to a stream the CLI passes in."""
+traced run), written to a stream the CLI passes in."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Any, TextIO
 
 from repro_lint.verify.crossref import CrossReference, Status, program_wide
 from repro_lint.verify.findings import OpFinding
-from repro_lint.verify.rerun import Comparison
 from repro_lint.verify.runner import Repeats, Result, Verdict
 from repro_lint.verify.trace import Event, Site
 
@@ -215,15 +214,3 @@ def write_run(out: TextIO, crossref: CrossReference, cwd: Path) -> None:
         f"\n{confirmed} of {len(crossref.checked)} static findings confirmed, {never} never "
         f"executed; {len(crossref.runtime_only)} hazards found only at run time.\n"
     )
-
-
-def write_twice(out: TextIO, comparison: Comparison, command: str) -> None:
-    """``--twice``: the end-to-end answer."""
-    if comparison.reproducible:
-        saved = len(comparison.first.saves)
-        what = "output" + (f" and {saved} saved object{'s' if saved != 1 else ''}" if saved else "")
-        out.write(f"reproducible: two runs of `{command}` gave identical {what}\n")
-        return
-    out.write(f"not reproducible: two runs of `{command}` differ\n")
-    for difference in comparison.differences:
-        out.write(f"- {difference}\n")

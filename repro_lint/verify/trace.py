@@ -232,7 +232,7 @@ def _bind_api(api: Api, args: Sequence[object], kwargs: Mapping[str, object]) ->
     return _RealCall(bound)
 
 
-def _bind_schema(func: Any, args: Sequence[object], kwargs: Mapping[str, object]) -> _RealCall:
+def bind_schema(func: Any, args: Sequence[object], kwargs: Mapping[str, object]) -> _RealCall:
     names = ["input" if a.name == "self" else a.name for a in func._schema.arguments]
     bound: dict[str, object] = dict(zip(names, args, strict=False))
     bound.update({"input" if k == "self" else k: v for k, v in kwargs.items()})
@@ -297,7 +297,7 @@ def _function_index() -> dict[object, list[tuple[Entry, Api]]]:
     return index
 
 
-def _aten_index() -> dict[str, list[tuple[Entry, Aten]]]:
+def aten_index() -> dict[str, list[tuple[Entry, Aten]]]:
     index: dict[str, list[tuple[Entry, Aten]]] = {}
     for entry in traced_entries():
         for op in entry.aten:
@@ -324,7 +324,7 @@ class _Stop(BaseException):
         self.reason = reason
 
 
-class _UserFiles:
+class UserFiles:
     """Which source files are the user's: under a root, outside installed packages and this
     tool."""
 
@@ -348,7 +348,7 @@ class _UserFiles:
         return found
 
 
-def _site(frame: FrameType, path: str) -> Site:
+def site_of(frame: FrameType, path: str) -> Site:
     line = frame.f_lineno
     end = line
     positions = list(frame.f_code.co_positions())
@@ -370,7 +370,7 @@ class Tracer:
         max_steps: int | None = None,
         max_seconds: float | None = None,
     ) -> None:
-        self.files = _UserFiles(roots)
+        self.files = UserFiles(roots)
         self.max_steps = max_steps
         self.max_seconds = max_seconds
         self.deadline: float | None = None
@@ -378,7 +378,7 @@ class Tracer:
         self.events: dict[tuple[str, Site | None, Site | None, str], Event] = {}
         self.alerts: dict[tuple[str, Site | None], Alert] = {}
         self._functions = _function_index()
-        self._aten = _aten_index()
+        self._aten = aten_index()
         self._callers = _alert_index()
         self._built: weakref.WeakKeyDictionary[torch.nn.Module, Site | None] = (
             weakref.WeakKeyDictionary()
@@ -398,7 +398,7 @@ class Tracer:
         while frame is not None:
             path = self.files.resolve(frame.f_code.co_filename)
             if path is not None:
-                return _site(frame, path), self._built.get(module) if module is not None else None
+                return site_of(frame, path), self._built.get(module) if module is not None else None
             if module is None:
                 candidate = frame.f_locals.get("self")
                 if isinstance(candidate, torch.nn.Module):
@@ -462,7 +462,7 @@ class Tracer:
         # recorded them (already seen, with its line).
         if not specs or torch._C._current_autograd_node() is not None:
             return
-        call = _bind_schema(func, args, kwargs)
+        call = bind_schema(func, args, kwargs)
         for entry, op in specs:
             if op.when.evaluate(call) is False:
                 continue
@@ -643,7 +643,7 @@ def _alarm(seconds: float) -> Iterator[None]:
 # -- running a script -----------------------------------------------------------------------------
 
 
-def _error_text(exc: BaseException, files: _UserFiles) -> str:
+def error_text(exc: BaseException, files: UserFiles) -> str:
     summary = "".join(traceback.format_exception_only(type(exc), exc)).strip()
     for frame in reversed(traceback.extract_tb(exc.__traceback__)):
         path = files.resolve(frame.filename)
@@ -681,7 +681,7 @@ def run_script(
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # the user's script failed: report it with what was traced
-        trace.error = _error_text(exc, tracer.files)
+        trace.error = error_text(exc, tracer.files)
     finally:
         trace.seconds = time.perf_counter() - started
         sys.argv, sys.path[:] = saved_argv, saved_path
