@@ -1090,8 +1090,9 @@ def _lint_files(
     files: Sequence[Path], overrides: Mapping[str, Any], config_file: str | None
 ) -> tuple[list[FileResult], dict[str, Path]]:
     """The findings in ``files`` (with the project's settings), and each result's file."""
-    from repro_lint.engine import Settings, lint_files
+    from repro_lint.engine import lint_files
     from repro_lint.files import discover
+    from repro_lint.settings import Settings
 
     try:
         config = _load([str(f) for f in files], None, config_file, overrides)
