@@ -19,6 +19,7 @@ import shutil
 import stat
 import tempfile
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from typing import Any
 from repro_lint import __version__
 from repro_lint.codec import FormatError, result_from_json, result_to_json
 from repro_lint.diagnostics import FileResult
-from repro_lint.files import SourceFile
+from repro_lint.files import SourceFile, leftover_of
+from repro_lint.source import SourceError, Stamp, read_bytes
 
 CACHE_DIR_NAME = ".repro_lint_cache"
 # Bumped whenever the layout of a shard changes: older shards are then ignored and rebuilt.
@@ -61,8 +63,47 @@ def _racy(mtime_ns: int) -> bool:
     return mtime_ns >= time.time_ns() - 2_000_000_000
 
 
-def _digest(data: bytes) -> str:
+def digest(data: bytes) -> str:
+    """The content hash the caches keep for a file."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+_FINGERPRINT: str | None = None
+
+
+def tool_fingerprint() -> str:
+    """A digest of repro-lint's own code files (names, sizes, mtimes): results cached by one
+    build are never read by another, even when the version number stayed the same (an
+    editable install being worked on)."""
+    global _FINGERPRINT
+    if _FINGERPRINT is None:
+        package = Path(__file__).resolve().parent
+        parts = [__version__]
+        for directory, subdirectories, names in os.walk(package):
+            subdirectories[:] = sorted(d for d in subdirectories if d != "__pycache__")
+            for name in sorted(names):
+                if name.endswith(".py"):
+                    info = os.stat(os.path.join(directory, name))
+                    relative = os.path.relpath(os.path.join(directory, name), package)
+                    parts.append(f"{relative}:{info.st_size}:{info.st_mtime_ns}")
+        _FINGERPRINT = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    return _FINGERPRINT
+
+
+def listing_digest(names: Iterable[str]) -> str:
+    """A digest of a directory's entries, what discovery and module lookups depend on. The
+    cache directory itself and the temporary files of --fix are left out: they come and go
+    with repro-lint's own runs and change nothing those would find."""
+    kept = sorted(n for n in names if n != CACHE_DIR_NAME and leftover_of(n) is None)
+    return digest("\0".join(kept).encode())
+
+
+def listing(directory: str) -> str | None:
+    """The digest of a directory's entries now (None when it cannot be listed)."""
+    try:
+        return listing_digest(entry.name for entry in os.scandir(directory))
+    except OSError:
+        return None
 
 
 def user_cache_home() -> Path:
@@ -88,7 +129,7 @@ def _read_key(path: Path) -> bytes:
     return key
 
 
-def _sealing_key() -> tuple[bytes, str | None]:
+def _new_sealing_key() -> tuple[bytes, str | None]:
     """This user's secret cache key, created on first use; with a note when it cannot be kept
     (then a key for this process only: nothing is reused, and nothing planted is trusted)."""
     home = user_cache_home()
@@ -118,10 +159,11 @@ def _sealing_key() -> tuple[bytes, str | None]:
 _KEY: tuple[bytes, str | None] | None = None
 
 
-def _key() -> tuple[bytes, str | None]:
+def sealing_key() -> tuple[bytes, str | None]:
+    """This user's secret key for sealing cache files, and a note when it cannot be kept."""
     global _KEY
     if _KEY is None:
-        _KEY = _sealing_key()
+        _KEY = _new_sealing_key()
     return _KEY
 
 
@@ -198,6 +240,12 @@ def _write_once(path: Path, text: str) -> None:
         handle.write(text)
 
 
+def write_tags(directory: Path) -> None:
+    """Mark the cache directory as one (CACHEDIR.TAG) and keep it out of git."""
+    _write_once(directory / "CACHEDIR.TAG", _TAG)
+    _write_once(directory / ".gitignore", "*\n")
+
+
 def _entry_to_json(entry: _Entry) -> dict[str, Any]:
     return {
         "mtime_ns": entry.mtime_ns,
@@ -234,7 +282,8 @@ class Cache:
     def __init__(self, root: Path, key: str) -> None:
         self.root = root
         self.directory = root / CACHE_DIR_NAME
-        self.settings = hashlib.sha256(key.encode()).hexdigest()[:16]
+        # The code itself is part of the key: an edited rule never reads older results.
+        self.settings = hashlib.sha256(f"{key}|code={tool_fingerprint()}".encode()).hexdigest()[:16]
         self.path = self.directory / __version__ / self.settings
         self.notes: list[str] = []
         self._shards: dict[str, dict[str, _Entry]] = {}
@@ -253,7 +302,7 @@ class Cache:
 
     def _load(self, shard: str) -> dict[str, _Entry]:
         path = self.path / f"{shard}{_SUFFIX}"
-        key, problem = _key()
+        key, problem = sealing_key()
         if problem is not None:
             self._note(problem)
         try:
@@ -283,6 +332,12 @@ class Cache:
         return str(file.path)
 
     def get(self, file: SourceFile) -> FileResult | None:
+        found = self.lookup(file)
+        return None if found is None else found[0]
+
+    def lookup(self, file: SourceFile) -> tuple[FileResult, Stamp, str] | None:
+        """The result of an unchanged file, with the stamp and content hash it was linted
+        at (what the whole-run record keeps of it)."""
         shard, entries = self._shard(file)
         entry = entries.get(self._key(file))
         if entry is None:
@@ -291,60 +346,48 @@ class Cache:
             info = file.path.stat()
         except OSError:
             return None
-        if info.st_size != entry.size:
+        if info.st_size != entry.size or not stat.S_ISREG(info.st_mode):
             return None
         if info.st_mtime_ns != entry.mtime_ns or entry.racy:
             try:
-                if _digest(file.path.read_bytes()) != entry.digest:
+                if digest(read_bytes(file.path)[0]) != entry.digest:
                     return None
-            except OSError:
+            except SourceError:
                 return None
             if info.st_mtime_ns != entry.mtime_ns:
-                entries[self._key(file)] = dataclasses.replace(
+                entry = entries[self._key(file)] = dataclasses.replace(
                     entry, mtime_ns=info.st_mtime_ns, racy=_racy(info.st_mtime_ns)
                 )
                 self._dirty.add(shard)
+        result = entry.result
         # Results are stored per absolute path but shown relative to the current directory.
-        if entry.result.filename != file.display:
-            return _renamed(entry.result, file.display)
-        return entry.result
+        if result.filename != file.display:
+            result = _renamed(result, file.display)
+        return result, (entry.mtime_ns, entry.size), entry.digest
 
-    @staticmethod
-    def stamp(file: SourceFile) -> tuple[int, int] | None:
-        """The file's (mtime, size) before it is read for linting; ``put`` needs it."""
-        try:
-            info = file.path.stat()
-        except OSError:
-            return None
-        return info.st_mtime_ns, info.st_size
-
-    def put(self, file: SourceFile, result: FileResult, stamp: tuple[int, int] | None) -> None:
-        """Remember ``result`` unless the file changed since ``stamp`` was taken (before it
-        was read for linting): another process may be fixing the same tree, and a result
-        stored under the new content's hash would then be wrong for that content."""
-        if stamp is None or any(
+    def store(self, file: SourceFile, result: FileResult, stamp: Stamp, digest: str) -> None:
+        """Remember ``result``, linted from bytes with this ``digest`` read when the file had
+        this ``stamp``, unless the file has changed since (another process may be fixing the
+        same tree: a result stored for content it was not computed from would be wrong)."""
+        if any(
             d.code == "RPL000" and d.message.startswith("cannot read") for d in result.diagnostics
         ):
             return
         try:
-            before = file.path.stat()
-            data = file.path.read_bytes()
-            after = file.path.stat()
+            info = file.path.stat()
         except OSError:
             return
-        if not stamp == (before.st_mtime_ns, before.st_size) == (after.st_mtime_ns, after.st_size):
+        if (info.st_mtime_ns, info.st_size) != stamp:
             return
         stored = dataclasses.replace(result, source=None)
         shard, entries = self._shard(file)
-        entries[self._key(file)] = _Entry(
-            after.st_mtime_ns, after.st_size, _digest(data), stored, _racy(after.st_mtime_ns)
-        )
+        entries[self._key(file)] = _Entry(stamp[0], stamp[1], digest, stored, _racy(stamp[0]))
         self._dirty.add(shard)
 
     def save(self) -> None:
         if not self._dirty:
             return
-        key, problem = _key()
+        key, problem = sealing_key()
         if problem is not None:
             # Nothing written now could be trusted by a later run.
             self._note(problem)
@@ -352,8 +395,7 @@ class Cache:
             return
         try:
             directory = safe_directory(self.root, (CACHE_DIR_NAME, __version__, self.settings))
-            _write_once(self.directory / "CACHEDIR.TAG", _TAG)
-            _write_once(self.directory / ".gitignore", "*\n")
+            write_tags(self.directory)
         except OSError as exc:
             # A cache that cannot be written only costs speed next time.
             self._note(f"cache: not written ({exc})")

@@ -11,7 +11,8 @@ import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NoReturn, TextIO
 
@@ -98,17 +99,26 @@ def _output(path: str | None) -> Iterator[TextIO]:
 
 
 def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
-    """Replace ``path``'s content by ``data``; an error message instead of losing anything."""
+    """Replace ``path``'s content by ``data``; an error message instead of losing anything.
+
+    The new content goes to a temporary file next to it, named after it and us
+    (``files.temp_prefix``), which is renamed into place; one an interrupted run leaves is
+    removed by a later run (``_remove_leftovers``)."""
+    from repro_lint.files import TEMP_SUFFIX, temp_prefix
+    from repro_lint.source import SourceError, read_bytes
+
     target = Path(os.path.realpath(path))
     try:
         info = target.stat()
         if not info.st_mode & stat.S_IWUSR:
             return "file is read-only; fixes not written"
-        if target.read_bytes() != original:
+        if read_bytes(target)[0] != original:
             return "file changed while it was being fixed; not written (run again)"
         fd, temp = tempfile.mkstemp(
-            dir=target.parent, prefix=f".{target.name}.", suffix=".repro-lint"
+            dir=target.parent, prefix=temp_prefix(target.name), suffix=TEMP_SUFFIX
         )
+    except SourceError as exc:
+        return f"cannot write: {exc}"
     except OSError as exc:
         return f"cannot write: {exc.strerror or exc}"
     try:
@@ -136,6 +146,14 @@ def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
 @click.option("--ignore", multiple=True, help="Rules not to check.")
 @click.option("--exclude", multiple=True, help="Glob patterns to skip (replaces the defaults).")
 @click.option("--extend-exclude", multiple=True, help="Glob patterns to skip in addition.")
+@click.option(
+    "--include",
+    multiple=True,
+    help="Glob patterns of the files directory walks pick up (replaces *.py, *.pyi, *.ipynb).",
+)
+@click.option(
+    "--extend-include", multiple=True, help="Glob patterns directory walks pick up in addition."
+)
 @click.option(
     "--force-exclude",
     is_flag=True,
@@ -201,6 +219,8 @@ def check(
     ignore: tuple[str, ...],
     exclude: tuple[str, ...],
     extend_exclude: tuple[str, ...],
+    include: tuple[str, ...],
+    extend_include: tuple[str, ...],
     force_exclude: bool,
     output_format: str | None,
     output_file: str | None,
@@ -218,10 +238,6 @@ def check(
     verbose: bool,
 ) -> None:
     """Lint PATHS (files or directories; `-` reads stdin)."""
-    import dataclasses
-
-    from repro_lint.settings import Settings
-
     started = time.perf_counter()
     overrides: dict[str, Any] = {
         "select": _codes(select),
@@ -229,25 +245,43 @@ def check(
         "ignore": _codes(ignore),
         "exclude": _codes(exclude),
         "extend_exclude": _codes(extend_exclude),
+        "include": _codes(include),
+        "extend_include": _codes(extend_include),
         "target_torch": target_torch,
         "output_format": output_format,
     }
     try:
         config = _load(paths, stdin_filename, config_file, overrides)
-        settings = Settings.from_config(config)
     except ConfigError as exc:
         _fail(str(exc))
-    if ignore_noqa:
-        settings = dataclasses.replace(settings, ignore_noqa=True)
     stdin = paths == ("-",) or (not paths and stdin_filename is not None)
+    if add_noqa and (fix or diff or stdin or ignore_noqa):
+        _fail("--add-noqa cannot be combined with --fix, --diff, --ignore-noqa or stdin")
+    applicable = frozenset({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe_fixes else {FixSafety.SAFE})
+    shown = _Shown(
+        applicable,
+        output_file,
+        statistics,
+        quiet,
+        verbose,
+        exit_zero,
+        exit_non_zero_on_fix,
+        show_fixes,
+        started,
+        time.time(),
+        progress=not quiet and config.output_format in ("full", "concise") and sys.stderr.isatty(),
+    )
+    record = None
+    if not (stdin or fix or diff or add_noqa or no_cache):
+        # A run whose inputs are all unchanged is answered from its record, before the
+        # settings are resolved (which imports the rules).
+        record = _answer_from_record(config, paths or (".",), force_exclude, ignore_noqa, shown)
+    settings = _settings(config, ignore_noqa)
     if add_noqa:
-        if fix or diff or stdin or ignore_noqa:
-            _fail("--add-noqa cannot be combined with --fix, --diff, --ignore-noqa or stdin")
         _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
     if verbose:
         click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
         click.echo(f"target torch: {settings.target.version} ({settings.target.origin})", err=True)
-    applicable = frozenset({FixSafety.SAFE, FixSafety.UNSAFE} if unsafe_fixes else {FixSafety.SAFE})
     if stdin:
         _check_stdin(
             settings,
@@ -261,26 +295,163 @@ def check(
             exit_zero,
             exit_non_zero_on_fix,
             quiet,
+            no_cache,
         )
         return
-    _check_paths(
-        settings,
-        paths or (".",),
-        force_exclude,
-        fix,
-        diff,
-        show_fixes,
-        applicable,
-        output_file,
-        statistics,
-        exit_zero,
-        exit_non_zero_on_fix,
-        no_cache,
-        jobs,
-        quiet,
-        verbose,
-        started,
-    )
+    _check_paths(settings, paths or (".",), force_exclude, fix, diff, no_cache, jobs, shown, record)
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """How a check run reports what it found."""
+
+    applicable: frozenset[FixSafety]
+    output_file: str | None
+    statistics: bool
+    quiet: bool
+    verbose: bool
+    exit_zero: bool
+    exit_non_zero_on_fix: bool
+    show_fixes: bool
+    started: float
+    # The wall clock when the run started (what a leftover must be older than).
+    started_at: float
+    # Whether to show how many files are done, on stderr, while a long run goes on.
+    progress: bool
+
+
+def _settings(config: Config, ignore_noqa: bool) -> Any:
+    """The resolved settings (exit 2 for selectors that match no rule)."""
+    import dataclasses
+
+    from repro_lint.settings import Settings
+
+    try:
+        settings = Settings.from_config(config)
+    except ConfigError as exc:
+        _fail(str(exc))
+    return dataclasses.replace(settings, ignore_noqa=True) if ignore_noqa else settings
+
+
+def _answer_from_record(
+    config: Config,
+    paths: Sequence[str],
+    force_exclude: bool,
+    ignore_noqa: bool,
+    shown: _Shown,
+) -> Any:
+    """Print the answer of an earlier identical run and exit, if nothing it depended on
+    changed; otherwise return its record (None without one): it still says what changed."""
+    from repro_lint import run_cache
+
+    if not any(os.path.isdir(p) for p in paths):
+        # Records are kept for runs over directories: the files a hook or an editor names
+        # change from one run to the next.
+        return None
+    key = run_cache.run_key(config, paths, force_exclude, ignore_noqa)
+    notes: list[str] = []
+    record = run_cache.load(config.root, key, notes)
+    if shown.verbose:
+        for note in notes:
+            click.echo(note, err=True)
+    if record is None:
+        return None
+    results = record.answer()
+    if results is None:
+        return record
+    if record.stale:
+        run_cache.save(config.root, record.refreshed(), notes)
+    if shown.verbose:
+        from repro_lint.torch_versions import resolve_target
+
+        target = resolve_target(config.target_torch, config.root)
+        click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
+        click.echo(f"target torch: {target.version} ({target.origin})", err=True)
+        click.echo("answered from the run record: nothing changed", err=True)
+    _discovered(record, shown.verbose)
+    if not record.files:
+        click.echo("warning: no Python files found under the given paths", err=True)
+        sys.exit(0)
+    files = {f.display: Path(f.path) for f in record.files}
+    _report(results, lambda: _settings(config, ignore_noqa).rules, config, files, shown)
+
+
+# A run shorter than this shows no progress at all.
+PROGRESS_AFTER_SECONDS = 1.0
+
+
+@contextlib.contextmanager
+def _progress_line(enabled: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A callback showing "done/total files" on one line of stderr, updated in place, once
+    the run has taken a second; the line is cleared at the end."""
+    if not enabled:
+        yield None
+        return
+    started = time.monotonic()
+    width = 0
+    last = 0.0
+
+    def update(done: int, total: int) -> None:
+        nonlocal width, last
+        now = time.monotonic()
+        if now - started < PROGRESS_AFTER_SECONDS or (now - last < 0.1 and done < total):
+            return
+        text = f"repro-lint: {done}/{total} files"
+        sys.stderr.write("\r" + text.ljust(width))
+        sys.stderr.flush()
+        width, last = len(text), now
+
+    try:
+        yield update
+    finally:
+        if width:
+            sys.stderr.write("\r" + " " * width + "\r")
+            sys.stderr.flush()
+
+
+def _discovered(found: Any, verbose: bool) -> None:
+    """Say what discovery warns about, and with -v what it passed over."""
+    for warning in found.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if verbose:
+        for note in found.notes:
+            click.echo(note, err=True)
+
+
+def _remove_leftovers(paths: Sequence[Path], started_at: float, verbose: bool) -> None:
+    """Remove the temporary files an interrupted --fix left next to files linted now: ours
+    by name, plain files, older than this run (and, when the process that wrote one may
+    still be running, more than a minute old: a concurrent --fix is about to rename it)."""
+    from repro_lint.files import display_name, leftover_of
+
+    for path in paths:
+        owner = leftover_of(path.name)
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if owner is None or not stat.S_ISREG(info.st_mode) or info.st_mtime >= started_at:
+            continue
+        if owner[1] is not None and info.st_mtime > started_at - 60 and _running(owner[1]):
+            continue
+        try:
+            os.unlink(path)
+        except OSError as exc:
+            if verbose:
+                click.echo(f"cannot remove {display_name(path)}: {exc.strerror or exc}", err=True)
+            continue
+        if verbose:
+            click.echo(f"removed {display_name(path)}: left by an interrupted --fix", err=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    return True
 
 
 def _check_paths(
@@ -289,74 +460,149 @@ def _check_paths(
     force_exclude: bool,
     fix: bool,
     diff: bool,
-    show_fixes: bool,
-    applicable: frozenset[FixSafety],
-    output_file: str | None,
-    statistics: bool,
-    exit_zero: bool,
-    exit_non_zero_on_fix: bool,
     no_cache: bool,
     jobs: int | None,
-    quiet: bool,
-    verbose: bool,
-    started: float,
+    shown: _Shown,
+    record: Any,
 ) -> None:
     from repro_lint import report as reports
+    from repro_lint import run_cache
     from repro_lint.cache import Cache
-    from repro_lint.engine import lint_files
+    from repro_lint.engine import lint_run
     from repro_lint.files import discover
 
-    found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
-    for warning in found.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    config = settings.config
+    holds = record is not None and record.discovery_holds()
+    if holds:
+        found = record.discovery()
+    else:
+        found = discover([Path(p) for p in paths], config, force_exclude=force_exclude)
+    _discovered(found, shown.verbose)
+    if fix and not holds:
+        # Files named on the command line: their directories were not listed.
+        from repro_lint.files import leftovers_next_to
+
+        found.leftovers.extend(
+            p for p in leftovers_next_to(found.files) if p not in found.leftovers
+        )
+    _remove_leftovers(found.leftovers, shown.started_at, shown.verbose)
     if not found.files:
         click.echo("warning: no Python files found under the given paths", err=True)
         sys.exit(0)
-    cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
-    results = lint_files(found.files, settings, jobs=jobs, cache=cache)
+    cache = None if no_cache else Cache(config.root, settings.cache_key())
+    with _progress_line(shown.progress) as progress:
+        outcome = lint_run(
+            found.files,
+            settings,
+            jobs=jobs,
+            cache=cache,
+            previous=record if holds else None,
+            changed=record.changed() if holds else None,
+            sources=fix or diff,
+            progress=progress,
+        )
+    results = outcome.results
+    notes: list[str] = []
     if cache is not None:
         cache.save()
-        if verbose:
-            for note in cache.notes:
-                click.echo(note, err=True)
+        notes += cache.notes
+        if (
+            not (fix or diff)
+            and any(os.path.isdir(p) for p in paths)
+            and not any(w.startswith("cannot read") for w in found.warnings)
+        ):
+            key = run_cache.run_key(config, paths, force_exclude, settings.ignore_noqa)
+            previous = record if holds else None
+            built = run_cache.build(
+                key, config, found, results, outcome.stamps, outcome.project, previous
+            )
+            run_cache.save(config.root, built, notes)
+    if shown.verbose:
+        for note in notes:
+            click.echo(note, err=True)
+        project = "reused" if outcome.project_reused else "run"
+        click.echo(
+            f"linted {outcome.linted} of {len(found.files)} files (the others unchanged, from "
+            f"the cache); project pass {project}",
+            err=True,
+        )
     fixed_by_file: dict[str, Counter[str]] = {}
     if fix or diff:
         paths_by_name = {f.display: f.path for f in found.files}
         results, fixed_by_file, diffs = _fix_files(
-            results, paths_by_name, settings, applicable, write=not diff, cache=cache
+            results, paths_by_name, settings, shown.applicable, write=not diff, cache=cache
         )
         if diff:
             for text in diffs:
                 click.echo(text, nl=False)
             total = sum(sum(c.values()) for c in fixed_by_file.values())
-            if not quiet:
+            if not shown.quiet:
                 click.echo(f"Would fix {total} error{'s' if total != 1 else ''}.", err=True)
             sys.exit(reports.exit_code(0, diff_changes=bool(diffs)))
+    files = {f.display: f.path for f in found.files}
+    _report(results, lambda: settings.rules, config, files, shown, fixed_by_file)
+
+
+def _report(
+    results: Sequence[FileResult],
+    rules: Callable[[], Sequence[Any]],
+    config: Config,
+    files: Mapping[str, Path],
+    shown: _Shown,
+    fixed_by_file: Mapping[str, Counter[str]] | None = None,
+) -> NoReturn:
+    """Print the findings in the chosen format and exit with the status they call for."""
+    from repro_lint import report as reports
+
     fixed: Counter[str] = Counter()
-    for counts in fixed_by_file.values():
+    for counts in (fixed_by_file or {}).values():
         fixed.update(counts)
-    report = reports.Report(results, settings.rules, applicable, fixed, show_fixes, fixed_by_file)
-    fmt = settings.config.output_format
-    with _output(output_file) as out:
-        if statistics:
+    fmt = config.output_format
+    report = reports.Report(
+        results,
+        rules() if fmt == "sarif" else (),
+        shown.applicable,
+        fixed,
+        shown.show_fixes,
+        dict(fixed_by_file or {}),
+        read=_source_reader(files),
+    )
+    with _output(shown.output_file) as out:
+        if shown.statistics:
             reports.render_statistics(report, out)
-        elif quiet and fmt in ("full", "concise"):
+        elif shown.quiet and fmt in ("full", "concise"):
             for d in report.diagnostics:
                 out.write(reports._head(report, d) + "\n")
         else:
             reports.RENDERERS[fmt](report, out)
-    if verbose:
-        elapsed = time.perf_counter() - started
-        click.echo(f"checked {len(found.files)} files in {elapsed:.2f} s", err=True)
-    remaining = len(report.diagnostics)
+    if shown.verbose:
+        elapsed = time.perf_counter() - shown.started
+        click.echo(f"checked {len(files)} files in {elapsed:.2f} s", err=True)
     sys.exit(
         reports.exit_code(
-            remaining,
+            len(report.diagnostics),
             fixed=sum(fixed.values()),
-            exit_zero=exit_zero,
-            exit_non_zero_on_fix=exit_non_zero_on_fix,
+            exit_zero=shown.exit_zero,
+            exit_non_zero_on_fix=shown.exit_non_zero_on_fix,
         )
     )
+
+
+def _source_reader(files: Mapping[str, Path]) -> Callable[[str], str | None]:
+    """Reads a linted file's text when a report shows its code (files are read only then)."""
+
+    def read(filename: str) -> str | None:
+        from repro_lint.source import SourceError, read_source
+
+        path = files.get(filename)
+        if path is None:
+            return None
+        try:
+            return read_source(path).text
+        except SourceError:
+            return None
+
+    return read
 
 
 def _add_noqa(
@@ -376,8 +622,7 @@ def _add_noqa(
     from repro_lint.suppressions import noqa_edits, noqa_wanted
 
     found = discover([Path(p) for p in paths], settings.config, force_exclude=force_exclude)
-    for warning in found.warnings:
-        click.echo(f"warning: {warning}", err=True)
+    _discovered(found, verbose=False)
     cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
     results = lint_files(found.files, settings, jobs=jobs, cache=cache)
     if cache is not None:
@@ -531,10 +776,13 @@ def _check_stdin(
     exit_zero: bool,
     exit_non_zero_on_fix: bool,
     quiet: bool,
+    no_cache: bool,
 ) -> None:
     from repro_lint import notebooks
     from repro_lint import report as reports
+    from repro_lint.cache import Cache
     from repro_lint.files import discover, display_name
+    from repro_lint.project_pass import memoized_loader, summary_loader
 
     data = sys.stdin.buffer.read()
     path = Path(os.path.abspath(stdin_filename)) if stdin_filename else None
@@ -544,8 +792,15 @@ def _check_stdin(
             if fix:
                 sys.stdout.buffer.write(data)
             sys.exit(0)
+    # The modules the text imports are summarised from the cache, as for files on disk.
+    cache = None if no_cache else Cache(settings.config.root, settings.cache_key())
+    load = memoized_loader(summary_loader(settings, cache))
     read = _notebook_stdin if notebooks.is_notebook(stdin_filename) else _python_stdin
-    result, fixed = read(data, name, path, settings, fix, diff, applicable)
+    try:
+        result, fixed = read(data, name, path, settings, fix, diff, applicable, load)
+    finally:
+        if cache is not None:
+            cache.save()
     report = reports.Report([result], settings.rules, applicable, fixed)
     # With --fix, stdout carries the fixed source: the findings go to stderr.
     stream_name = output_file
@@ -583,6 +838,7 @@ def _python_stdin(
     fix: bool,
     diff: bool,
     applicable: frozenset[FixSafety],
+    load: Any,
 ) -> tuple[FileResult, Counter[str]]:
     """Lint (and with --fix print the fixed) Python source read from stdin."""
     from repro_lint import report as reports
@@ -596,12 +852,12 @@ def _python_stdin(
         if fix:
             sys.stdout.buffer.write(data)
         return error_result(name, error), Counter()
-    result = lint_text(decoded.text, name, settings, path)
+    result = lint_text(decoded.text, name, settings, path, load)
     if not (fix or diff):
         return result, Counter()
 
     def relint(texts: Mapping[str, str]) -> dict[str, FileResult]:
-        return {n: lint_text(t, n, settings, path) for n, t in texts.items()}
+        return {n: lint_text(t, n, settings, path, load) for n, t in texts.items()}
 
     outcome = fix_texts({name: decoded.text}, {name: result}, relint, applicable)[name]
     if diff:
@@ -621,6 +877,7 @@ def _notebook_stdin(
     fix: bool,
     diff: bool,
     applicable: frozenset[FixSafety],
+    load: Any,
 ) -> tuple[FileResult, Counter[str]]:
     """Lint (and with --fix print the fixed) notebook read from stdin."""
     from repro_lint import notebooks
@@ -629,9 +886,9 @@ def _notebook_stdin(
     from repro_lint.source import SourceError, error_result
 
     if not (fix or diff):
-        return notebooks.lint(data, name, text_linter(settings, path)), Counter()
+        return notebooks.lint(data, name, text_linter(settings, path, load)), Counter()
     try:
-        outcome = notebooks.fix(data, name, text_linter(settings, path), applicable)
+        outcome = notebooks.fix(data, name, text_linter(settings, path, load), applicable)
     except SourceError as error:
         if fix:
             sys.stdout.buffer.write(data)

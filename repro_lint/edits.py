@@ -10,6 +10,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from repro_lint.diagnostics import Edit, Location
+from repro_lint.fixes import reindent
 from repro_lint.names import Names
 from repro_lint.positions import Positions
 from repro_lint.rule import AddImport, InsertAfter, InsertBefore, NodeEdit, Replace
@@ -50,7 +51,12 @@ class EditBuilder:
         return prefix if prefix.strip() == "" else ""
 
     def _lines_of(self, code: str, indent: str) -> list[str]:
-        return [indent + line if line else line for line in code.strip("\n").split("\n")]
+        """The lines of inserted ``code`` at ``indent``, its nested levels in the file's own
+        indentation unit."""
+        unit = self.module.default_indent
+        return [
+            indent + reindent(line, unit) if line else line for line in code.strip("\n").split("\n")
+        ]
 
     def build(self, edits: Iterable[NodeEdit]) -> list[Edit]:
         out: list[Edit] = []

@@ -6,20 +6,32 @@ from __future__ import annotations
 import dataclasses
 import multiprocessing
 import os
-from collections.abc import Iterable, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from repro_lint import notebooks
 from repro_lint.cache import Cache
+from repro_lint.cache import digest as content_digest
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile
 from repro_lint.fixes import FixOutcome, fix_texts
-from repro_lint.project_pass import per_file_part, summary_loader, with_project
+from repro_lint.program import Loader
+from repro_lint.project_pass import (
+    ProjectMemo,
+    per_file_part,
+    project_pass,
+    reused,
+    summary_loader,
+    with_project,
+)
+from repro_lint.run_cache import RunRecord, project_to_json
 from repro_lint.settings import Settings
-from repro_lint.source import SourceError, error_result, read_source
+from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes
 
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -30,57 +42,113 @@ def lint_text(
     filename: str,
     settings: Settings,
     path: Path | None = None,
+    load: Loader | None = None,
 ) -> FileResult:
     """Lint decoded source text as part of its project: project rules see the modules it
-    imports (read from disk when ``path`` is known). Never raises for bad input: that becomes
-    RPL000."""
+    imports (read from disk when ``path`` is known; ``load`` gives their summaries, by
+    default parsing them). Never raises for bad input: that becomes RPL000."""
     result = lint_one(text, filename, settings, path)
-    merged = with_project([result], {filename: path}, settings, summary_loader(settings))[0]
-    if merged.diagnostics and merged.source is None:
-        merged = dataclasses.replace(merged, source=text)
-    return merged
+    loader = load if load is not None else summary_loader(settings)
+    return _with_text(with_project([result], {filename: path}, settings, loader)[0], text)
 
 
-def text_linter(settings: Settings, path: Path | None) -> notebooks.TextLinter:
-    """``lint_text`` with the settings and the file's path bound (what notebooks lint with)."""
+def _with_text(result: FileResult, text: str) -> FileResult:
+    if result.diagnostics and result.source is None:
+        return dataclasses.replace(result, source=text)
+    return result
+
+
+@dataclass(frozen=True)
+class Document:
+    """A text linted as part of its project, with what its project pass read: the next
+    version of the text (an editor's buffer after an edit) reuses that pass when none of
+    it changed."""
+
+    settings: Settings
+    text: str
+    result: FileResult
+    memo: ProjectMemo
+
+
+def lint_document(
+    text: str,
+    filename: str,
+    settings: Settings,
+    path: Path | None,
+    load: Loader,
+    previous: Document | None = None,
+) -> Document:
+    """``lint_text`` for a document linted again and again: only the per-file pass runs
+    when the project pass of ``previous`` (the last version linted) still holds."""
+    result = lint_one(text, filename, settings, path)
+    if previous is not None and previous.settings is settings:
+        again = reused(previous.memo, {filename: previous.result}, [(result, path)], settings)
+        if again is not None:
+            return Document(settings, text, _with_text(again[0], text), previous.memo)
+    merged, memo = project_pass([result], {filename: path}, settings, load)
+    return Document(settings, text, _with_text(merged[0], text), memo)
+
+
+def text_linter(
+    settings: Settings, path: Path | None, load: Loader | None = None
+) -> notebooks.TextLinter:
+    """``lint_text`` with the settings, the file's path and the loader of the modules it
+    imports bound (what notebooks lint with)."""
 
     def lint(text: str, filename: str) -> FileResult:
-        return lint_text(text, filename, settings, path)
+        return lint_text(text, filename, settings, path, load)
 
     return lint
 
 
-def _lint_notebook(file: SourceFile, settings: Settings) -> FileResult:
+def _lint_notebook(file: SourceFile, data: bytes, settings: Settings) -> FileResult:
     """A notebook's code cells, linted as one module (with their own project phase, so the
     result carries no summary for the run's project phase: its rows are cell rows)."""
-    try:
-        data = file.path.read_bytes()
-    except OSError as exc:
-        reason = exc.strerror or str(exc)
-        return error_result(file.display, SourceError(f"cannot read file: {reason}"))
     result = notebooks.lint(data, file.display, text_linter(settings, file.path))
     return dataclasses.replace(result, summary={}) if result.summary else result
 
 
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
     """Read, decode and lint one file (a notebook's code cells, for ``.ipynb``)."""
-    if file.path.suffix == ".ipynb":
-        return _lint_notebook(file, settings)
     try:
-        source = read_source(file.path)
+        data, _ = read_bytes(file.path, settings.config.max_file_size)
     except SourceError as error:
         return error_result(file.display, error)
-    return lint_text(source.text, file.display, settings, file.path)
-
-
-def _lint_file_alone(file: SourceFile, settings: Settings) -> FileResult:
     if file.path.suffix == ".ipynb":
-        return _lint_notebook(file, settings)
+        return _lint_notebook(file, data, settings)
     try:
-        source = read_source(file.path)
+        text = decode(data).text
     except SourceError as error:
         return error_result(file.display, error)
-    return lint_one(source.text, file.display, settings, file.path)
+    return lint_text(text, file.display, settings, file.path)
+
+
+@dataclass(frozen=True, slots=True)
+class _Linted:
+    """One file through the read stage and the per-file pass: its result, and the stamp and
+    content hash of the bytes it was linted from (None when they could not be read)."""
+
+    file: SourceFile
+    result: FileResult
+    stamp: Stamp | None = None
+    digest: str | None = None
+
+
+def _lint_file_alone(file: SourceFile, settings: Settings) -> _Linted:
+    try:
+        data, stamp = read_bytes(file.path, settings.config.max_file_size)
+    except SourceError as error:
+        return _Linted(file, error_result(file.display, error))
+    if file.path.suffix == ".ipynb":
+        result = _lint_notebook(file, data, settings)
+    else:
+        try:
+            text = decode(data).text
+        except SourceError as error:
+            result = error_result(file.display, error)
+        else:
+            result = lint_one(text, file.display, settings, file.path)
+    return _Linted(file, result, stamp, content_digest(data))
 
 
 class Relinter:
@@ -129,9 +197,9 @@ def _init_worker(settings: Settings) -> None:
     _WORKER_SETTINGS = settings
 
 
-def _lint_in_worker(file: SourceFile) -> FileResult:
+def _lint_in_worker(files: Sequence[SourceFile]) -> list[_Linted]:
     assert _WORKER_SETTINGS is not None
-    return _lint_file_alone(file, _WORKER_SETTINGS)
+    return [_lint_file_alone(file, _WORKER_SETTINGS) for file in files]
 
 
 def default_jobs() -> int:
@@ -141,6 +209,82 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _size(file: SourceFile) -> int:
+    try:
+        return os.stat(file.path).st_size
+    except OSError:
+        return 0
+
+
+def balanced(files: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
+    """The files in chunks for ``jobs`` workers, biggest first, each chunk about as much text
+    as the others (a file bigger than that is a chunk of its own): the work is balanced by
+    size, and no worker is left with a big file at the end while the others wait."""
+    sized = sorted(((_size(file), file) for file in files), key=lambda pair: -pair[0])
+    total = sum(size for size, _ in sized)
+    # Enough chunks per worker that the last ones are small; few enough that passing them
+    # to the workers costs nothing next to linting them.
+    target = max(1, total // (jobs * 16))
+    chunks: list[list[SourceFile]] = []
+    current: list[SourceFile] = []
+    weight = 0
+    for size, file in sized:
+        current.append(file)
+        weight += size
+        if weight >= target or len(current) >= 64:
+            chunks.append(current)
+            current, weight = [], 0
+    if current:
+        chunks.append(current)
+    return chunks
+
+
+# Told (files done, files in all) as the per-file pass goes.
+Progress = Callable[[int, int], None]
+# Parsing takes up to 1,400 bytes of memory per byte of source (code dense with calls; about
+# 400 for ordinary code): chunks are handed to workers only while the ones in flight are
+# estimated below this, so that several big files are not parsed at once (a chunk is always
+# started when none is in flight).
+MEMORY_BUDGET = 900 * 1024 * 1024
+_BYTES_PER_BYTE = 1500
+
+
+def _per_file(
+    files: Sequence[SourceFile], settings: Settings, jobs: int, progress: Progress | None = None
+) -> list[_Linted]:
+    """The read stage and the per-file pass over ``files``, in parallel when it pays."""
+    done: list[_Linted] = []
+    if jobs <= 1 or len(files) < POOL_THRESHOLD:
+        for file in files:
+            done.append(_lint_file_alone(file, settings))
+            if progress is not None:
+                progress(len(done), len(files))
+        return done
+    context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+    waiting = balanced(files, jobs)
+    waiting.reverse()  # biggest first, taken from the end
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)
+    ) as pool:
+        running: dict[Future[list[_Linted]], int] = {}
+        while waiting or running:
+            # Keep every worker busy (a few chunks queued), within the memory budget.
+            while waiting and len(running) < 2 * jobs:
+                chunk = waiting[-1]
+                cost = _BYTES_PER_BYTE * max(_size(file) for file in chunk)
+                if running and sum(running.values()) + cost > MEMORY_BUDGET:
+                    break
+                waiting.pop()
+                running[pool.submit(_lint_in_worker, chunk)] = cost
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                del running[future]
+                done.extend(future.result())
+            if progress is not None:
+                progress(len(done), len(files))
+    return done
+
+
 def lint_files(
     files: Sequence[SourceFile],
     settings: Settings,
@@ -148,55 +292,167 @@ def lint_files(
     jobs: int | None = None,
     cache: Cache | None = None,
     project: bool = True,
+    sources: bool = True,
 ) -> list[FileResult]:
     """Lint files (from the cache where unchanged), in parallel when it pays, then run the
     project phase over them (unless ``project`` is false: per-file results with their
-    summaries); sorted output. The cache holds per-file results only."""
-    results: dict[str, FileResult] = {}
+    summaries); sorted output. The cache holds per-file results only. ``sources``: attach
+    the text of files with findings (fixes and code frames need it; a report can read it
+    later instead)."""
+    if not project:
+        per_file = _per_file_results(files, settings, jobs, cache, {})
+        return [
+            _sourced(per_file[f.display][0], f, sources, per_file[f.display][1])
+            for f in sorted(files)
+        ]
+    return lint_run(files, settings, jobs=jobs, cache=cache, sources=sources).results
+
+
+@dataclass
+class RunOutcome:
+    """A run's final results (sorted by file), with what a whole-run record keeps of it:
+    per file the stamp and content hash of the bytes linted (None when unknown), and what
+    the project pass read (``RunRecord.project``'s data; None without a project pass)."""
+
+    results: list[FileResult]
+    stamps: dict[str, tuple[Stamp, str] | None]
+    project: dict[str, Any] | None
+    # What it took: files linted now (the others came from the cache or the record), and
+    # whether the project pass ran or an earlier one was reused.
+    linted: int = 0
+    project_reused: bool = False
+
+
+def lint_run(
+    files: Sequence[SourceFile],
+    settings: Settings,
+    *,
+    jobs: int | None = None,
+    cache: Cache | None = None,
+    previous: RunRecord | None = None,
+    changed: set[str] | None = None,
+    sources: bool = True,
+    progress: Progress | None = None,
+) -> RunOutcome:
+    """Lint the files of a run. With the record of an earlier run over the same files
+    (``previous``) and the files changed since (``changed``), only those are linted again,
+    and the project pass is reused when nothing it read changed."""
+    ordered = sorted(files)
+    fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
+    if previous is not None and changed is not None:
+        again = [f for f in ordered if f.display in changed]
+        fresh = _per_file_results(again, settings, jobs, cache, {}, progress=progress)
+        outcome = _reuse(previous, ordered, fresh, settings, sources)
+        if outcome is not None:
+            return outcome
+    linted: list[int] = [len(fresh)]
+    per_file = _per_file_results(ordered, settings, jobs, cache, fresh, linted, progress)
+    paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
+    results = [per_file[file.display][0] for file in ordered]
+    merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache))
+    data = (
+        project_to_json(memo.digests, memo.loaded, memo.probed) if settings.needs_project else None
+    )
+    return RunOutcome(
+        [
+            _sourced(r, f, sources, per_file[f.display][1])
+            for r, f in zip(merged, ordered, strict=True)
+        ],
+        {display: known for display, (_, known) in per_file.items()},
+        data,
+        linted[0],
+    )
+
+
+def _reuse(
+    previous: RunRecord,
+    ordered: Sequence[SourceFile],
+    fresh: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
+    settings: Settings,
+    sources: bool,
+) -> RunOutcome | None:
+    """The earlier run's answer with the files linted again put in, if its project pass
+    still holds for them (see ``project_pass.reused``)."""
+    if settings.needs_project and previous.project is None:
+        return None
+    memo = ProjectMemo(**previous.project) if previous.project is not None else ProjectMemo()
+    before = {result.filename: result for result in previous.results}
+    if [f.display for f in ordered] != [f.display for f in previous.files]:
+        return None
+    again = [(fresh[f.display][0], f.path) for f in ordered if f.display in fresh]
+    revised = reused(memo, before, again, settings)
+    if revised is None:
+        return None
+    # The digests still hold for the other files: their per-file results are unchanged.
+    now = {result.filename: result for result in revised}
+    stamps: dict[str, tuple[Stamp, str] | None] = {
+        f.display: (f.stamp, f.digest) for f in previous.files
+    }
+    stamps.update((display, known) for display, (_, known) in fresh.items())
+    results = [
+        _sourced(now.get(f.display, before[f.display]), f, sources, stamps[f.display])
+        for f in ordered
+    ]
+    return RunOutcome(results, stamps, previous.project, len(fresh), project_reused=True)
+
+
+def _per_file_results(
+    files: Sequence[SourceFile],
+    settings: Settings,
+    jobs: int | None,
+    cache: Cache | None,
+    known: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
+    count: list[int] | None = None,
+    progress: Progress | None = None,
+) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
+    """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
+    cache, the others linted now, counted into ``count``), each with the stamp and hash of
+    the bytes behind it."""
+    found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
-        hit = cache.get(file) if cache is not None else None
-        if hit is not None and hit.diagnostics:
-            hit = _with_source(hit, file)
+        if file.display in found:
+            continue
+        hit = cache.lookup(file) if cache is not None else None
         if hit is not None:
-            results[file.display] = hit
+            result, stamp, content = hit
+            found[file.display] = (result, (stamp, content))
         else:
             todo.append(file)
-    stamps = [Cache.stamp(file) for file in todo] if cache is not None else []
-    jobs = jobs or default_jobs()
-    if jobs > 1 and len(todo) >= POOL_THRESHOLD:
-        context = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-        chunksize = max(1, len(todo) // (jobs * 8))
-        with ProcessPoolExecutor(
-            max_workers=jobs, mp_context=context, initializer=_init_worker, initargs=(settings,)
-        ) as pool:
-            fresh = list(pool.map(_lint_in_worker, todo, chunksize=chunksize))
-    else:
-        fresh = [_lint_file_alone(file, settings) for file in todo]
-    for index, (file, result) in enumerate(zip(todo, fresh, strict=True)):
-        results[file.display] = result
-        if cache is not None:
-            cache.put(file, result, stamps[index])
-    ordered = [results[file.display] for file in sorted(files)]
-    if not project:
-        return ordered
-    paths: dict[str, Path | None] = {file.display: file.path for file in files}
-    merged = with_project(ordered, paths, settings, summary_loader(settings, cache))
-    # Project findings can land on files that had none of their own: attach their text.
-    return [
-        (_with_source(result, file) or result)
-        if result.diagnostics and result.source is None
-        else result
-        for result, file in zip(merged, sorted(files), strict=True)
-    ]
+    if count is not None:
+        count[0] += len(todo)
+    for linted in _per_file(todo, settings, jobs or default_jobs(), progress):
+        stamped = None
+        if linted.stamp is not None and linted.digest is not None:
+            stamped = (linted.stamp, linted.digest)
+            if cache is not None:
+                cache.store(linted.file, linted.result, linted.stamp, linted.digest)
+        found[linted.file.display] = (linted.result, stamped)
+    return found
 
 
-def _with_source(result: FileResult, file: SourceFile) -> FileResult | None:
-    """A cached result with the file's text attached (code frames and fixes need it)."""
+def _sourced(
+    result: FileResult, file: SourceFile, sources: bool, known: tuple[Stamp, str] | None
+) -> FileResult:
+    """The result with the file's text when it has findings (and ``sources`` is asked)."""
+    if not sources or not result.diagnostics or result.source is not None or result.cells:
+        return result
+    return _with_source(result, file, None if known is None else known[1]) or result
+
+
+def _with_source(result: FileResult, file: SourceFile, content: str | None) -> FileResult | None:
+    """A cached result with the file's text attached (code frames and fixes need it), only
+    when the file still holds the bytes the result was computed from (hash ``content``):
+    another process may have fixed it since, and findings paired with text they were not
+    computed from would put their fixes in the wrong place. None otherwise (the text is
+    then read again, and the file linted again, by whoever needs it)."""
     if result.cells:
         return result  # a notebook: its frames come from the cells, which were cached
     try:
-        source = read_source(file.path)
+        data, _ = read_bytes(file.path)
+        if content is None or content_digest(data) != content:
+            return None
+        source = decode(data)
     except SourceError:
         return None
     return dataclasses.replace(result, source=source.text)
@@ -234,9 +490,11 @@ def lint_paths(paths: Sequence[str | Path], config: Config | None = None) -> lis
 
 
 __all__ = [
+    "Document",
     "Relinter",
     "default_jobs",
     "fix_source",
+    "lint_document",
     "lint_file",
     "lint_files",
     "lint_paths",

@@ -7,7 +7,7 @@ import ast
 import contextlib
 import re
 import sys
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 import libcst as cst
@@ -20,10 +20,10 @@ from repro_lint.fixes import touches
 from repro_lint.names import Names
 from repro_lint.positions import Positions
 from repro_lint.program import ProjectRule
-from repro_lint.rule import FileContext, PendingReport, Replace, Rule
+from repro_lint.rule import FileContext, InsertAfter, InsertBefore, PendingReport, Replace, Rule
 from repro_lint.rules.unused_noqa import UnusedNoqa
 from repro_lint.settings import Settings
-from repro_lint.source import SourceError, error_result
+from repro_lint.source import SourceError, error_result, too_large
 from repro_lint.summary import DEFERRED, SummaryCollector
 from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
 from repro_lint.traversal import Dispatcher
@@ -34,8 +34,8 @@ NEWLINE = re.compile(r"\r\n?|\n")
 # -- syntax errors ----------------------------------------------------------------------------
 
 
-def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> SourceError | None:
-    """Where and why ``text`` does not parse (Python's own message when it has one)."""
+def _python_tree(text: str) -> ast.Module | SourceError:
+    """Python's own tree of ``text``, or where and why it does not parse."""
     if "\0" in text:
         before = text[: text.index("\0")]
         row = len(NEWLINE.findall(before)) + 1
@@ -44,11 +44,18 @@ def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> S
     try:
         # No file name: Python would read the error's line from a file of that name on disk,
         # which is not the text linted here (an editor buffer, a notebook, stdin).
-        ast.parse(text)
+        return ast.parse(text)
     except SyntaxError as exc:
         return SourceError(f"SyntaxError: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
     except (ValueError, RecursionError, MemoryError) as exc:
         return SourceError(f"cannot parse file: {exc}")
+
+
+def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> SourceError | None:
+    """Where and why ``text`` does not parse (Python's own message when it has one)."""
+    tree = _python_tree(text)
+    if isinstance(tree, SourceError):
+        return tree
     if libcst_error is None:
         return None
     # Python accepts it but libcst does not (newer syntax than libcst supports).
@@ -105,7 +112,13 @@ def lint_one(
     nothing can neither use RNG nor call into a module that does. A file that no per-file
     rule parses and that cannot be an entry point gets a deferred summary: the project
     phase summarises it (``summarise=True``) only if an entry point reaches it.
+
+    A text of more than ``max-file-size`` bytes is an RPL000, never parsed (files on disk are
+    refused before they are read; this is for editors' buffers and stdin).
     """
+    size = _size_above(text, settings.config.max_file_size)
+    if size is not None:
+        return error_result(filename, too_large(size, settings.config.max_file_size))
     rules = settings.rules_for(path)
     active = [
         r
@@ -125,13 +138,106 @@ def lint_one(
     # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
     # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
     # ast runs before the limit is raised for libcst.
-    error = _syntax_error(text, filename, None)
-    if error is not None:
-        return error_result(filename, error, text)
+    tree = _python_tree(text)
+    if isinstance(tree, SourceError):
+        return error_result(filename, tree, text)
+    if (active or collect) and not summarise:
+        # The gate: what triggered the rules may sit only in documentation.
+        code = gate_text(text, tree)
+        if code is not text:
+            active = [r for r in active if triggered(r, code)]
+            collect = wanted and (bool(active) or _may_be_entry(code, path, settings))
+            collect = collect or any(
+                r.TRIGGERS and triggered(r, code) for r in settings.project_rules if r in rules
+            )
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
     with _recursion_headroom():
         return _lint_parsed(text, filename, settings, path, rules, active, collect)
+
+
+def _size_above(text: str, limit: int) -> int | None:
+    """The text's size in UTF-8 bytes if it is above ``limit`` (encoded only when unsure)."""
+    if len(text) * 4 <= limit:
+        return None
+    size = len(text.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
+
+
+def gate_text(text: str, tree: ast.Module) -> str:
+    """The text rules' triggers are looked for in once the file is known to parse: ``text``
+    with its docstrings blanked out (``text`` itself when it has none).
+
+    Documentation names ops, loaders and seeds everywhere (a model's docstring says "pad",
+    "gather", "interpolate"), and no rule fires on a docstring: a file whose triggers occur
+    only there is finding-free without libcst, and needs a summary only if an entry point
+    reaches it (it is then summarised like any file deferred). Comments and every other
+    string stay: noqa comments and settings spelled in strings are triggers. The benchmark
+    checks that the findings on the corpus are the same with and without this gate."""
+    spans = _docstrings(tree)
+    if not spans:
+        return text
+    lines = NEWLINE.split(text)
+    for first, first_column, last, last_column in spans:
+        for row in range(first, last + 1):
+            line = lines[row - 1]
+            data = line.encode("utf-8")
+            # ast counts columns in UTF-8 bytes.
+            start = len(data[:first_column].decode("utf-8", "ignore")) if row == first else 0
+            end = len(data[:last_column].decode("utf-8", "ignore")) if row == last else len(line)
+            lines[row - 1] = line[:start] + " " * (end - start) + line[end:]
+    return "\n".join(lines)
+
+
+def _docstrings(tree: ast.Module) -> list[tuple[int, int, int, int]]:
+    """Where the docstrings of the module, its classes and functions are: (first row,
+    its column, last row, end column; columns in UTF-8 bytes, as ast gives them)."""
+    found = []
+    bodies: list[list[ast.stmt]] = [tree.body]
+    while bodies:
+        body = bodies.pop()
+        for index, statement in enumerate(body):
+            if isinstance(statement, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                first = statement.body[0]
+                if (
+                    isinstance(first, ast.Expr)
+                    and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)
+                ):
+                    value = first.value
+                    found.append(
+                        (
+                            value.lineno,
+                            value.col_offset,
+                            value.end_lineno or value.lineno,
+                            value.end_col_offset or 0,
+                        )
+                    )
+            elif (
+                index == 0
+                and body is tree.body
+                and isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Constant)
+                and isinstance(statement.value.value, str)
+            ):
+                value = statement.value
+                found.append(
+                    (
+                        value.lineno,
+                        value.col_offset,
+                        value.end_lineno or value.lineno,
+                        value.end_col_offset or 0,
+                    )
+                )
+            for name in ("body", "orelse", "finalbody"):
+                nested = getattr(statement, name, None)
+                if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                    bodies.append(nested)
+            for handler in getattr(statement, "handlers", ()):
+                bodies.append(handler.body)
+            for case in getattr(statement, "cases", ()):
+                bodies.append(case.body)
+    return found
 
 
 def _lint_parsed(
@@ -178,14 +284,7 @@ def _lint_parsed(
     if not context.reports and unused_noqa is None:
         return FileResult(filename, (), summary=summary)
     diagnostics = _diagnostics(
-        text,
-        filename,
-        module,
-        names,
-        context.reports,
-        comments,
-        unused_noqa,
-        context.cursor.starts,
+        text, filename, module, names, context.reports, comments, unused_noqa, context.positions
     )
     # Positions come from libcst's tree, which does not always reproduce the file: it drops a
     # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
@@ -259,22 +358,29 @@ def _diagnostics(
     names: Names,
     reports: list[PendingReport],
     comments: list[tuple[cst.Comment, int]] | None,
-    unused_noqa: Sequence[type[Rule]] | None = None,
-    starts: Mapping[cst.CSTNode, tuple[int, str]] | None = None,
+    unused_noqa: Sequence[type[Rule]] | None,
+    positions: Positions,
 ) -> list[Diagnostic]:
     """Positioned, suppressed and de-duplicated findings; with ``unused_noqa`` (the rules that
-    ran), also RPL901's findings for noqa entries that suppressed none of them."""
-    positions = Positions(module, starts)
+    ran), also RPL901's findings for noqa entries that suppressed none of them. Every node is
+    told to ``positions`` before the first is asked for, so one pass positions them all."""
     for report in reports:
-        if report.statement is not None:
-            positions.within(report.node, report.statement)
-            for edit in report.edits:
-                if isinstance(edit, Replace):
-                    positions.within(edit.node, report.statement)
-        if report.top is not None:
-            positions.hint(report.node, report.top)
+        # Where the fix's nodes are: a statement is positioned as itself; a replaced node or
+        # the node an import must come before is nearly always inside the reported statement.
+        inside = [report.node]
+        for edit in report.edits:
+            if isinstance(edit, Replace):
+                inside.append(edit.node)
+            elif isinstance(edit, InsertBefore | InsertAfter):
+                positions.within(edit.statement, edit.statement)
+            elif edit.before is not None:
+                inside.append(edit.before)
+        for node in inside:
             if report.statement is not None:
-                positions.hint(report.statement, report.top)
+                positions.within(node, report.statement)
+            positions.hint(node, report.top)
+        if report.statement is not None:
+            positions.hint(report.statement, report.top)
     suppressions = _suppressions(comments or [], text)
     known = {code for code in rule_table.BY_CODE} | set(rule_table.BY_NAME)
     protected = suppressions.protected_rows(known)
@@ -340,4 +446,4 @@ def _suppressions(comments: list[tuple[cst.Comment, int]], text: str) -> Suppres
     return Suppressions.from_directives(directives)
 
 
-__all__ = ["RECURSION_LIMIT", "lint_one", "triggered"]
+__all__ = ["RECURSION_LIMIT", "gate_text", "lint_one", "triggered"]

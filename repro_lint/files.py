@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import functools
 import os
+import re
+import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from repro_lint.config import Config
+from repro_lint.source import read_small
+
+if TYPE_CHECKING:
+    import pathspec
 
 DEFAULT_EXCLUDES = (
     ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
@@ -18,9 +23,29 @@ DEFAULT_EXCLUDES = (
     ".repro_lint_cache", ".svn", ".tox", ".venv", ".vscode", "__pycache__", "__pypackages__",
     "_build", "buck-out", "build", "dist", "node_modules", "site-packages", "venv",
 )  # fmt: skip
-# What a directory walk picks up unless ``include`` says otherwise (ruff's convention:
-# notebooks come in with ``extend-include = ["*.ipynb"]``).
-DEFAULT_INCLUDE = ("*.py", "*.pyi")
+# What a directory walk picks up unless ``include`` says otherwise (as ruff does since 0.6:
+# notebooks too; ``extend-exclude = ["*.ipynb"]`` leaves them out).
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
+# The temporary file --fix writes a file's new content to, next to it, before renaming it into
+# place: ``.NAME.PID.XXXXXXXX.repro-lint-tmp``. One left by an interrupted run is removed by
+# a later run that lints NAME (older releases wrote ``.NAME.XXXXXXXX.repro-lint``).
+TEMP_SUFFIX = ".repro-lint-tmp"
+_LEFTOVER = re.compile(r"\.(?P<name>.+?)\.(?:(?P<pid>\d+)\.)?[\w-]{8}\.repro-lint(?:-tmp)?")
+
+
+def temp_prefix(name: str) -> str:
+    """The start of the name of a temporary file --fix writes ``name``'s content to."""
+    return f".{name}.{os.getpid()}."
+
+
+def leftover_of(name: str) -> tuple[str, int | None] | None:
+    """(the file it was for, the process that wrote it) if ``name`` is one of our
+    temporary files."""
+    match = _LEFTOVER.fullmatch(name)
+    if match is None:
+        return None
+    pid = match.group("pid")
+    return match.group("name"), int(pid) if pid else None
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -33,8 +58,19 @@ class SourceFile:
 
 @dataclass
 class Discovery:
+    """The files found, what to warn about, and what the finding depended on: the mtimes of
+    the directories listed (a file appears or goes only if its directory's mtime changes)
+    and the ignore files read, so that a later run can reuse the result unchanged."""
+
     files: list[SourceFile] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # Each directory listed: its mtime before listing, and the names it held.
+    directories: dict[Path, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
+    ignore_files: set[Path] = field(default_factory=set)
+    # What was passed over, for -v: special files, and the temporary files an interrupted
+    # --fix left next to files linted now (the command removes the stale ones).
+    notes: list[str] = field(default_factory=list)
+    leftovers: list[Path] = field(default_factory=list)
 
 
 def display_name(path: Path, cwd: Path | None = None) -> str:
@@ -47,6 +83,10 @@ def display_name(path: Path, cwd: Path | None = None) -> str:
 
 
 def _spec(patterns: Iterable[str]) -> pathspec.GitIgnoreSpec:
+    # pathspec is imported only when patterns are matched (files named on the command line
+    # without --force-exclude never are).
+    import pathspec
+
     return pathspec.GitIgnoreSpec.from_lines(patterns)
 
 
@@ -62,14 +102,18 @@ class _Matcher:
         self.respect_gitignore = config.respect_gitignore
         self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
         self._chains: dict[Path, tuple[tuple[Path, pathspec.GitIgnoreSpec], ...]] = {}
+        # Every .gitignore looked for (present or not), for the whole-run cache.
+        self.ignore_files: set[Path] = set()
 
     def _gitignore(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:
             spec = None
+            path = directory / ".gitignore"
+            self.ignore_files.add(path)
+            data = read_small(path)
             try:
-                lines = (directory / ".gitignore").read_text(encoding="utf-8").splitlines()
-                spec = pathspec.GitIgnoreSpec.from_lines(lines)
-            except (OSError, UnicodeDecodeError):
+                spec = _spec(data.decode("utf-8").splitlines()) if data is not None else None
+            except UnicodeDecodeError:
                 spec = None
             self._gitignores[directory] = spec
         return self._gitignores[directory]
@@ -126,25 +170,36 @@ def _ancestors_below(directory: Path, root: Path) -> list[Path]:
 
 
 def discover(paths: Sequence[Path], config: Config, *, force_exclude: bool = False) -> Discovery:
-    """Files to lint under ``paths``, sorted by display name, each once."""
-    matcher = _Matcher(config)
+    """Files to lint under ``paths``, sorted by display name, each once. Files named
+    explicitly are taken as they are: no directory is listed and no pattern or .gitignore is
+    matched for them, except with ``force_exclude``."""
+    matcher: _Matcher | None = None
+
+    def matching() -> _Matcher:
+        nonlocal matcher
+        if matcher is None:
+            matcher = _Matcher(config)
+        return matcher
+
     found: dict[Path, SourceFile] = {}
     result = Discovery()
     cwd = Path.cwd()
     for given in paths:
         absolute = Path(os.path.abspath(given))
         if absolute.is_dir():
-            if force_exclude and matcher.excluded(absolute, is_dir=True):
+            if force_exclude and matching().excluded(absolute, is_dir=True):
                 continue
-            _walk(absolute, matcher, found, result, cwd, set())
+            _walk(absolute, matching(), found, result, cwd, set())
         else:
             # Explicit files are linted even when excluded, unless --force-exclude (what
             # pre-commit needs: it passes every staged file by name). Missing or unreadable
             # files stay in the list: reading them yields an RPL000 diagnostic.
-            if force_exclude and matcher.excluded(absolute, is_dir=False):
+            if force_exclude and matching().excluded(absolute, is_dir=False):
                 continue
             found.setdefault(absolute, SourceFile(display_name(absolute, cwd), absolute))
     result.files = sorted(found.values())
+    if matcher is not None:
+        result.ignore_files = matcher.ignore_files
     return result
 
 
@@ -164,10 +219,13 @@ def _walk(
             return
         visited.add(key)
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        result.directories[directory] = (info.st_mtime_ns, tuple(e.name for e in entries))
     except OSError as exc:
         reason = exc.strerror or str(exc)
         result.warnings.append(f"cannot read directory {display_name(directory, cwd)}: {reason}")
         return
+    here: set[str] = set()
+    candidates: list[Path] = []
     for entry in entries:
         path = directory / entry.name
         try:
@@ -178,8 +236,62 @@ def _walk(
             if not matcher.excluded(path, is_dir=True):
                 _walk(path, matcher, found, result, cwd, visited)
             continue
-        if matcher.included(path) and not matcher.excluded(path, is_dir=False):
-            found.setdefault(path, SourceFile(display_name(path, cwd), path))
+        if leftover_of(entry.name) is not None:
+            candidates.append(path)
+            continue
+        if not matcher.included(path) or matcher.excluded(path, is_dir=False):
+            continue
+        special = _special(entry)
+        if special is not None:
+            # Reading a FIFO blocks until someone writes to it; a device may never end.
+            result.notes.append(
+                f"skipped {display_name(path, cwd)}: not a regular file ({special})"
+            )
+            continue
+        here.add(entry.name)
+        found.setdefault(path, SourceFile(display_name(path, cwd), path))
+    for path in candidates:
+        owner = leftover_of(path.name)
+        if owner is not None and owner[0] in here:
+            result.leftovers.append(path)
+
+
+def leftovers_next_to(files: Sequence[SourceFile]) -> list[Path]:
+    """Our temporary files next to ``files`` (their directories listed once each)."""
+    names: dict[Path, set[str]] = {}
+    for file in files:
+        names.setdefault(file.path.parent, set()).add(file.path.name)
+    found = []
+    for directory, here in sorted(names.items()):
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        for entry in entries:
+            owner = leftover_of(entry.name)
+            if owner is not None and owner[0] in here:
+                found.append(directory / entry.name)
+    return sorted(found)
+
+
+_KINDS = (
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _special(entry: os.DirEntry[str]) -> str | None:
+    """What kind of special file the entry is (following a symlink), None for a regular
+    file and for a broken symlink (reading that one gives its RPL000)."""
+    try:
+        mode = entry.stat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in _KINDS if test(mode)), "not a file")
 
 
 def real_path(path: Path) -> Path:

@@ -15,6 +15,20 @@ _NEWLINE = re.compile(r"\r\n?|\n")
 PARSE_ERROR = "RPL000"
 
 
+# Code a fix inserts is written with four spaces per level of indentation.
+INDENT = "    "
+
+
+def reindent(line: str, unit: str) -> str:
+    """``line`` of inserted code with each leading level of four spaces written in the
+    file's own indentation ``unit`` (a tab, two spaces...), so the file stays consistent."""
+    if unit == INDENT or not line.startswith(INDENT):
+        return line
+    stripped = line.lstrip(" ")
+    levels, rest = divmod(len(line) - len(stripped), len(INDENT))
+    return unit * levels + " " * rest + stripped
+
+
 def _line_starts(text: str) -> list[int]:
     starts = [0]
     starts.extend(match.end() for match in _NEWLINE.finditer(text))

@@ -290,6 +290,7 @@ class LoaderFacts:
     def __init__(self, context: FileContext) -> None:
         self._names = context.names
         self._module = context.module
+        self._positions = context.positions
         self._seed = context.config.seed
         self._scopes: list[_Scope] = [_Scope("module")]
         self._classes: list[str] = []
@@ -832,7 +833,7 @@ class LoaderFacts:
             self._loaders or self._samplers or self._distributed or self._facts or self._partials
         ) and not (self._flags - {"helper"}):
             return None
-        positions = Positions(self._module)
+        positions = self._positions
         data: dict[str, Json] = {"flags": sorted(self._flags)}
         if self._loaders:
             data["loaders"] = [self._finish(p, positions, loader=True) for p in self._loaders]

@@ -1,46 +1,74 @@
 """The language server (``repro-lint server``): findings as you type, fixes and ``# noqa`` as
-code actions, rule docs on hover. Built on pygls (the ``lsp`` extra); the same engine as the
-command line, with the settings of the ``pyproject.toml`` nearest to each document."""
+code actions, rule docs on hover. Built on pygls (the ``lsp`` extra); the same stages as the
+command line, with the settings of the ``pyproject.toml`` nearest to each document.
+
+The server keeps each project's model in memory: the summaries of the modules documents
+import (loaded once per file version, from the results cache where it has them), and per
+document what its last project pass read, so an edit that leaves those inputs alone reuses
+that pass and only the edited text goes through the per-file pass again.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import re
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from repro_lint import __version__
+from repro_lint.cache import Cache
 from repro_lint.config import Config, ConfigError, load_config
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, FixSafety, Location
-from repro_lint.engine import fix_source, lint_text
+from repro_lint.engine import Document, fix_source, lint_document
 from repro_lint.explain import render_markdown
+from repro_lint.fixes import FixOutcome
 from repro_lint.notebooks import NOTEBOOK_SUFFIX
+from repro_lint.program import Loader
+from repro_lint.project_pass import memoized_loader, summary_loader
 from repro_lint.rules import rule_for
 from repro_lint.settings import Settings
 from repro_lint.suppressions import NOT_SUPPRESSIBLE, noqa_edits
 
 SOURCE = "repro-lint"
-# How long typing must pause before a changed document is linted again.
-DEBOUNCE_SECONDS = 0.3
+# Changes closer together than this are typing: the document is linted again when it pauses
+# this long. A change after a pause is linted at once (the edit an editor applies, a paste).
+DEBOUNCE_SECONDS = 0.1
 FIX_ALL_KIND = f"{lsp.CodeActionKind.SourceFixAll.value}.repro-lint"
+FIX_ALL_TITLE = "repro-lint: Fix all safe fixes"
 _NEWLINE = re.compile(r"\r\n?|\n")
 _APPLIED = (FixSafety.SAFE, FixSafety.UNSAFE)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Linted:
-    """One lint of one version of a document."""
+    """One lint of one version of a document, with what code actions need of it."""
 
     version: int | None
     text: str
     result: FileResult
+    document: Document | None
+    lines: list[str]
+    # The findings as LSP diagnostics (converted once; cursor moves ask again and again).
+    diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
+    fix_all: FixOutcome | None = None
+
+
+@dataclass
+class _Project:
+    """What the server keeps for the documents that share settings: the results cache and
+    the summaries of the modules they import, each loaded once per version of its file."""
+
+    cache: Cache
+    load: Loader
 
 
 class ReproLintServer(LanguageServer):
@@ -51,8 +79,10 @@ class ReproLintServer(LanguageServer):
             SOURCE, __version__, text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental
         )
         self.pending: dict[str, asyncio.Task[None]] = {}
+        self.last_change: dict[str, float] = {}
         self.linted: dict[str, _Linted] = {}
         self._settings: dict[Config, Settings] = {}
+        self._projects: dict[int, _Project] = {}
         self._reported: set[str] = set()
         # One lint at a time, off the event loop: messages keep flowing while a file is linted.
         self.executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="repro-lint")
@@ -77,19 +107,38 @@ class ReproLintServer(LanguageServer):
                 )
             return Settings.from_config(Config(root=start))
 
+    def project(self, settings: Settings) -> _Project:
+        found = self._projects.get(id(settings))
+        if found is None:
+            cache = Cache(settings.config.root, settings.cache_key())
+            found = _Project(cache, memoized_loader(summary_loader(settings, cache)))
+            self._projects[id(settings)] = found
+        return found
+
     def lint(self, uri: str) -> _Linted:
         document = self.workspace.get_text_document(uri)
         path = _path(uri)
         text = document.source
         name = path.name if path else uri
+        linted: Document | None = None
         if name.endswith(NOTEBOOK_SUFFIX):
             # A notebook's JSON, opened as text: its cells are linted by the command line.
             result = FileResult(name, ())
         else:
-            result = lint_text(text, name, self.settings_for(path), path)
-        linted = _Linted(document.version, text, result)
-        self.linted[uri] = linted
-        return linted
+            settings = self.settings_for(path)
+            project = self.project(settings)
+            before = self.linted.get(uri)
+            previous = before.document if before is not None else None
+            if previous is not None and previous.settings is not settings:
+                previous = None
+            linted = lint_document(text, name, settings, path, project.load, previous)
+            result = linted.result
+            project.cache.save()
+        lines = _NEWLINE.split(text)
+        entry = _Linted(document.version, text, result, linted, lines)
+        entry.diagnostics = [self.to_lsp(lines, d) for d in result.diagnostics]
+        self.linted[uri] = entry
+        return entry
 
     def current(self, uri: str) -> _Linted:
         """The lint of the document as it is now (linting it again if it changed)."""
@@ -98,6 +147,14 @@ class ReproLintServer(LanguageServer):
         if linted is None or linted.text != document.source:
             linted = self.lint(uri)
         return linted
+
+    def changed(self, uri: str) -> None:
+        """Lint a changed document: at once after a pause, else once typing pauses."""
+        now = time.monotonic()
+        last = self.last_change.get(uri)
+        self.last_change[uri] = now
+        typing = last is not None and now - last < DEBOUNCE_SECONDS
+        self.schedule(uri, DEBOUNCE_SECONDS if typing or uri in self.pending else 0)
 
     def schedule(self, uri: str, delay: float) -> None:
         """Lint ``uri`` after ``delay`` seconds, replacing a lint already waiting for it."""
@@ -111,15 +168,15 @@ class ReproLintServer(LanguageServer):
         document = self.workspace.get_text_document(uri)
         version = document.version
         loop = asyncio.get_running_loop()
-        linted = await loop.run_in_executor(self.executor, self.lint, uri)
+        try:
+            linted = await loop.run_in_executor(self.executor, self.lint, uri)
+        finally:
+            if self.pending.get(uri) is asyncio.current_task():
+                del self.pending[uri]
         if self.workspace.get_text_document(uri).version != version:
             return  # typed over while linting: the newer version has its own lint coming
         self.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(
-                uri=uri,
-                version=version,
-                diagnostics=[self.to_lsp(linted.text, d) for d in linted.result.diagnostics],
-            )
+            lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=linted.diagnostics)
         )
 
     # -- conversions ----------------------------------------------------------------------------
@@ -132,13 +189,12 @@ class ReproLintServer(LanguageServer):
         units = self.workspace.position_codec.client_num_units(line[: column - 1])
         return lsp.Position(line=row - 1, character=units)
 
-    def range(self, text: str, start: Location, end: Location) -> lsp.Range:
-        lines = _NEWLINE.split(text)
+    def range(self, lines: Sequence[str], start: Location, end: Location) -> lsp.Range:
         return lsp.Range(start=self.position(lines, start), end=self.position(lines, end))
 
-    def to_lsp(self, text: str, d: Diagnostic) -> lsp.Diagnostic:
+    def to_lsp(self, lines: Sequence[str], d: Diagnostic) -> lsp.Diagnostic:
         return lsp.Diagnostic(
-            range=self.range(text, d.location, d.end_location),
+            range=self.range(lines, d.location, d.end_location),
             message=d.message,
             severity=lsp.DiagnosticSeverity.Error
             if d.code == "RPL000"
@@ -149,33 +205,39 @@ class ReproLintServer(LanguageServer):
             tags=[lsp.DiagnosticTag.Unnecessary] if d.code == "RPL901" else None,
         )
 
-    def text_edits(self, text: str, edits: Sequence[Edit]) -> list[lsp.TextEdit]:
+    def text_edits(self, lines: Sequence[str], edits: Sequence[Edit]) -> list[lsp.TextEdit]:
         return [
-            lsp.TextEdit(range=self.range(text, e.location, e.end_location), new_text=e.content)
+            lsp.TextEdit(range=self.range(lines, e.location, e.end_location), new_text=e.content)
             for e in edits
         ]
 
     # -- code actions ---------------------------------------------------------------------------
+
+    def resolves_edits(self) -> bool:
+        """Whether the client fills in an action's edit later (``codeAction/resolve``)."""
+        capabilities = self.client_capabilities.text_document
+        action = capabilities.code_action if capabilities is not None else None
+        support = action.resolve_support if action is not None else None
+        return support is not None and "edit" in support.properties
 
     def code_actions(self, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         uri = params.text_document.uri
         linted = self.current(uri)
         only = params.context.only
         actions: list[lsp.CodeAction] = []
-        for d in linted.result.diagnostics:
-            diagnostic = self.to_lsp(linted.text, d)
-            if not _overlaps(diagnostic.range, params.range):
-                continue
-            actions.extend(self._quick_fixes(uri, linted.text, d, diagnostic))
-        fix_all = self._fix_all(uri, linted)
-        if fix_all is not None:
-            actions.append(fix_all)
+        for d, diagnostic in zip(linted.result.diagnostics, linted.diagnostics, strict=True):
+            if _overlaps(diagnostic.range, params.range):
+                actions.extend(self._quick_fixes(uri, linted, d, diagnostic))
+        if not only or any(_kind_in(FIX_ALL_KIND, kind) for kind in only):
+            fix_all = self._fix_all(uri, linted)
+            if fix_all is not None:
+                actions.append(fix_all)
         if only:
             actions = [a for a in actions if any(_kind_in(a.kind, kind) for kind in only)]
         return actions
 
     def _quick_fixes(
-        self, uri: str, text: str, d: Diagnostic, diagnostic: lsp.Diagnostic
+        self, uri: str, linted: _Linted, d: Diagnostic, diagnostic: lsp.Diagnostic
     ) -> list[lsp.CodeAction]:
         actions: list[lsp.CodeAction] = []
         fix = d.fix
@@ -192,56 +254,78 @@ class ReproLintServer(LanguageServer):
                     kind=lsp.CodeActionKind.QuickFix,
                     diagnostics=[diagnostic],
                     is_preferred=fix.applicability is FixSafety.SAFE,
-                    edit=lsp.WorkspaceEdit(changes={uri: self.text_edits(text, fix.edits)}),
+                    edit=lsp.WorkspaceEdit(changes={uri: self.text_edits(linted.lines, fix.edits)}),
                 )
             )
         if d.code not in NOT_SUPPRESSIBLE and d.noqa_row is not None:
-            edits, _ = noqa_edits(text, {d.noqa_row: [d.code]})
+            edits, _ = noqa_edits(linted.text, {d.noqa_row: [d.code]})
             if edits:
                 actions.append(
                     lsp.CodeAction(
                         title=f"{d.code}: Suppress with `# noqa: {d.code}`",
                         kind=lsp.CodeActionKind.QuickFix,
                         diagnostics=[diagnostic],
-                        edit=lsp.WorkspaceEdit(changes={uri: self.text_edits(text, edits)}),
+                        edit=lsp.WorkspaceEdit(changes={uri: self.text_edits(linted.lines, edits)}),
                     )
                 )
         return actions
 
     def _fix_all(self, uri: str, linted: _Linted) -> lsp.CodeAction | None:
-        """Every safe fix of the document, to a fixed point, as one edit."""
-        safe = [
-            d
+        """Every safe fix of the document, to a fixed point, as one edit; computed when the
+        client resolves the action, if it can (editors ask for actions on every cursor
+        move), else now (once per version of the document)."""
+        if not any(
+            d.fix is not None and d.fix.applicability is FixSafety.SAFE
             for d in linted.result.diagnostics
-            if d.fix is not None and d.fix.applicability is FixSafety.SAFE
-        ]
-        if not safe:
+        ):
             return None
-        path = _path(uri)
-        settings = self.settings_for(path)
-        name = path.name if path else uri
-        outcome = fix_source(linted.text, settings, frozenset({FixSafety.SAFE}), name, path)
+        if self.resolves_edits():
+            return lsp.CodeAction(
+                title=FIX_ALL_TITLE, kind=FIX_ALL_KIND, data={"uri": uri, "fix_all": True}
+            )
+        return self._fix_all_action(uri, linted)
+
+    def _fix_all_action(self, uri: str, linted: _Linted) -> lsp.CodeAction | None:
+        if linted.fix_all is None:
+            path = _path(uri)
+            settings = self.settings_for(path)
+            name = path.name if path else uri
+            linted.fix_all = fix_source(
+                linted.text, settings, frozenset({FixSafety.SAFE}), name, path
+            )
+        outcome = linted.fix_all
         if not outcome.changed:
             return None
-        lines = _NEWLINE.split(linted.text)
+        lines = linted.lines
         end = Location(len(lines), len(lines[-1]) + 1)
         whole = lsp.Range(start=lsp.Position(line=0, character=0), end=self.position(lines, end))
         return lsp.CodeAction(
-            title="repro-lint: Fix all safe fixes",
+            title=FIX_ALL_TITLE,
             kind=FIX_ALL_KIND,
             edit=lsp.WorkspaceEdit(
                 changes={uri: [lsp.TextEdit(range=whole, new_text=outcome.text)]}
             ),
         )
 
+    def resolve(self, action: lsp.CodeAction) -> lsp.CodeAction:
+        """Fill in the edit of a fix-all action offered without one."""
+        data: Any = action.data
+        if not isinstance(data, dict) or not data.get("fix_all") or "uri" not in data:
+            return action
+        resolved = self._fix_all_action(str(data["uri"]), self.current(str(data["uri"])))
+        if resolved is None:
+            action.edit = lsp.WorkspaceEdit(changes={})
+            return action
+        return resolved
+
     def hover(self, params: lsp.HoverParams) -> lsp.Hover | None:
         """The documentation of the rules whose findings cover the position."""
         linted = self.current(params.text_document.uri)
         point = lsp.Range(start=params.position, end=params.position)
         pages = []
-        for d in linted.result.diagnostics:
+        for d, diagnostic in zip(linted.result.diagnostics, linted.diagnostics, strict=True):
             rule = rule_for(d.code)
-            if rule is not None and _overlaps(self.to_lsp(linted.text, d).range, point):
+            if rule is not None and _overlaps(diagnostic.range, point):
                 page = render_markdown(rule)
                 if page not in pages:
                     pages.append(page)
@@ -280,7 +364,7 @@ def create_server() -> ReproLintServer:
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
     async def did_change(ls: ReproLintServer, params: lsp.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri, DEBOUNCE_SECONDS)
+        ls.changed(params.text_document.uri)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
     async def did_save(ls: ReproLintServer, params: lsp.DidSaveTextDocumentParams) -> None:
@@ -301,11 +385,15 @@ def create_server() -> ReproLintServer:
         lsp.TEXT_DOCUMENT_CODE_ACTION,
         lsp.CodeActionOptions(
             code_action_kinds=[lsp.CodeActionKind.QuickFix, FIX_ALL_KIND],
-            resolve_provider=False,
+            resolve_provider=True,
         ),
     )
     def code_action(ls: ReproLintServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
         return ls.code_actions(params)
+
+    @server.feature(lsp.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: ReproLintServer, params: lsp.CodeAction) -> lsp.CodeAction:
+        return ls.resolve(params)
 
     @server.feature(lsp.TEXT_DOCUMENT_HOVER)
     def hover(ls: ReproLintServer, params: lsp.HoverParams) -> lsp.Hover | None:

@@ -1,208 +1,219 @@
-"""Source positions of the few nodes a file reports, without positioning the whole tree.
+"""Source positions of the nodes a file reports, from one lean code generation per file.
 
-libcst's PositionProvider positions every node of a module, which costs more than parsing it.
-A finding needs the positions of a handful of nodes, so positions are computed per top-level
-statement: the line where each top-level statement starts comes from the length of the code
-before it (one code generation, no bookkeeping), and only the statements that hold a reported
-node are positioned in full, as one-statement modules.
+libcst's PositionProvider positions every node of a module through its metadata machinery,
+which costs about twice as much as parsing it, and positioning each finding on its own (a
+wrapper per statement) made every finding cost as much again. Here the statements that hold
+reported nodes are generated once, together, in document order, by a code generation state
+that only counts rows and columns (no text is kept) and records each node's range: every
+finding of the file then reads its position from that one shared pass. A statement is
+generated on its own from the row and indentation the engine's traversal counted for it
+(``starts``); a node outside every known statement (a module's header or footer, or a module
+linted without a traversal) is positioned by one generation of the whole module.
 """
 
 from __future__ import annotations
 
+import contextlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 import libcst as cst
-from libcst.metadata import (
-    CodePosition,
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    WhitespaceInclusivePositionProvider,
-)
+from libcst._nodes.internal import CodegenState
+from libcst.metadata import CodePosition, CodeRange
 
 _NEWLINE = re.compile(r"\r\n?|\n")
+# (start row, start column, end row, end column): rows 1-based, columns 0-based (libcst's).
+_Span = tuple[int, int, int, int]
 
 
-class _Index(cst.CSTVisitor):
-    """Maps every node under one top-level statement to that statement."""
+class _Recorder(CodegenState):
+    """A code generation that records where each node starts and ends, and nothing else.
 
-    def __init__(self, top: cst.CSTNode, into: dict[cst.CSTNode, cst.CSTNode | None]) -> None:
-        self.top = top
-        self.into = into
+    The two ranges libcst's providers give: ``inclusive`` with the whitespace, comments and
+    newline a node owns (WhitespaceInclusivePositionProvider), and ``syntactic`` for the nodes
+    libcst marks a syntactic part of (PositionProvider; every other node's syntactic range is
+    its inclusive one).
+    """
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        self.into[node] = self.top
-        return True
+    __slots__ = ("_stack", "column", "inclusive", "line", "syntactic")
 
-    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        return None
-
-    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        return None
-
-
-class _Local:
-    """Positions inside one statement (or the module's header and footer), rows shifted by
-    ``offset`` to the file's."""
-
-    def __init__(self, module: cst.Module, offset: int = 0) -> None:
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.offset = offset
-        self.syntactic: dict[cst.CSTNode, CodeRange] | None = None
-        self.inclusive: dict[cst.CSTNode, CodeRange] | None = None
-
-    def lookup(self, node: cst.CSTNode, inclusive: bool) -> CodeRange | None:
-        if inclusive:
-            if self.inclusive is None:
-                self.inclusive = dict(self.wrapper.resolve(WhitespaceInclusivePositionProvider))
-            found = self.inclusive.get(node)
-        else:
-            if self.syntactic is None:
-                self.syntactic = dict(self.wrapper.resolve(PositionProvider))
-            found = self.syntactic.get(node)
-        if found is None or self.offset == 0:
-            return found
-        return CodeRange(
-            CodePosition(found.start.line + self.offset, found.start.column),
-            CodePosition(found.end.line + self.offset, found.end.column),
+    def __init__(self, module: cst.Module, line: int, indent: str) -> None:
+        super().__init__(
+            default_indent=module.default_indent, default_newline=module.default_newline
         )
+        self.line = line
+        self.column = 0
+        self._stack: list[tuple[int, int]] = []
+        self.inclusive: dict[cst.CSTNode, _Span] = {}
+        self.syntactic: dict[cst.CSTNode, _Span] = {}
+        if indent:
+            self.indent_tokens = [indent]
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self.column += len(token)
+
+    def add_token(self, value: str) -> None:
+        if not self.tokens:
+            # Only whether anything was generated matters (``Module`` asks, for an empty file).
+            self.tokens.append(value)
+        if "\n" in value or "\r" in value:
+            segments = _NEWLINE.split(value)
+            self.line += len(segments) - 1
+            self.column = len(segments[-1])
+        else:
+            self.column += len(value)
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self._stack.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        line, column = self._stack.pop()
+        self.inclusive[node] = (line, column, self.line, self.column)
+
+    @contextlib.contextmanager
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> Iterator[None]:
+        line, column = self.line, self.column
+        try:
+            yield
+        finally:
+            end_line, end_column = self.line, self.column
+            # The parts libcst hoists from a child (a compound statement ends where its body
+            # does); the child was generated inside this one, so it is recorded already.
+            if start_node is not None:
+                line, column = self._range(start_node)[:2]
+            if end_node is not None:
+                end_line, end_column = self._range(end_node)[2:]
+            self.syntactic[node] = (line, column, end_line, end_column)
+
+    def _range(self, node: cst.CSTNode) -> _Span:
+        found = self.syntactic.get(node)
+        return found if found is not None else self.inclusive[node]
+
+
+def _code_range(span: _Span) -> CodeRange:
+    return CodeRange(CodePosition(span[0], span[1]), CodePosition(span[2], span[3]))
 
 
 class Positions:
-    """1-based lines and 0-based columns (libcst's CodeRange) of nodes of one module."""
+    """1-based lines and 0-based columns (libcst's CodeRange) of nodes of one module.
+
+    Tell it where the nodes you will ask about live (``within``: their innermost statement;
+    ``hint``: their top-level statement), then ask: the first question generates every
+    statement told about so far, in one pass, and later questions read its records.
+    """
 
     def __init__(
         self, module: cst.Module, starts: Mapping[cst.CSTNode, tuple[int, str]] | None = None
     ) -> None:
         self.module = module
-        # Rows and indentation of statements, counted by the traversal: a node inside one of
-        # them is positioned by printing that statement alone (cheap) rather than its
-        # top-level statement (a whole class, often).
-        self._starts = starts or {}
-        self._inside: dict[cst.CSTNode, cst.CSTNode] = {}
-        self._statement_local: dict[cst.CSTNode, _Local] = {}
-        self._tops: dict[cst.CSTNode, cst.CSTNode | None] = {}
-        self._first_line: dict[cst.CSTNode, int] | None = None
-        self._body_lines = 0
-        self._local: dict[cst.CSTNode | None, _Local] = {}
-        self._indexed = False
-        self._indexed_tops: set[cst.CSTNode] = set()
+        # Rows and indentation of statements, counted by the traversal: a statement is
+        # generated on its own there, rather than with the whole module.
+        self._starts = starts if starts is not None else {}
+        self._roots: dict[cst.CSTNode, list[cst.CSTNode]] = {}
+        self._pending: dict[cst.CSTNode, None] = {}
+        self._done: set[cst.CSTNode] = set()
+        self._inclusive: dict[cst.CSTNode, _Span] = {}
+        self._syntactic: dict[cst.CSTNode, _Span] = {}
+        self._whole = False
+        # How many generation passes ran (a pass covers every statement pending at the time).
+        self.passes = 0
 
     def within(self, node: cst.CSTNode, statement: cst.CSTNode) -> None:
         """Tell which statement (the innermost) holds ``node``."""
-        self._inside[node] = statement
-
-    def _in_statement(self, node: cst.CSTNode, inclusive: bool) -> CodeRange | None:
-        statement = self._inside.get(node)
-        if statement is None and node in self._starts:
-            statement = node
-        start = self._starts.get(statement) if statement is not None else None
-        if statement is None or start is None:
-            return None
-        local = self._statement_local.get(statement)
-        if local is None:
-            row, indent = start
-            if indent:
-                # Printed inside a block with the statement's own indentation, behind an
-                # ``if _:`` line, so every line of it comes out as it is in the file.
-                block = cst.IndentedBlock(body=[statement], indent=indent)  # type: ignore[list-item]
-                wrapper: cst.CSTNode = cst.If(test=cst.Name("_"), body=block)
-                offset = row - 2
-            else:
-                wrapper, offset = statement, row - 1
-            mini = self.module.with_changes(body=[wrapper], header=[], footer=[])
-            local = self._statement_local[statement] = _Local(mini, offset)
-        return local.lookup(node, inclusive)
+        self._register(node, statement)
 
     def hint(self, node: cst.CSTNode, top: cst.CSTNode | None) -> None:
-        """Tell where ``node`` lives (its top-level statement, None for header/footer)."""
-        self._tops[node] = top
-
-    def _top_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        if node in self._tops:
-            return self._tops[node]
-        if not self._indexed:
-            # A node nobody gave a hint for is nearly always a fix's target inside a statement
-            # that holds a finding: index those statements before the whole module.
-            for top in [t for t in dict.fromkeys(self._tops.values()) if t is not None]:
-                if top not in self._indexed_tops:
-                    self._indexed_tops.add(top)
-                    top.visit(_Index(top, self._tops))
-                    if node in self._tops:
-                        return self._tops[node]
-            # Elsewhere: index the whole module once (one walk).
-            self._indexed = True
-            for statement in self.module.body:
-                statement.visit(_Index(statement, self._tops))
-        return self._tops.setdefault(node, None)
-
-    def _lines(self) -> dict[cst.CSTNode, int]:
-        if self._first_line is None:
-            first: dict[cst.CSTNode, int] = {}
-            # Counted, not assumed one per EmptyLine: libcst keeps a backslash continuation
-            # before a blank line ("\\\n\n") as one EmptyLine spanning two lines.
-            header = "".join(self.module.code_for_node(empty) for empty in self.module.header)
-            header_lines = len(_NEWLINE.findall(header))
-            line = 1 + header_lines
-            for statement in self.module.body:
-                first[statement] = line
-                line += len(_NEWLINE.findall(self.module.code_for_node(statement)))
-            self._body_lines = line - 1 - header_lines
-            self._first_line = first
-        return self._first_line
-
-    def _positions(self, top: cst.CSTNode | None) -> _Local:
-        local = self._local.get(top)
-        if local is None:
-            if top is None:
-                mini = self.module.with_changes(body=[])
-            else:
-                mini = self.module.with_changes(body=[top], header=[], footer=[])
-            local = _Local(mini)
-            self._local[top] = local
-        return local
-
-    def _shift(self, node: cst.CSTNode, top: cst.CSTNode | None, rng: CodeRange) -> CodeRange:
+        """Tell which top-level statement holds ``node`` (None: the module's header or
+        footer)."""
         if top is not None:
-            offset = self._lines()[top] - 1
-        else:
-            self._lines()
-            footer_nodes = self._footer_nodes()
-            offset = self._body_lines if node in footer_nodes else 0
-        if offset == 0:
-            return rng
-        return CodeRange(
-            CodePosition(rng.start.line + offset, rng.start.column),
-            CodePosition(rng.end.line + offset, rng.end.column),
-        )
+            self._register(node, top)
 
-    def _footer_nodes(self) -> set[cst.CSTNode]:
-        nodes: set[cst.CSTNode] = set()
-        for line in self.module.footer:
-            nodes.update((line, line.whitespace, line.newline))
-            if line.comment is not None:
-                nodes.add(line.comment)
-        return nodes
+    def _register(self, node: cst.CSTNode, statement: cst.CSTNode) -> None:
+        roots = self._roots.get(node)
+        if roots is None:
+            # A statement is its own innermost statement.
+            roots = self._roots[node] = [node] if node in self._starts else []
+            first = node if roots else statement
+            if first in self._starts and first not in self._done:
+                # Only the innermost statement is generated with the next pass; an outer
+                # one only if the node turns out not to be inside it.
+                self._pending[first] = None
+        if statement not in roots:
+            roots.append(statement)
 
     def syntactic(self, node: cst.CSTNode) -> CodeRange:
         """The node's own range (no surrounding whitespace or comments)."""
-        found = self._in_statement(node, inclusive=False)
-        if found is not None:
-            return found
-        top = self._top_of(node)
-        local = self._positions(top)
-        if local.syntactic is None:
-            local.syntactic = dict(local.wrapper.resolve(PositionProvider))
-        return self._shift(node, top, local.syntactic[node])
+        found = self._syntactic.get(node)
+        if found is None:
+            found = self._inclusive.get(node)
+        if found is None:
+            self._locate(node)
+            found = self._syntactic.get(node) or self._inclusive[node]
+        return _code_range(found)
 
     def inclusive(self, node: cst.CSTNode) -> CodeRange:
         """The node's range with the whitespace, comments and newline it owns."""
-        found = self._in_statement(node, inclusive=True)
-        if found is not None:
-            return found
-        top = self._top_of(node)
-        local = self._positions(top)
-        if local.inclusive is None:
-            local.inclusive = dict(local.wrapper.resolve(WhitespaceInclusivePositionProvider))
-        return self._shift(node, top, local.inclusive[node])
+        found = self._inclusive.get(node)
+        if found is None:
+            self._locate(node)
+            found = self._inclusive[node]
+        return _code_range(found)
+
+    def _locate(self, node: cst.CSTNode) -> None:
+        """Generate what holds ``node``: every statement pending, then, until the node is
+        found, the other statements told to hold it, the node itself if it is a statement,
+        and at last the whole module."""
+        if self._pending:
+            self._generate(list(self._pending))
+        for root in [*self._roots.get(node, ()), node]:
+            if node in self._inclusive:
+                return
+            if root in self._starts:
+                # Generated again if need be: only what was asked about is kept.
+                self._done.discard(root)
+                self._generate([root])
+        if node in self._inclusive:
+            return
+        if not self._whole:
+            self._whole = True
+            self.passes += 1
+            recorder = _Recorder(self.module, 1, "")
+            self.module._codegen(recorder)
+            # Nothing told where nodes are: any of them may be asked about.
+            self._inclusive.update(recorder.inclusive)
+            for seen, span in recorder.syntactic.items():
+                self._syntactic.setdefault(seen, span)
+        if node not in self._inclusive:
+            raise KeyError(f"{type(node).__name__} is not part of this module")
+
+    def _generate(self, statements: Iterable[cst.CSTNode]) -> None:
+        self.passes += 1
+        for statement in statements:
+            self._pending.pop(statement, None)
+            if statement in self._done:
+                continue
+            row, indent = self._starts[statement]
+            recorder = _Recorder(self.module, row, indent)
+            statement._codegen(recorder)
+            self._keep(recorder)
+            # A statement generated inside another one has its records already.
+            self._done.update(n for n in recorder.inclusive if n in self._starts)
+
+    def _keep(self, recorder: _Recorder) -> None:
+        """Keep the ranges of the nodes told about and of statements (what fixes position
+        besides the findings); a file with many findings would otherwise keep a range for
+        every node of every statement that holds one."""
+        wanted, starts = self._roots, self._starts
+        for node, span in recorder.inclusive.items():
+            if node in wanted or node in starts:
+                self._inclusive.setdefault(node, span)
+        for node, span in recorder.syntactic.items():
+            if node in wanted or node in starts:
+                self._syntactic.setdefault(node, span)

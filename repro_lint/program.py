@@ -20,7 +20,7 @@ from repro_lint import randomness as rng
 from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import real_path
-from repro_lint.fixes import touches
+from repro_lint.fixes import INDENT, reindent, touches
 from repro_lint.rule import Rule
 from repro_lint.summary import DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
 from repro_lint.suppressions import Directive, Suppressions
@@ -296,6 +296,9 @@ class Program:
         self._active: set[tuple[str, int, str]] = set()
         self._entries: list[EntryPoint] | None = None
         self._reached: dict[int, frozenset[str]] = {}
+        # The directories module lookups listed (what a later run must find unchanged to
+        # reuse this analysis).
+        self.probed: set[str] = set()
 
     def _add(self, unit: Unit) -> Unit:
         unit.index = len(self.units)
@@ -356,7 +359,7 @@ class Program:
         # Files under the same roots import the same modules: share the lookups.
         key = (name, self._roots[importer.index][1])
         if key not in self._paths:
-            self._paths[key] = _find_module(name, roots, self._tops)
+            self._paths[key] = _find_module(name, roots, self._tops, self.probed)
         path = self._paths[key]
         if path is None:
             self._modules[memo] = None
@@ -877,7 +880,13 @@ class Program:
         """Edits inserting statement ``lines`` at ``at`` (replacing up to ``end``) and the
         ``imports`` at the top of the module, after its docstring and future imports."""
         newline = str(unit.summary.get("newline", "\n"))
-        body = prefix + "".join(indent + line + newline for line in lines) + suffix
+        # Nested lines follow the file's own indentation unit (a tab-indented file stays so).
+        unit_indent = str(unit.summary.get("indent", INDENT))
+        body = (
+            prefix
+            + "".join(indent + reindent(line, unit_indent) + newline for line in lines)
+            + suffix
+        )
         edits: list[Edit] = []
         if imports:
             row, column, lead = unit.summary["anchor"]
@@ -929,22 +938,30 @@ class Program:
 
 
 def _find_module(
-    name: str, roots: Sequence[Path], tops: dict[tuple[Path, str], bool] | None = None
+    name: str,
+    roots: Sequence[Path],
+    tops: dict[tuple[Path, str], bool] | None = None,
+    probed: set[str] | None = None,
 ) -> Path | None:
     """The file ``import name`` loads from one of ``roots``. ``tops`` remembers whether a
     root holds the name's top-level package or module at all: most imports name libraries,
-    and one check of their first part spares probing every dotted path."""
+    and one check of their first part spares probing every dotted path. ``probed`` collects
+    the directories whose listing the answer depends on (the whole-run cache checks them)."""
     parts = name.split(".")
     for root in roots:
         if tops is not None:
             top = (root, parts[0])
             present = tops.get(top)
             if present is None:
+                if probed is not None:
+                    probed.add(str(root))
                 first = os.path.join(root, parts[0])
                 present = tops[top] = os.path.isdir(first) or os.path.isfile(first + ".py")
             if not present:
                 continue
         base = os.path.join(root, *parts)
+        if probed is not None:
+            probed.update((os.path.dirname(base), base))
         for candidate in (base + ".py", os.path.join(base, "__init__.py")):
             if os.path.isfile(candidate):
                 return Path(candidate)
@@ -972,9 +989,11 @@ def analyse(
     load: Loader | None = None,
     findings: Mapping[str, Sequence[Diagnostic]] | None = None,
     settling: Sequence[type[SettledRule]] = (),
+    probed: set[str] | None = None,
 ) -> tuple[dict[str, list[Diagnostic]], dict[str, list[Diagnostic]]]:
     """Project-level diagnostics of a run, by file name; and the per-file ``findings`` of the
-    ``settling`` rules revised by ``SettledRule.settle`` now that the programs are known."""
+    ``settling`` rules revised by ``SettledRule.settle`` now that the programs are known.
+    ``probed`` receives the directories the module lookups listed."""
     if not rules and not settling:
         return {}, {}
     program = Program(units, options, load)
@@ -984,7 +1003,10 @@ def analyse(
             mine = [d for d in diagnostics if d.code == rule.CODE]
             if mine:
                 settled.setdefault(filename, []).extend(rule.settle(program, filename, mine))
-    return program.diagnostics(rules), settled
+    found = program.diagnostics(rules)
+    if probed is not None:
+        probed.update(program.probed)
+    return found, settled
 
 
 __all__ = [

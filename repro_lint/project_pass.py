@@ -4,17 +4,22 @@ loaded on demand) joined into programs, whose rules add and settle findings per 
 from __future__ import annotations
 
 import dataclasses
+import json
+import os
+import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro_lint.cache import Cache
+from repro_lint.cache import Cache, digest, listing
+from repro_lint.codec import diagnostic_to_json
 from repro_lint.diagnostics import Diagnostic, FileResult
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile, display_name
 from repro_lint.program import Loader, ProjectRule, SettledRule, Unit, analyse
 from repro_lint.settings import Settings
-from repro_lint.source import SourceError, error_result, read_source
+from repro_lint.source import SourceError, Stamp, decode, read_bytes
 from repro_lint.summary import DEFERRED, DEFERRED_KEY
 
 
@@ -33,29 +38,129 @@ def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
         result = cache.get(file) if cache is not None else None
         if result is not None and not result.summary.get(DEFERRED_KEY):
             return (result.filename, result.summary) if result.summary else None
-        if imported:
-            try:
-                text = read_source(path).text
-            except SourceError:
-                return None
-            if not any(word in text for word in seeding_words):
-                return file.display, DEFERRED
-        stamp = Cache.stamp(file)
-        result = _summarised(file, settings)
+        try:
+            data, stamp = read_bytes(path, settings.config.max_file_size)
+            text = decode(data).text
+        except SourceError:
+            return None
+        if imported and not any(word in text for word in seeding_words):
+            return file.display, DEFERRED
+        result = lint_one(text, file.display, settings, path, summarise=True)
         if cache is not None:
-            cache.put(file, result, stamp)
+            cache.store(file, result, stamp, digest(data))
         return (result.filename, result.summary) if result.summary else None
 
     return load
 
 
-def _summarised(file: SourceFile, settings: Settings) -> FileResult:
-    """A file on disk linted on its own, with its summary even where it could be deferred."""
+@dataclass
+class ProjectMemo:
+    """What a project pass read: a digest of each linted file's part in it (name, path,
+    summary, the findings it settles, the project rules enabled there), the stamps of the
+    files it loaded for their summaries, and the mtimes of the directories its module
+    lookups listed. A later pass whose inputs all match would add exactly the same findings."""
+
+    digests: dict[str, str] = field(default_factory=dict)
+    loaded: dict[str, Stamp] = field(default_factory=dict)
+    # Directory -> (mtime, digest of its entries): an entry added or removed changes both.
+    probed: dict[str, tuple[int, str]] = field(default_factory=dict)
+
+    def still_valid(self) -> bool:
+        """Whether the files loaded and the directories listed are as they were."""
+        return all(_stamp(path) == stamp for path, stamp in self.loaded.items()) and all(
+            _mtime(directory) == mtime or listing(directory) == names
+            for directory, (mtime, names) in self.probed.items()
+        )
+
+
+def _stamp(path: str) -> Stamp:
     try:
-        source = read_source(file.path)
-    except SourceError as error:
-        return error_result(file.display, error)
-    return lint_one(source.text, file.display, settings, file.path, summarise=True)
+        info = os.stat(path)
+    except OSError:
+        return (-1, -1)
+    return (info.st_mtime_ns, info.st_size)
+
+
+def _mtime(directory: str) -> int:
+    try:
+        return os.stat(directory).st_mtime_ns
+    except OSError:
+        return -1
+
+
+def project_codes(settings: Settings) -> frozenset[str]:
+    """The codes whose findings the project pass adds or settles."""
+    return frozenset(
+        rule.CODE for rule in settings.rules if issubclass(rule, ProjectRule | SettledRule)
+    )
+
+
+def unit_digest(result: FileResult, path: Path | None, settings: Settings) -> str:
+    """A digest of what the project pass reads of one linted file (see ``ProjectMemo``)."""
+    settled = {rule.CODE for rule in settings.settling_rules}
+    enabled = sorted(r.CODE for r in settings.rules_for(path) if r in settings.project_rules)
+    part = [
+        result.filename,
+        None if path is None else str(path),
+        result.summary,
+        [diagnostic_to_json(d) for d in result.diagnostics if d.code in settled],
+        enabled,
+    ]
+    data = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return digest(data.encode())
+
+
+def reused(
+    memo: ProjectMemo,
+    previous: Mapping[str, FileResult],
+    fresh: Sequence[tuple[FileResult, Path | None]],
+    settings: Settings,
+) -> list[FileResult] | None:
+    """The final results of files linted again (``fresh``, per-file results), when the last
+    project pass still holds: the other linted files are unchanged, and neither these files'
+    parts in it nor anything it loaded or listed changed. Their project findings are then
+    the ones the last pass added (``previous``: its final results). None otherwise."""
+    if not settings.needs_project:
+        return [result for result, _ in fresh]
+    for result, path in fresh:
+        if memo.digests.get(result.filename) != unit_digest(result, path, settings):
+            return None
+    if not memo.still_valid():
+        return None
+    codes = project_codes(settings)
+    settled = {rule.CODE for rule in settings.settling_rules}
+    out = []
+    for result, _ in fresh:
+        before = previous[result.filename]
+        added = [d for d in before.diagnostics if d.code in codes]
+        kept = [d for d in result.diagnostics if d.code not in settled]
+        unsettled = tuple(d for d in result.diagnostics if d.code in settled)
+        if not added and not unsettled:
+            out.append(result)
+            continue
+        diagnostics = tuple(sorted((*kept, *added), key=lambda d: d.sort_key))
+        out.append(dataclasses.replace(result, diagnostics=diagnostics, unsettled=unsettled))
+    return out
+
+
+def memoized_loader(load: Loader) -> Loader:
+    """``load``, answering again from memory for a file whose stamp has not changed (what a
+    long-lived process, the language server, keeps of the modules its documents import)."""
+    seen: dict[tuple[str, bool], tuple[Stamp, tuple[str, Mapping[str, Any]] | None]] = {}
+
+    def cached(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
+        key = (str(path), imported)
+        stamp = _stamp(str(path))
+        hit = seen.get(key)
+        # A stamp from the last two seconds could hide an edit in the same clock tick.
+        settled = stamp[0] >= 0 and stamp[0] < time.time_ns() - 2_000_000_000
+        if hit is not None and hit[0] == stamp and settled:
+            return hit[1]
+        value = load(path, imported)
+        seen[key] = (stamp, value)
+        return value
+
+    return cached
 
 
 def with_project(
@@ -66,9 +171,22 @@ def with_project(
 ) -> list[FileResult]:
     """Add the project rules' findings to per-file results (those files are the linted
     ones; anything else they import is loaded for its summary only)."""
-    rules = settings.project_rules
+    return project_pass(results, paths, settings, load)[0]
+
+
+def project_pass(
+    results: Sequence[FileResult],
+    paths: Mapping[str, Path | None],
+    settings: Settings,
+    load: Loader | None,
+) -> tuple[list[FileResult], ProjectMemo]:
+    """``with_project``, and what the pass read (to reuse it while that stays the same)."""
+    memo = ProjectMemo()
     if not settings.needs_project:
-        return list(results)
+        return list(results), memo
+    if load is not None:
+        load = _recording(load, memo.loaded)
+    rules = settings.project_rules
     codes = {rule.CODE for rule in rules}
     settling = list(settings.settling_rules)
     settled_codes = {rule.CODE for rule in settling}
@@ -81,7 +199,11 @@ def with_project(
         mine = [d for d in result.diagnostics if d.code in settled_codes]
         if mine:
             findings[result.filename] = mine
-    found, settled = analyse(units, rules, settings.project_options(), load, findings, settling)
+    probed: set[str] = set()
+    options = settings.project_options()
+    found, settled = analyse(units, rules, options, load, findings, settling, probed)
+    memo.probed = {d: (_mtime(d), listing(d) or "") for d in sorted(probed)}
+    memo.digests = {r.filename: unit_digest(r, paths.get(r.filename), settings) for r in results}
     merged = []
     for result in results:
         extra = found.get(result.filename, [])
@@ -95,13 +217,23 @@ def with_project(
         merged.append(
             dataclasses.replace(result, diagnostics=tuple(diagnostics), unsettled=unsettled)
         )
-    return merged
+    return merged, memo
+
+
+def _recording(load: Loader, loaded: dict[str, Stamp]) -> Loader:
+    """``load``, noting the stamp of every file it is asked for (before it reads it)."""
+
+    def recorded(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
+        loaded.setdefault(str(path), _stamp(str(path)))
+        return load(path, imported)
+
+    return recorded
 
 
 def per_file_part(result: FileResult, settings: Settings) -> FileResult:
     """A result without what the project phase added or revised (what linting the file
     alone gives)."""
-    codes = {rule.CODE for rule in settings.rules if issubclass(rule, ProjectRule | SettledRule)}
+    codes = project_codes(settings)
     if not result.unsettled and not any(d.code in codes for d in result.diagnostics):
         return result
     kept = [d for d in result.diagnostics if d.code not in codes]
@@ -109,4 +241,14 @@ def per_file_part(result: FileResult, settings: Settings) -> FileResult:
     return dataclasses.replace(result, diagnostics=diagnostics, unsettled=())
 
 
-__all__ = ["per_file_part", "summary_loader", "with_project"]
+__all__ = [
+    "ProjectMemo",
+    "memoized_loader",
+    "per_file_part",
+    "project_codes",
+    "project_pass",
+    "reused",
+    "summary_loader",
+    "unit_digest",
+    "with_project",
+]

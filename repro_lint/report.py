@@ -6,17 +6,18 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 from urllib.parse import quote
 
 from repro_lint import __version__
 from repro_lint.diagnostics import Diagnostic, FileResult, FixSafety
-from repro_lint.rule import Rule
+
+if TYPE_CHECKING:
+    from repro_lint.rule import Rule
 
 _NEWLINE = re.compile(r"\r\n?|\n")
 INFORMATION_URI = "https://github.com/repro-lint/repro-lint"
@@ -27,11 +28,14 @@ class Report:
     """What a run found and did; the input of every renderer."""
 
     results: Sequence[FileResult]
+    # The rules that ran (SARIF describes them; the other formats do not need them).
     rules: Sequence[type[Rule]]
     applicable: frozenset[FixSafety] = frozenset({FixSafety.SAFE})
     fixed: Counter[str] = field(default_factory=Counter)
     show_fixes: bool = False
     fixed_by_file: dict[str, Counter[str]] = field(default_factory=dict)
+    # Reads a file's text when a result does not carry it (code frames need it).
+    read: Callable[[str], str | None] | None = None
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -41,6 +45,8 @@ class Report:
     def source(self, filename: str) -> str | None:
         for result in self.results:
             if result.filename == filename:
+                if result.source is None and result.diagnostics and self.read is not None:
+                    return self.read(filename)
                 return result.source
         return None
 
@@ -351,6 +357,9 @@ def render_sarif(report: Report, out: TextIO) -> None:
 
 
 def render_junit(report: Report, out: TextIO) -> None:
+    # Imported here: the other formats do without it (and a warm run's start-up is short).
+    import xml.etree.ElementTree as ET
+
     diagnostics = report.diagnostics
     suites = ET.Element(
         "testsuites",

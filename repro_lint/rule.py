@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import libcst as cst
 
 from repro_lint.diagnostics import FixSafety
+from repro_lint.positions import Positions
 
 if TYPE_CHECKING:
     from repro_lint.config import Config
@@ -53,7 +54,9 @@ class Replace:
 
 @dataclass(frozen=True)
 class InsertBefore:
-    """Insert statement lines (no indentation) before ``statement``, at its indentation."""
+    """Insert statement lines (no indentation) before ``statement``, at its indentation.
+    Nested lines are indented four spaces per level: the engine writes each level in the
+    file's own indentation unit."""
 
     statement: cst.CSTNode
     code: str
@@ -61,7 +64,8 @@ class InsertBefore:
 
 @dataclass(frozen=True)
 class InsertAfter:
-    """Insert statement lines (no indentation) after ``statement``, at its indentation."""
+    """Insert statement lines (no indentation) after ``statement``, at its indentation
+    (nested lines as for ``InsertBefore``)."""
 
     statement: cst.CSTNode
     code: str
@@ -108,6 +112,12 @@ class FileContext:
     # Innermost statement being visited (maintained by the engine's traversal).
     statement_stack: list[cst.CSTNode] = field(default_factory=list)
     cursor: Cursor = field(default_factory=Cursor)
+    # Positions of this file's nodes, shared by everything that positions one (findings,
+    # their fixes, the summary's data-loading records): one generation pass per file.
+    positions: Positions = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "positions", Positions(self.module, self.cursor.starts))
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
+import stat
 import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 from repro_lint.diagnostics import Diagnostic, FileResult, Location
-from repro_lint.rules.syntax_error import SyntaxError as SyntaxErrorRule
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,20 +58,78 @@ def decode(data: bytes) -> DecodedSource:
     return DecodedSource(text, codec, bom)
 
 
-def read_source(path: Path) -> DecodedSource:
+# Not on every platform: where missing, opening cannot block anyway (no FIFOs).
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+# A file's (mtime in ns, size) when it was read: what the caches compare it with later.
+Stamp = tuple[int, int]
+
+
+def too_large(size: int, limit: int) -> SourceError:
+    """The RPL000 of a file above ``max-file-size``."""
+    return SourceError(
+        f"too large ({_megabytes(size)}, the limit is {_megabytes(limit)}), skipped "
+        "(raise `max-file-size` to lint it)"
+    )
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / 1_000_000:.1f} MB" if size >= 100_000 else f"{size:,} bytes"
+
+
+def read_bytes(path: Path, limit: int | None = None) -> tuple[bytes, Stamp]:
+    """A regular file's bytes and its stamp, taken from the same open file before reading.
+
+    Never blocks: a FIFO, socket or device (also behind a symlink) is refused before it is
+    read, and it is opened non-blocking in case one replaced the file meanwhile. A file of
+    more than ``limit`` bytes is refused unread."""
     try:
-        data = path.read_bytes()
-    except IsADirectoryError as exc:
-        raise SourceError("cannot read file: it is a directory") from exc
+        info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise SourceError("cannot read file: it is a directory")
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError("cannot read file: not a regular file")
+        if limit is not None and info.st_size > limit:
+            raise too_large(info.st_size, limit)
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK)
     except OSError as exc:
         reason = exc.strerror or str(exc)
         if not path.exists() and path.is_symlink():
             reason = "broken symbolic link"
         raise SourceError(f"cannot read file: {reason}") from exc
-    return decode(data)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise SourceError("cannot read file: not a regular file")
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise SourceError(f"cannot read file: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+    if limit is not None and len(data) > limit:
+        raise too_large(len(data), limit)
+    return data, (info.st_mtime_ns, info.st_size)
+
+
+def read_source(path: Path, limit: int | None = None) -> DecodedSource:
+    """A file's decoded text (see :func:`read_bytes`)."""
+    return decode(read_bytes(path, limit)[0])
+
+
+def read_small(path: Path, limit: int = 1_000_000) -> bytes | None:
+    """The bytes of a small regular file a setting is read from (a .gitignore, a requirements
+    file); None for anything else, without blocking on a special file."""
+    try:
+        return read_bytes(path, limit)[0]
+    except SourceError:
+        return None
 
 
 def error_result(filename: str, error: SourceError, source: str | None = None) -> FileResult:
+    """The RPL000 result of a file that cannot be read, decoded or parsed."""
+    # Imported here: reading stays free of the rules (and of libcst, which they import).
+    from repro_lint.rules.syntax_error import SyntaxError as SyntaxErrorRule
+
     rule = SyntaxErrorRule
     location = Location(error.row, error.column)
     diagnostic = Diagnostic(
@@ -86,4 +145,14 @@ def error_result(filename: str, error: SourceError, source: str | None = None) -
     return FileResult(filename, (diagnostic,), source=source)
 
 
-__all__ = ["DecodedSource", "SourceError", "decode", "error_result", "read_source"]
+__all__ = [
+    "DecodedSource",
+    "SourceError",
+    "Stamp",
+    "decode",
+    "error_result",
+    "read_bytes",
+    "read_small",
+    "read_source",
+    "too_large",
+]

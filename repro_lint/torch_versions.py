@@ -75,10 +75,22 @@ def _poetry_lower_bound(constraint: Any) -> TorchVersion | None:
     return parse_version(match.group(1)) if match else None
 
 
-def _from_pyproject(path: Path) -> TorchVersion | None:
+def _text(path: Path) -> str | None:
+    """A small regular file's text (a special file is never opened for reading)."""
+    from repro_lint.source import read_small
+
+    data = read_small(path)
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return data.decode("utf-8") if data is not None else None
+    except UnicodeDecodeError:
+        return None
+
+
+def _from_pyproject(path: Path) -> TorchVersion | None:
+    text = _text(path)
+    try:
+        data = tomllib.loads(text) if text is not None else {}
+    except tomllib.TOMLDecodeError:
         return None
     project = data.get("project", {})
     for line in project.get("dependencies", []) if isinstance(project, dict) else []:
@@ -91,10 +103,10 @@ def _from_pyproject(path: Path) -> TorchVersion | None:
 
 
 def _from_requirements(path: Path) -> TorchVersion | None:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
+    text = _text(path)
+    if text is None:
         return None
+    lines = text.splitlines()
     for raw in lines:
         line = raw.split(" #", 1)[0].strip()
         if line and not line.startswith(("#", "-")) and (found := _lower_bound(line)):
@@ -104,10 +116,13 @@ def _from_requirements(path: Path) -> TorchVersion | None:
 
 def _from_setup_cfg(path: Path) -> TorchVersion | None:
     parser = configparser.ConfigParser()
+    text = _text(path)
+    if text is None:
+        return None
     try:
-        parser.read(path, encoding="utf-8")
+        parser.read_string(text)
         requires = parser.get("options", "install_requires", fallback="")
-    except (configparser.Error, UnicodeDecodeError):
+    except configparser.Error:
         return None
     for line in requires.splitlines():
         if line.strip() and (found := _lower_bound(line.strip())):

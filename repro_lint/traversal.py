@@ -9,7 +9,9 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from repro_lint.rule import FileContext
-from repro_lint.walker import walk
+from repro_lint.walker import ORDER, is_node, order, walk
+
+Hook = Callable[[cst.CSTNode], object]
 
 NEWLINE = re.compile(r"\r\n?|\n")
 _STATEMENTS = (cst.SimpleStatementLine, cst.BaseCompoundStatement)
@@ -70,8 +72,8 @@ class Dispatcher(cst.CSTVisitor):
         context: FileContext,
         comments: list[tuple[cst.Comment, int]] | None,
     ) -> None:
-        self._visit: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
-        self._leave: dict[str, list[Callable[[cst.CSTNode], object]]] = {}
+        self._visit: dict[str, list[Hook]] = {}
+        self._leave: dict[str, list[Hook]] = {}
         for visitor in visitors:
             for node_type, attr in _hooks(type(visitor)):
                 table = self._visit if attr.startswith("visit_") else self._leave
@@ -140,8 +142,51 @@ class Dispatcher(cst.CSTVisitor):
                 self._comments.append((node, cursor.row))  # type: ignore[arg-type]
 
     def run(self, module: cst.Module) -> None:
-        """One read-only walk of the tree (see walker.py for why not ``module.visit``)."""
-        walk(module, self.on_visit, self.on_leave)
+        """One read-only walk of the tree, in libcst's visiting order (see walker.py for why
+        not ``module.visit``). It is ``walker.walk(module, self.on_visit, self.on_leave)``
+        with both inlined: this loop runs once per node of every file linted. (A subclass
+        that overrides ``on_visit`` or ``on_leave`` is walked through them.)"""
+        if type(self).on_visit is not Dispatcher.on_visit or (
+            type(self).on_leave is not Dispatcher.on_leave
+        ):
+            walk(module, self.on_visit, self.on_leave)
+            return
+        # Per node type: what to track, and the hooks to call on the way in and out.
+        plans: dict[type, tuple[int, tuple[Hook, ...], tuple[Hook, ...]]] = {}
+        visit, leave, track = self._visit, self._leave, self._track
+        stack, indents, names = self._stack, self._indents, self._names
+
+        def step(node: cst.CSTNode) -> None:
+            node_type = type(node)
+            plan = plans.get(node_type)
+            if plan is None:
+                name = node_type.__name__
+                plan = (_kind(node_type), tuple(visit.get(name, ())), tuple(leave.get(name, ())))
+                plans[node_type] = plan
+            kind, entering, leaving = plan
+            if kind:
+                track(node, kind)
+            for hook in entering:
+                hook(node)
+            for attribute in ORDER.get(node_type) or order(node):
+                child = getattr(node, attribute)
+                child_type = type(child)
+                if child_type is tuple or child_type is list:
+                    for item in child:
+                        if is_node(type(item)):
+                            step(item)
+                elif is_node(child_type):
+                    step(child)
+            for hook in leaving:
+                hook(node)
+            if kind & _STATEMENT:
+                stack.pop()
+                if kind & _FUNCTION:
+                    names.leave_function()
+            elif kind & _BLOCK:
+                indents.pop()
+
+        step(module)
 
     # libcst calls these for every child attribute of every node; the defaults look up
     # ``visit_<Node>_<attr>`` methods by name, which we never define.

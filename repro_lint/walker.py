@@ -14,13 +14,15 @@ from collections.abc import Callable
 
 import libcst as cst
 
-_ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {}
+# Per node type, its attributes in visiting order (see ``order``).
+ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 # isinstance against libcst's abstract base classes goes through abc and is slow; the answer
 # per concrete type is cached instead.
 _IS_NODE: dict[type, bool] = {}
 
 
-def _is_node(kind: type) -> bool:
+def is_node(kind: type) -> bool:
+    """Whether values of this type are CST nodes (cached per type)."""
     answer = _IS_NODE.get(kind)
     if answer is None:
         answer = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
@@ -43,18 +45,20 @@ class _Recorder(cst.CSTVisitor):
         return None
 
 
-def _order(node: cst.CSTNode) -> tuple[str, ...]:
+def order(node: cst.CSTNode) -> tuple[str, ...]:
+    """The attributes of ``node`` in the order a libcst visitor visits them (cached per
+    node type)."""
     kind = type(node)
-    order = _ORDER.get(kind)
-    if order is None:
+    found = ORDER.get(kind)
+    if found is None:
         recorder = _Recorder()
         node._visit_and_replace_children(recorder)
         names = list(dict.fromkeys(recorder.attributes))
         # An attribute libcst skips when it is None (an f-string's format_spec) comes last
         # in its visiting order; fields that never hold nodes are skipped while walking.
         names += [f.name for f in dataclasses.fields(node) if f.name not in names]
-        order = _ORDER[kind] = tuple(names)
-    return order
+        found = ORDER[kind] = tuple(names)
+    return found
 
 
 def walk(
@@ -65,13 +69,13 @@ def walk(
     """Call ``enter`` on each node before its children (False skips them) and ``leave``
     after them, depth first, in the order a libcst visitor sees the nodes."""
     if enter(node):
-        for attribute in _ORDER.get(type(node)) or _order(node):
+        for attribute in ORDER.get(type(node)) or order(node):
             child = getattr(node, attribute)
             kind = type(child)
             if kind is tuple or kind is list:
                 for item in child:
-                    if _is_node(type(item)):
+                    if is_node(type(item)):
                         walk(item, enter, leave)
-            elif _is_node(kind):
+            elif is_node(kind):
                 walk(child, enter, leave)
     leave(node)

@@ -4,6 +4,7 @@ readable."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -55,3 +56,31 @@ def test_two_processes_fixing_one_tree(tmp_path: Path, jobs: str) -> None:
     again = start(tmp_path, "--target-torch", "2.1")
     stdout, stderr = again.communicate(timeout=300)
     assert again.returncode == 0, stdout + stderr
+
+
+def test_cached_findings_never_get_text_they_were_not_computed_from(tmp_path: Path) -> None:
+    """As when another process fixes a file between the cache lookup and the reading of its
+    text for the fix: findings of the old content paired with the new text would put their
+    fixes in the wrong place. The file here changes with its size and mtime kept, so the
+    cache's stamp check passes, and only the content tells."""
+    from repro_lint.cache import Cache
+    from repro_lint.engine import lint_files
+    from repro_lint.files import SourceFile
+
+    settings = Settings.from_config(Config(target_torch="2.1"))
+    path = tmp_path / "m.py"
+    before = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    after = "import torch\n#\ntorch.backends.cudnn.benchmark=True\n"
+    assert len(before) == len(after)
+    path.write_text(before, encoding="utf-8")
+    past = path.stat().st_mtime_ns - 3_600_000_000_000
+    os.utime(path, ns=(past, past))
+    file = SourceFile("m.py", path)
+    cache = Cache(tmp_path, settings.cache_key())
+    [first] = lint_files([file], settings, cache=cache)
+    cache.save()
+    assert first.diagnostics and first.source == before
+    path.write_text(after, encoding="utf-8")
+    os.utime(path, ns=(past, past))
+    [second] = lint_files([file], settings, cache=Cache(tmp_path, settings.cache_key()))
+    assert second.source in (None, before)

@@ -51,21 +51,21 @@ def findings(result: Result) -> list[tuple[str, int | None, int, int]]:
     ]
 
 
-def test_walks_include_notebooks_only_with_extend_include(
+def test_walks_include_notebooks_unless_excluded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write(tmp_path / "explore.ipynb", notebook("import torch", HAZARD))
     (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
-    assert run(tmp_path, monkeypatch, "check", ".").exit_code == 0
-    # A notebook named on the command line is always linted.
-    named = run(tmp_path, monkeypatch, "check", "explore.ipynb", "--output-format", "json")
-    assert findings(named) == [("RPL201", 3, 1, 1)]
-    (tmp_path / "pyproject.toml").write_text(
-        '[tool.repro-lint]\nextend-include = ["*.ipynb"]\n', encoding="utf-8"
-    )
     walked = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
     assert walked.exit_code == 1
     assert findings(walked) == [("RPL201", 3, 1, 1)]
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.repro-lint]\nextend-exclude = ["*.ipynb"]\n', encoding="utf-8"
+    )
+    assert run(tmp_path, monkeypatch, "check", ".").exit_code == 0
+    # A notebook named on the command line is linted all the same.
+    named = run(tmp_path, monkeypatch, "check", "explore.ipynb", "--output-format", "json")
+    assert findings(named) == [("RPL201", 3, 1, 1)]
 
 
 def test_positions_are_cell_and_row_in_the_cell(
@@ -234,13 +234,15 @@ def test_json_fix_edits_count_rows_in_the_cell(
     assert cublas["fix"]["applicability"] == "safe" and cublas["fix"]["edits"] == []
 
 
-def test_readme_setting_lints_the_notebooks_of_a_directory(
+def test_readme_setting_leaves_the_notebooks_of_a_directory_out(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code_blocks: Callable[[Path], dict[str, str]]
 ) -> None:
     setting = code_blocks(Path(__file__).resolve().parent.parent / "README.md")["[tool.repro-lint]"]
-    assert "extend-include" in setting
-    (tmp_path / "pyproject.toml").write_text(setting, encoding="utf-8")
+    assert "extend-exclude" in setting
     (tmp_path / "notebooks").mkdir()
     write(tmp_path / "notebooks" / "explore.ipynb", notebook("import torch", HAZARD))
+    found = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
+    assert findings(found) == [("RPL201", 3, 1, 1)]
+    (tmp_path / "pyproject.toml").write_text(setting, encoding="utf-8")
     result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
-    assert findings(result) == [("RPL201", 3, 1, 1)]
+    assert result.exit_code == 0 and "no Python files found" in result.stderr

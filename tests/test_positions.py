@@ -90,3 +90,48 @@ def test_statement_positions_match_the_full_provider(source: str) -> None:
     for node, _ in inside:
         assert positions.syntactic(node) == full[node], type(node).__name__
         assert positions.inclusive(node) == inclusive[node], type(node).__name__
+
+
+def test_positions_are_computed_once_per_file(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file with a finding in each of many functions is positioned by one generation pass
+    over the statements that hold findings (each generated once), shared by every finding
+    and by the summary; libcst's metadata machinery is never used."""
+    import libcst.metadata
+
+    from repro_lint import positions as positions_module
+    from repro_lint.config import Config
+    from repro_lint.engine import lint_text
+    from repro_lint.settings import Settings
+
+    made: list[Positions] = []
+    generated: list[cst.CSTNode] = []
+    real_init = positions_module.Positions.__init__
+    real_codegen = positions_module._Recorder.__init__
+
+    def remember(self: Positions, *args: object, **kwargs: object) -> None:
+        real_init(self, *args, **kwargs)  # type: ignore[arg-type]
+        made.append(self)
+
+    def count(self: object, module: cst.Module, line: int, indent: str) -> None:
+        real_codegen(self, module, line, indent)  # type: ignore[arg-type]
+        generated.append(module)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("libcst's MetadataWrapper was used")
+
+    monkeypatch.setattr(positions_module.Positions, "__init__", remember)
+    monkeypatch.setattr(positions_module._Recorder, "__init__", count)
+    monkeypatch.setattr(libcst.metadata.MetadataWrapper, "__init__", refuse)
+    functions = 300
+    source = "import torch\n\n" + "".join(
+        f"def f{i}(x: torch.Tensor, idx, src):\n    y = x * 2\n    return x.index_add_(0, idx, src)\n\n"
+        for i in range(functions)
+    )
+    settings = Settings.from_config(Config(select=("RPL401", "RPL402")))
+    result = lint_text(source, "many.py", settings)
+    assert len(result.diagnostics) == functions
+    assert [d.location.row for d in result.diagnostics] == [5 + 4 * i for i in range(functions)]
+    assert len(made) == 1
+    assert made[0].passes == 1
+    # One generation per statement holding a finding (the `return` lines), nothing more.
+    assert len(generated) == functions

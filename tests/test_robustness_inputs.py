@@ -17,6 +17,7 @@ from click.testing import CliRunner, Result
 
 import repro_lint.engine
 import repro_lint.files
+import repro_lint.run_cache
 from repro_lint.cli import main
 from repro_lint.config import Config
 from repro_lint.engine import fix_source, lint_source
@@ -118,6 +119,10 @@ def test_huge_file_reports_the_right_rows(tmp_path: Path, monkeypatch: pytest.Mo
     filler = "".join(f"value_{i} = [{i}, 'x' * {i % 7}]  # filler\n" for i in range(40_000))
     source = HAZARD + filler + "torch.backends.cudnn.benchmark = True\n"
     (tmp_path / "huge.py").write_text(source, encoding="utf-8")
+    # 1.6 MB: above the default size guard, which this test is not about.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.repro-lint]\nmax-file-size = "4MB"\n', encoding="utf-8"
+    )
     result = run(tmp_path, monkeypatch, ".", "--no-cache", "--output-format", "json")
     assert result.exit_code == 1
     assert findings(result) == {("huge.py", "RPL201", 2), ("huge.py", "RPL201", 40_003)}
@@ -339,9 +344,18 @@ def test_file_deleted_between_discovery_and_reading(
         (tmp_path / f"m{index:02}.py").write_text(HAZARD, encoding="utf-8")
     if cache:
         assert run(tmp_path, monkeypatch, ".").exit_code == 1
+        # A changed file: the run is not answered from its record (which reads nothing).
+        with (tmp_path / "m00.py").open("a", encoding="utf-8") as handle:
+            handle.write("# changed\n")
     gone = tmp_path / "m01.py"
     monkeypatch.setattr(
         repro_lint.files, "discover", _deleting_after(repro_lint.files.discover, [gone])
+    )
+    # With a whole-run record, its list of files stands in for discovery.
+    monkeypatch.setattr(
+        repro_lint.run_cache.RunRecord,
+        "discovery",
+        _deleting_after(repro_lint.run_cache.RunRecord.discovery, [gone]),
     )
     args = [".", "--output-format", "json", "--jobs", "2"] + ([] if cache else ["--no-cache"])
     result = run(tmp_path, monkeypatch, *args)
@@ -358,8 +372,8 @@ def test_file_deleted_between_linting_and_fixing(
     (tmp_path / "kept.py").write_text(HAZARD, encoding="utf-8")
     monkeypatch.setattr(
         repro_lint.engine,
-        "lint_files",
-        _deleting_after(repro_lint.engine.lint_files, [tmp_path / "gone.py"]),
+        "lint_run",
+        _deleting_after(repro_lint.engine.lint_run, [tmp_path / "gone.py"]),
     )
     result = run(tmp_path, monkeypatch, ".", "--no-cache", "--fix", "--output-format", "json")
     assert "Traceback" not in result.stderr

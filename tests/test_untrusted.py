@@ -84,10 +84,38 @@ def findings(result: subprocess.CompletedProcess[str]) -> list[tuple[str, str, i
     )
 
 
-def shards(project: Path) -> list[Path]:
+def cache_files(project: Path) -> list[Path]:
+    """Every file the cache keeps: the per-directory shards and the whole-run records."""
     found = sorted((project / CACHE_DIR_NAME).rglob("*.json"))
     assert found, "the first run wrote no cache"
     return found
+
+
+def shards(project: Path) -> list[Path]:
+    found = [path for path in cache_files(project) if not path.name.startswith("run-")]
+    assert found, "the first run wrote no shard"
+    return found
+
+
+def records(project: Path) -> list[Path]:
+    found = [path for path in cache_files(project) if path.name.startswith("run-")]
+    assert found, "the run wrote no whole-run record"
+    return found
+
+
+def without_records(project: Path) -> None:
+    """Remove the whole-run records: the next run reads the shards."""
+    for path in (project / CACHE_DIR_NAME).rglob("run-*.json"):
+        path.unlink()
+
+
+def age(project: Path) -> None:
+    """Date every file and directory of the tree an hour back: stamps that recent runs can
+    trust on their own (a stamp within a second or two of a run is checked by content)."""
+    past = os.stat(project).st_mtime - 3600
+    for path in [project, *project.rglob("*")]:
+        if CACHE_DIR_NAME not in path.parts:
+            os.utime(path, (past, past), follow_symlinks=False)
 
 
 def expected(project: Path, env: dict[str, str]) -> list[tuple[str, str, int]]:
@@ -109,7 +137,7 @@ def test_planted_pickle_in_every_shard_never_runs(
     findings(lint(tree, env))
     marker = tmp_path / "pwned"
     payload = pickle_payload(marker)
-    for shard in shards(tree):
+    for shard in cache_files(tree):
         shard.write_bytes(payload)
         shard.with_suffix(".pickle").write_bytes(payload)
     # Shards for other settings and versions, as a repository would commit them.
@@ -139,6 +167,7 @@ def test_forged_json_shard_cannot_hide_findings(tree: Path, env: dict[str, str])
         for entry in data["entries"].values():
             entry["result"]["diagnostics"] = []
         shard.write_bytes(header + b"\n" + json.dumps(data).encode())
+    without_records(tree)
     result = lint(tree, env, "-v")
     assert findings(result) == want
     assert "seal does not match" in result.stderr
@@ -163,11 +192,105 @@ def test_shard_from_another_user_is_not_trusted(
         seal = hmac.new(key, forged, hashlib.sha256).hexdigest().encode()
         shard.write_bytes(b" ".join([*header.split(b" ")[:2], seal]) + b"\n" + forged)
     # The forger's own repro-lint believes it (that is what the seal is for) ...
+    without_records(tree)
     assert json.loads(lint(tree, other).stdout) == []
     # ... but nobody else's does.
+    without_records(tree)
     result = lint(tree, env, "-v")
     assert findings(result) == want
     assert "seal does not match" in result.stderr
+
+
+# -- a planted whole-run record ------------------------------------------------------------------
+
+
+def answered_from_record(result: subprocess.CompletedProcess[str]) -> bool:
+    return "answered from the run record" in result.stderr
+
+
+def test_the_whole_run_record_answers_an_unchanged_run(tree: Path, env: dict[str, str]) -> None:
+    """The premise of the tests below: an unchanged tree is answered from its record."""
+    want = expected(tree, env)
+    age(tree)
+    findings(lint(tree, env))
+    result = lint(tree, env, "-v")
+    assert answered_from_record(result)
+    assert findings(result) == want
+
+
+def test_forged_whole_run_record_cannot_hide_findings(tree: Path, env: dict[str, str]) -> None:
+    """A whole-run record edited to report nothing (the seal kept): it fails the seal."""
+    want = expected(tree, env)
+    age(tree)
+    findings(lint(tree, env))
+    for record in records(tree):
+        header, _, payload = record.read_bytes().partition(b"\n")
+        data = json.loads(payload)
+        assert data["results"], "the record holds the findings"
+        data["results"] = []
+        record.write_bytes(header + b"\n" + json.dumps(data).encode())
+    result = lint(tree, env, "-v")
+    assert not answered_from_record(result)
+    assert findings(result) == want
+    assert "seal does not match" in result.stderr
+    # Rebuilt: the next run is answered from a genuine record.
+    again = lint(tree, env, "-v")
+    assert answered_from_record(again) and findings(again) == want
+
+
+def test_whole_run_record_of_another_user_is_not_trusted(
+    tree: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    """A record sealed properly with someone else's key, claiming the tree is clean and that
+    every file is unchanged: this user's repro-lint checks it with its own key."""
+    want = expected(tree, env)
+    age(tree)
+    other = {**env, "XDG_CACHE_HOME": str(tmp_path / "someone-else")}
+    findings(lint(tree, other))
+    key = (tmp_path / "someone-else" / "repro-lint" / "cache-key").read_bytes().strip()
+    for record in records(tree):
+        header, _, payload = record.read_bytes().partition(b"\n")
+        data = json.loads(payload)
+        data["results"] = []
+        forged = json.dumps(data).encode()
+        seal = hmac.new(key, forged, hashlib.sha256).hexdigest().encode()
+        record.write_bytes(b" ".join([*header.split(b" ")[:2], seal]) + b"\n" + forged)
+    assert json.loads(lint(tree, other).stdout) == []
+    result = lint(tree, env, "-v")
+    assert not answered_from_record(result)
+    assert findings(result) == want
+    assert "seal does not match" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a result for another file", "a stamp that is not a number", "another run's key"],
+)
+def test_whole_run_record_is_checked_field_by_field(
+    tree: Path, env: dict[str, str], change: str
+) -> None:
+    """A record sealed with this user's key (as if repro-lint had a bug, or the key leaked)
+    but with fields of the wrong shape is still refused, never half-used."""
+    from repro_lint.cache import read_sealed, write_sealed
+
+    want = expected(tree, env)
+    age(tree)
+    findings(lint(tree, {**env}))
+    home = Path(env["XDG_CACHE_HOME"]) / "repro-lint"
+    secret = (home / "cache-key").read_bytes().strip()
+    for record in records(tree):
+        data = read_sealed(record, secret)
+        if change == "a result for another file":
+            data["results"][0]["filename"] = "../../etc/passwd"
+        elif change == "a stamp that is not a number":
+            data["files"][0][2] = "now"
+        else:
+            data["key"] = "0" * 64
+        write_sealed(record.parent, record.name, data, secret)
+    result = lint(tree, env, "-v")
+    assert not answered_from_record(result)
+    assert findings(result) == want
+    assert "ignored" in result.stderr
 
 
 def hostile_shards(project: Path) -> Iterator[tuple[str, bytes]]:
@@ -199,7 +322,7 @@ def test_invalid_shards_are_ignored_and_rebuilt(tree: Path, env: dict[str, str],
     want = expected(tree, env)
     findings(lint(tree, env))
     data = dict(hostile_shards(tree))[case]
-    for shard in shards(tree):
+    for shard in cache_files(tree):
         shard.write_bytes(data)
     result = lint(tree, env, "-v")
     assert findings(result) == want
@@ -210,7 +333,7 @@ def test_invalid_shards_are_ignored_and_rebuilt(tree: Path, env: dict[str, str],
 def test_a_fifo_shard_never_blocks(tree: Path, env: dict[str, str]) -> None:
     want = expected(tree, env)
     findings(lint(tree, env))
-    for shard in shards(tree):
+    for shard in cache_files(tree):
         shard.unlink()
         os.mkfifo(shard)
     result = lint(tree, env, "-v", timeout=60)
@@ -458,7 +581,7 @@ def test_symlinked_files_in_the_cache_are_replaced_not_followed(
         [
             tree / CACHE_DIR_NAME / "CACHEDIR.TAG",
             tree / CACHE_DIR_NAME / ".gitignore",
-            *shards(tree),
+            *cache_files(tree),
         ]
     ):
         victim = tmp_path / f"victim-{index}"

@@ -1,0 +1,208 @@
+"""The whole-run cache: an unchanged run is answered from its record, byte for byte what a run
+without the cache prints; every kind of change the record depends on is noticed."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro_lint.cache import CACHE_DIR_NAME
+from repro_lint.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+FORMATS = ("full", "concise", "json")
+
+
+def age(tree: Path) -> None:
+    """Date the tree an hour back, as a checkout that is not being edited this second."""
+    past = os.stat(tree).st_mtime - 3600
+    for path in [tree, *tree.rglob("*")]:
+        if CACHE_DIR_NAME not in path.parts:
+            os.utime(path, (past, past), follow_symlinks=False)
+
+
+def run(tree: Path, monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
+    monkeypatch.chdir(tree)
+    result = CliRunner().invoke(main, ["check", *args], catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def same_as_without_cache(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, *args: str, fmt: str = "full"
+) -> str:
+    """Run with the cache and without it; assert identical output; return the -v notes."""
+    code, out, err = run(tree, monkeypatch, ".", "-v", "--output-format", fmt, *args)
+    want_code, want_out, _ = run(
+        tree, monkeypatch, ".", "--no-cache", "--output-format", fmt, *args
+    )
+    assert (code, out) == (want_code, want_out)
+    return err
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES, project)
+    age(project)
+    return project
+
+
+def answered(notes: str) -> bool:
+    return "answered from the run record" in notes
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_an_unchanged_run_is_answered_from_its_record(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    assert not answered(same_as_without_cache(tree, monkeypatch, fmt=fmt))
+    notes = same_as_without_cache(tree, monkeypatch, fmt=fmt)
+    assert answered(notes)
+
+
+def test_an_edit_that_moves_nothing_reuses_the_project_pass(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    same_as_without_cache(tree, monkeypatch)
+    with (tree / "train.py").open("a", encoding="utf-8") as handle:
+        handle.write("# a comment at the end\n")
+    notes = same_as_without_cache(tree, monkeypatch)
+    assert "linted 1 of" in notes and "project pass reused" in notes
+
+
+def test_an_edit_that_moves_lines_runs_the_project_pass_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    same_as_without_cache(tree, monkeypatch)
+    for name in ("model.py", "train.py"):
+        path = tree / name
+        path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
+    notes = same_as_without_cache(tree, monkeypatch)
+    assert "linted 2 of" in notes and "project pass run" in notes
+
+
+def test_a_seed_removed_from_a_helper_is_noticed(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The project pass depends on other files: a helper that stops seeding changes the
+    findings of the entry points that call it."""
+    same_as_without_cache(tree, monkeypatch, fmt="concise")
+    helper = tree / "seeding.py"
+    text = helper.read_text(encoding="utf-8")
+    helper.write_text(text.replace("manual_seed", "initial_seed"), encoding="utf-8")
+    notes = same_as_without_cache(tree, monkeypatch, fmt="concise")
+    assert "project pass run" in notes
+
+
+def test_a_module_outside_the_linted_directory_is_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`repro-lint scripts/`: the helper the script imports is loaded for its summary, not
+    linted; when it changes, the record no longer answers."""
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (project / "helpers.py").write_text(
+        "import torch\n\ndef seed_all():\n    torch.manual_seed(0)\n", encoding="utf-8"
+    )
+    (project / "scripts" / "train.py").write_text(
+        "import torch\nfrom helpers import seed_all\n\nif __name__ == '__main__':\n"
+        "    seed_all()\n    x = torch.rand(3)\n",
+        encoding="utf-8",
+    )
+    age(project)
+    monkeypatch.chdir(project)
+
+    def lint() -> tuple[int, str, str]:
+        return run(project, monkeypatch, "scripts", "-v", "--output-format", "concise")
+
+    assert lint()[0] == 0
+    assert answered(lint()[2])
+    (project / "helpers.py").write_text(
+        "import torch\n\ndef seed_all():\n    pass\n", encoding="utf-8"
+    )
+    code, out, notes = lint()
+    assert not answered(notes)
+    assert code == 1 and "RPL101" in out
+
+
+@pytest.mark.parametrize(
+    "change", ["new file", "removed file", "gitignore", "settings", "exclude on the command line"]
+)
+def test_what_decides_which_files_are_linted_is_checked(
+    tree: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    same_as_without_cache(tree, monkeypatch, fmt="concise")
+    assert answered(same_as_without_cache(tree, monkeypatch, fmt="concise"))
+    extra: tuple[str, ...] = ()
+    if change == "new file":
+        (tree / "sub").mkdir()
+        (tree / "sub" / "extra.py").write_text(
+            "import torch\ntorch.backends.cudnn.benchmark = True\n", encoding="utf-8"
+        )
+    elif change == "removed file":
+        (tree / "evaluate.py").unlink()
+    elif change == "gitignore":
+        (tree / ".gitignore").write_text("train.py\n", encoding="utf-8")
+    elif change == "settings":
+        with (tree / "pyproject.toml").open("a", encoding="utf-8") as handle:
+            handle.write('\n[tool.repro-lint]\nignore = ["RPL201"]\n')
+    else:
+        extra = ("--extend-exclude", "model.py")
+    notes = same_as_without_cache(tree, monkeypatch, *extra, fmt="concise")
+    assert not answered(notes)
+
+
+def test_a_change_within_the_same_second_is_seen(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stamps taken moments before the record was written are checked by content: an edit
+    that keeps the size and lands in the same clock tick is still noticed."""
+    same_as_without_cache(tree, monkeypatch, fmt="concise")
+    path = tree / "model.py"
+    text = path.read_text(encoding="utf-8")
+    # Fresh stamps: the record written now cannot trust them on their own.
+    os.utime(path)
+    same_as_without_cache(tree, monkeypatch, fmt="concise")
+    stamp = os.stat(path)
+    changed = text.replace("import torch\n", "import torcH\n", 1)
+    assert len(changed) == len(text) and changed != text
+    path.write_text(changed, encoding="utf-8")
+    os.utime(path, ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    notes = same_as_without_cache(tree, monkeypatch, fmt="concise")
+    assert not answered(notes)
+
+
+def test_random_edits_never_leave_stale_findings(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Edits of every kind, one after another: each run with the cache prints what a run
+    without it prints."""
+    chooser = random.Random(7)
+    lines = [
+        "torch.backends.cudnn.benchmark = True\n",
+        "# a comment\n",
+        "import numpy as np\n",
+        "x = torch.rand(3)\n",
+        "torch.manual_seed(0)\n",
+        "\n",
+    ]
+    same_as_without_cache(tree, monkeypatch, fmt="concise")
+    for _ in range(12):
+        path = tree / chooser.choice(["train.py", "model.py", "seeding.py", "data.py"])
+        text = path.read_text(encoding="utf-8").splitlines(keepends=True)
+        where = chooser.randrange(len(text) + 1)
+        if chooser.random() < 0.3 and text:
+            del text[min(where, len(text) - 1)]
+        else:
+            # Only at module level: the edits keep the file valid Python.
+            if where < len(text) and text[where][:1] in (" ", "\t"):
+                where = len(text)
+            text.insert(where, chooser.choice(lines))
+        path.write_text("".join(text), encoding="utf-8")
+        same_as_without_cache(tree, monkeypatch, fmt="concise")
