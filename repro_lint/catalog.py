@@ -9,7 +9,9 @@ them real tensors.
 Reading an entry:
 
 - ``history`` lists what each torch release does, from ``since`` on. The first period is the
-  earliest release the catalog vouches for; an older target torch is not judged (no finding).
+  earliest release the catalog vouches for; an older target torch is not judged (no finding),
+  except a release older than deterministic mode itself (1.7): the kernels 1.7 listed as
+  having no deterministic implementation ran the same way before, uncaught.
   Where a release was not determined, the entry says so and the first period starts at 2.0,
   the oldest release this linter targets by default.
 - ``scope`` says where the hazard is reported: ``CALL`` at the call or module construction;
@@ -313,6 +315,25 @@ class ProvablySpatial(Condition):
 
 
 @dataclass(frozen=True, slots=True)
+class ProvablySpatialTarget(Condition):
+    """Class-index targets known to have at least 2 dimensions (N, d1, ...): the input then
+    has a class dimension besides them, so it is at least 3-D (False when unsure). Float
+    (probability) targets have the input's shape and prove nothing."""
+
+    param: str = "target"
+
+    def evaluate(self, call: CallView) -> bool | None:
+        facts = call.value(self.param)
+        return isinstance(facts, TensorFacts) and facts.floating is False and (facts.ndim or 0) >= 2
+
+    def params(self) -> frozenset[str]:
+        return frozenset({self.param})
+
+    def describe(self) -> str:
+        return f"`{self.param}` holds class indices over at least one spatial dimension"
+
+
+@dataclass(frozen=True, slots=True)
 class NDim(Condition):
     """The input has exactly ``ndim`` dimensions, when known. It only tells apart entries
     that share an API (grid_sample 2-D vs 3-D), so messages do not mention it."""
@@ -431,6 +452,25 @@ def all_of(*parts: Condition) -> Condition:
     return parts[0] if len(parts) == 1 else AllOf(parts)
 
 
+@dataclass(frozen=True, slots=True)
+class AnyOf(Condition):
+    """Some part holds (True if any is True; None if none is True and one is undecided)."""
+
+    parts: tuple[Condition, ...]
+
+    def evaluate(self, call: CallView) -> bool | None:
+        results = [part.evaluate(call) for part in self.parts]
+        if any(result is True for result in results):
+            return True
+        return None if any(result is None for result in results) else False
+
+    def params(self) -> frozenset[str]:
+        return frozenset().union(*(part.params() for part in self.parts))
+
+    def describe(self) -> str:
+        return " or ".join(part.describe() for part in self.parts)
+
+
 # -- APIs and entries ---------------------------------------------------------------------------
 
 
@@ -526,6 +566,9 @@ class Behaviour(enum.Enum):
 # Behaviours each rule reports.
 HAS_NO_DETERMINISTIC_KERNEL = frozenset({Behaviour.RAISES, Behaviour.SILENT})
 NEEDS_DETERMINISTIC_MODE = frozenset({Behaviour.FIXED_BY_MODE})
+# The first release with deterministic mode (``torch.set_deterministic``, renamed
+# ``use_deterministic_algorithms`` in 1.8) and its list of nondeterministic kernels.
+DETERMINISTIC_MODE_SINCE = TorchVersion(1, 7)
 
 
 @dataclass(frozen=True, slots=True)
@@ -588,6 +631,9 @@ class Entry:
     # The aten operators its calls dispatch to (empty: a run cannot tell it from another
     # entry's operator, or it is hazardous only under tracing or an optional kernel library).
     aten: tuple[Aten, ...] = field(default=())
+    # The third-party package (its import name) whose layers or functions these are; None
+    # for PyTorch's own ops. Its history is still read against the target torch release.
+    package: str | None = None
 
     @property
     def main_api(self) -> Api:
@@ -606,11 +652,25 @@ class Entry:
         return None
 
     def behaviour(self, version: TorchVersion) -> Behaviour | None:
-        """What ``version`` does with the op; None before the catalog vouches for it."""
+        """What ``version`` does with the op; None before the catalog vouches for it.
+
+        A release older than deterministic mode itself (1.7) has no mode to raise or to fix
+        anything: the kernels that 1.7 already listed as nondeterministic (the entries whose
+        history starts at 1.7 without a deterministic kernel) were there before the flag that
+        reports them, so such a release runs them nondeterministically, uncaught (``SILENT``).
+        """
         found: Behaviour | None = None
         for period in self.history:
             if period.since <= version:
                 found = period.behaviour
+        first = self.history[0]
+        if (
+            found is None
+            and version < DETERMINISTIC_MODE_SINCE
+            and first.since == DETERMINISTIC_MODE_SINCE
+            and first.behaviour in HAS_NO_DETERMINISTIC_KERNEL
+        ):
+            return Behaviour.SILENT
         return found
 
     def history_text(self) -> str:
@@ -660,6 +720,13 @@ def _interpolation_apis(mode: str, antialias: bool) -> tuple[Api, ...]:
 
 
 _INTERPOLATE = "input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias"
+
+
+def _area(ndim: int) -> Condition:
+    """``F.interpolate(mode='area')``: adaptive average pooling of an ``ndim``-D input."""
+    return all_of(_mode("area"), NotOne("size"), NDim("input", ndim))
+
+
 _PAD = "input, pad, mode, value"
 
 
@@ -674,7 +741,9 @@ _REDUCTION = all_of(
     # The legacy ``reduce=False`` means reduction="none", which does not alert.
     OneOf("reduce", (None, True), None),
 )
-_SPATIAL_NLL = all_of(ProvablySpatial("input"), _REDUCTION)
+_SPATIAL_NLL = all_of(
+    AnyOf((ProvablySpatial("input"), ProvablySpatialTarget("target"))), _REDUCTION
+)
 _LOSS_INIT = "weight, size_average, ignore_index, reduce, reduction"
 
 _ADAPTIVE_ALTERNATIVE_2D = (
@@ -1195,8 +1264,11 @@ _POOLING = (
         apis=(
             module("AdaptiveAvgPool2d", "output_size", NotOne("output_size")),
             fn("nn.functional.adaptive_avg_pool2d", "input, output_size", NotOne("output_size")),
+            # ``mode='area'`` interpolation of a 4-D input is adaptive average pooling.
+            fn("nn.functional.interpolate", _INTERPOLATE, _area(4)),
         ),
-        condition="output size other than 1 (size 1 is computed as a mean), differentiated",
+        condition="output size other than 1 (size 1 is computed as a mean), differentiated; "
+        "also `F.interpolate(mode='area')` of a 4-D input",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
         aten=aten("_adaptive_avg_pool2d", when=NotOne("output_size")),
@@ -1215,8 +1287,10 @@ _POOLING = (
         apis=(
             module("AdaptiveAvgPool3d", "output_size", NotOne("output_size")),
             fn("nn.functional.adaptive_avg_pool3d", "input, output_size", NotOne("output_size")),
+            fn("nn.functional.interpolate", _INTERPOLATE, _area(5)),
         ),
-        condition="output size other than 1 (size 1 is computed as a mean), differentiated",
+        condition="output size other than 1 (size 1 is computed as a mean), differentiated; "
+        "also `F.interpolate(mode='area')` of a 5-D input",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
         aten=aten("_adaptive_avg_pool3d", when=NotOne("output_size")),
@@ -1735,6 +1809,267 @@ _REDUCTIONS = (
     ),
 )
 
+# -- third-party packages -----------------------------------------------------------------
+# Graph libraries aggregate messages by scattering them onto nodes; on CUDA the scatter adds
+# with atomics, so the sum's order (and its last bits) changes from run to run, in the forward
+# and in the backward pass. PyTorch Geometric and torch_scatter do it through PyTorch's own
+# ``scatter_add_``/``scatter_reduce_``/``index_select`` (so deterministic mode selects their
+# deterministic kernels), DGL through kernels of its own that deterministic mode does not
+# reach; torchvision's RoI ops alert in their CUDA backward like PyTorch's ops.
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregates(Condition):
+    """A graph layer's aggregation (``aggr``/``aggregator_type``) sums or averages: a name
+    among ``values``, or a list of aggregations with one of them."""
+
+    param: str
+    values: tuple[str, ...]
+    default: str
+
+    def evaluate(self, call: CallView) -> bool | None:
+        value = call.value(self.param)
+        if value is MISSING:
+            value = self.default
+        if isinstance(value, str):
+            return value in self.values
+        if isinstance(value, tuple) and all(isinstance(v, str) for v in value):
+            return any(v in self.values for v in value)
+        return None
+
+    def params(self) -> frozenset[str]:
+        return frozenset({self.param})
+
+    def describe(self) -> str:
+        return f"`{self.param}` is " + " or ".join(repr(v) for v in self.values)
+
+
+_SUM_MEAN = ("add", "sum", "mean")
+_PYG = "torch_geometric"
+_PYG_NN = "torch_geometric.nn"
+# PyG message-passing layers that sum or average messages, and their aggregation default.
+_PYG_LAYERS = {
+    "GCNConv": "add", "SAGEConv": "mean", "GATConv": "add", "GATv2Conv": "add",
+    "GINConv": "add", "GINEConv": "add", "GraphConv": "add", "ChebConv": "add",
+    "TAGConv": "add", "SGConv": "add", "SSGConv": "add", "APPNP": "add", "ARMAConv": "add",
+    "GCN2Conv": "add", "TransformerConv": "add", "GatedGraphConv": "add", "NNConv": "add",
+    "RGCNConv": "mean", "FastRGCNConv": "mean", "RGATConv": "add", "ResGatedGraphConv": "add",
+    "SuperGATConv": "add", "HypergraphConv": "add", "LEConv": "add", "ClusterGCNConv": "add",
+    "FiLMConv": "mean", "GeneralConv": "add", "PNAConv": "add", "CGConv": "add",
+    "EGConv": "add", "FAConv": "add", "LGConv": "add", "MFConv": "add", "PDNConv": "add",
+    "HEATConv": "add", "HGTConv": "add", "HANConv": "add", "GPSConv": "add",
+    "AntiSymmetricConv": "add", "MixHopConv": "add", "SplineConv": "mean", "GMMConv": "mean",
+    "FeaStConv": "mean", "GENConv": "add", "DNAConv": "add",
+}  # fmt: skip
+# PyG model classes built from such layers.
+_PYG_MODELS = ("GCN", "GraphSAGE", "GIN", "GAT", "PNA", "SGFormer", "Polynormer")
+# DGL layers that sum or average messages, and their aggregation parameter (position after
+# the input sizes) and default, when they have one.
+_DGL_LAYERS: dict[str, tuple[str, str] | None] = {
+    "GraphConv": None, "GATConv": None, "GATv2Conv": None, "DotGatConv": None,
+    "SAGEConv": ("in_feats, out_feats, aggregator_type", "mean"),
+    "GINConv": ("apply_func, aggregator_type", "sum"),
+    "GINEConv": None, "RelGraphConv": None, "GatedGraphConv": None, "TAGConv": None,
+    "SGConv": None, "APPNPConv": None, "ChebConv": None, "GCN2Conv": None, "AGNNConv": None,
+    "CFConv": None, "EGATConv": None, "EdgeGATConv": None,
+    "GMMConv": ("in_feats, out_feats, dim, n_kernels, aggregator_type", "sum"),
+    "NNConv": ("in_feats, out_feats, edge_func, aggregator_type", "mean"),
+}  # fmt: skip
+_DGL_SUM_MEAN = ("sum", "mean", "gcn")
+# DGL's graph methods that run a built-in message function and reducer, with the reducer's
+# position among their arguments.
+DGL_MESSAGE_PASSING = {"update_all": 1, "send_and_recv": 2, "pull": 2, "push": 2}
+DGL_FUNCTIONS = "dgl.function."
+DGL_SUM_MEAN = frozenset({"dgl.function.sum", "dgl.function.mean"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reducer(Condition):
+    """A DGL reducer is a built-in sum or mean: a ``Named`` ``dgl.function.*``, or a tuple of
+    the candidates (an attribute assigned one of several)."""
+
+    param: str
+
+    def evaluate(self, call: CallView) -> bool | None:
+        value = call.value(self.param)
+        candidates = value if isinstance(value, tuple) else (value,)
+        names = [c.qualified for c in candidates if isinstance(c, Named)]
+        if not names or len(names) != len(candidates):
+            return None
+        hits = [name in DGL_SUM_MEAN for name in names]
+        if all(hits):
+            return True
+        if not any(hits) and all(name.startswith(DGL_FUNCTIONS) for name in names):
+            return False
+        return None
+
+    def params(self) -> frozenset[str]:
+        return frozenset({self.param})
+
+    def describe(self) -> str:
+        return "the reducer is `sum` or `mean`"
+
+
+def _library_api(name: str, params: str = "", when: Condition = ALWAYS) -> Api:
+    return Api(name, _split(params), when)
+
+
+def _pyg_layers() -> tuple[Api, ...]:
+    layers = tuple(
+        _library_api(f"{_PYG_NN}.{name}", "", Aggregates("aggr", _SUM_MEAN, default))
+        for name, default in _PYG_LAYERS.items()
+    )
+    # SAGEConv takes ``aggr`` third, after the channel sizes.
+    sage = _library_api(
+        f"{_PYG_NN}.SAGEConv",
+        "in_channels, out_channels, aggr",
+        Aggregates("aggr", _SUM_MEAN, "mean"),
+    )
+    models = tuple(_library_api(f"{_PYG_NN}.{name}") for name in _PYG_MODELS)
+    return (*(api for api in layers if api.short != "SAGEConv"), sage, *models)
+
+
+def _dgl_layers() -> tuple[Api, ...]:
+    apis = []
+    for name, aggregation in _DGL_LAYERS.items():
+        if aggregation is None:
+            apis.append(_library_api(f"dgl.nn.{name}"))
+        else:
+            params, default = aggregation
+            when = Aggregates("aggregator_type", _DGL_SUM_MEAN, default)
+            apis.append(_library_api(f"dgl.nn.{name}", params, when))
+    return tuple(apis)
+
+
+_SCATTER_REDUCE = Aggregates("reduce", ("sum", "add", "mean"), "sum")
+_THIRD_PARTY_SOURCES = "issues of the package (maintainers' replies); not run on a GPU here"
+
+_THIRD_PARTY = (
+    Entry(
+        id="pyg-message-passing-cuda",
+        summary="PyTorch Geometric message passing (sum/mean scatter aggregation) on CUDA",
+        apis=(
+            *_pyg_layers(),
+            _library_api(f"{_PYG_NN}.global_add_pool", "x, batch, size"),
+            _library_api(f"{_PYG_NN}.global_mean_pool", "x, batch, size"),
+            _library_api(
+                f"{_PYG}.utils.scatter", "src, index, dim, dim_size, reduce", _SCATTER_REDUCE
+            ),
+            _library_api(f"{_PYG}.utils.softmax", "src, index, ptr, num_nodes, dim"),
+        ),
+        condition="sum or mean aggregation of messages onto nodes (or of nodes onto graphs) "
+        "on CUDA, through PyTorch's scatter_add_/scatter_reduce_ and index_select backward",
+        device=Device.CUDA,
+        phase=Phase.BOTH,
+        history=_fixed_by_mode(V(2, 0)),
+        alternative="deterministic mode; or a SparseTensor adjacency (sorted CSR aggregation)",
+        sources=(
+            "pyg-team/pytorch_geometric#2788, #3175, #7525 (global_add_pool and "
+            "global_mean_pool deterministic under deterministic mode)",
+            _NOT_DETERMINED,
+            _THIRD_PARTY_SOURCES,
+        ),
+        package=_PYG,
+    ),
+    Entry(
+        id="torch-scatter-sum-mean-cuda",
+        summary="torch_scatter's sum/mean scatter on CUDA",
+        apis=(
+            _library_api(
+                "torch_scatter.scatter", "src, index, dim, out, dim_size, reduce", _SCATTER_REDUCE
+            ),
+            *(
+                _library_api(f"torch_scatter.{name}", "src, index, dim, out, dim_size")
+                for name in (
+                    "scatter_add",
+                    "scatter_sum",
+                    "scatter_mean",
+                    "scatter_softmax",
+                    "scatter_log_softmax",
+                    "scatter_std",
+                    "scatter_logsumexp",
+                )
+            ),
+        ),
+        condition="sum or mean reduction (and the composites built on it) on CUDA: "
+        "`out.scatter_add_` with atomic adds; `segment_*` of sorted indices is deterministic",
+        device=Device.CUDA,
+        phase=Phase.BOTH,
+        history=_fixed_by_mode(V(2, 0)),
+        alternative="`torch_scatter.segment_csr` / `segment_coo` on sorted indices, or "
+        "deterministic mode",
+        sources=("rusty1s/pytorch_scatter#226", "pyg-team/pytorch_geometric#3175", _NOT_DETERMINED),
+        package="torch_scatter",
+    ),
+    Entry(
+        id="dgl-message-passing-cuda",
+        summary="DGL message passing with a sum/mean reducer on CUDA",
+        apis=(
+            *_dgl_layers(),
+            _library_api(
+                "dgl.DGLGraph.update_all",
+                "message_func, reduce_func, apply_node_func, etype",
+                Reducer("reduce_func"),
+            ),
+        ),
+        condition="a built-in message function with a `sum` or `mean` reducer "
+        "(`g.update_all(fn.copy_u(...), fn.sum(...))`, and the layers built on it) on CUDA: "
+        "DGL's own kernels add with atomics, which PyTorch's deterministic mode does not reach",
+        device=Device.CUDA,
+        phase=Phase.BOTH,
+        history=(Period(V(2, 0), Behaviour.SILENT),),
+        alternative="none inside DGL: aggregate in PyTorch (scatter_add_ under deterministic mode) "
+        "where runs must repeat",
+        sources=(
+            "dmlc/dgl#1471 (maintainer: built-in message passing uses atomic operators)",
+            "dmlc/dgl#7241 (2024: still nondeterministic with use_deterministic_algorithms)",
+            _NOT_DETERMINED,
+        ),
+        package="dgl",
+    ),
+    Entry(
+        id="roi-align-backward-cuda",
+        summary="backward of torchvision's `roi_align` on CUDA",
+        apis=(
+            _library_api(
+                "torchvision.ops.roi_align",
+                "input, boxes, output_size, spatial_scale, sampling_ratio, aligned",
+            ),
+            _library_api("torchvision.ops.RoIAlign", "output_size, spatial_scale, sampling_ratio"),
+            _library_api("torchvision.ops.MultiScaleRoIAlign", "featmap_names, output_size"),
+        ),
+        condition="differentiated with respect to the feature map (atomic adds)",
+        device=Device.CUDA,
+        phase=Phase.BACKWARD,
+        history=_raises(V(2, 0)),
+        caller="roi_align_backward_kernel",
+        alternative="none in torchvision; crop with `F.grid_sample` has the same problem",
+        sources=(
+            "torchvision csrc/ops/cuda/roi_align_kernel.cu alerts `roi_align_backward_kernel`",
+            _NOT_DETERMINED,
+        ),
+        package="torchvision",
+    ),
+    Entry(
+        id="roi-pool-backward-cuda",
+        summary="backward of torchvision's `roi_pool` on CUDA",
+        apis=(
+            _library_api("torchvision.ops.roi_pool", "input, boxes, output_size, spatial_scale"),
+            _library_api("torchvision.ops.RoIPool", "output_size, spatial_scale"),
+        ),
+        condition="differentiated with respect to the feature map (atomic adds)",
+        device=Device.CUDA,
+        phase=Phase.BACKWARD,
+        history=_raises(V(2, 0)),
+        caller="roi_pool_backward_kernel",
+        sources=(
+            "torchvision csrc/ops/cuda/roi_pool_kernel.cu alerts `roi_pool_backward_kernel`",
+            _NOT_DETERMINED,
+        ),
+        package="torchvision",
+    ),
+)
+
 ENTRIES: tuple[Entry, ...] = (
     *_CONVS,
     *_PROGRAM_WIDE,
@@ -1744,10 +2079,19 @@ ENTRIES: tuple[Entry, ...] = (
     *_INTERPOLATION,
     *_LOSSES,
     *_REDUCTIONS,
+    *_THIRD_PARTY,
 )
 
-# Qualified spellings that name a catalogued API by another path.
-_ALIASES = {"torch.nn.modules.": "torch.nn."}
+# Qualified spellings that name a catalogued API by another path: the prefix, replaced by the
+# public namespace, keeps only the last part (``torch_geometric.nn.conv.gcn_conv.GCNConv``).
+_ALIASES = {
+    "torch.nn.modules.": "torch.nn.",
+    "torch_geometric.nn.": "torch_geometric.nn.",
+    "torch_geometric.utils.": "torch_geometric.utils.",
+    "torch_scatter.": "torch_scatter.",
+    "dgl.nn.": "dgl.nn.",
+    "torchvision.ops.": "torchvision.ops.",
+}
 
 
 def _index() -> tuple[
@@ -1784,5 +2128,10 @@ def apis_named(qualified: str) -> tuple[tuple[Entry, Api], ...]:
 
 
 def reported(entries: Sequence[Entry] = ENTRIES) -> tuple[Entry, ...]:
-    """The entries the rules report per call."""
-    return tuple(entry for entry in entries if entry.scope is Scope.CALL)
+    """The entries of PyTorch's own ops that the rules report per call (RPL401/RPL402)."""
+    return tuple(entry for entry in entries if entry.scope is Scope.CALL and entry.package is None)
+
+
+def third_party(entries: Sequence[Entry] = ENTRIES) -> tuple[Entry, ...]:
+    """The entries of third-party packages (RPL403)."""
+    return tuple(entry for entry in entries if entry.package is not None)

@@ -87,6 +87,8 @@ class Profile:
     later_use: dict[str, Chain] = field(default_factory=dict)
     conv: Chain | None = None
     settings: dict[str, Chain] = field(default_factory=dict)
+    # Settings switched off again (``use_deterministic_algorithms(False)``): the first site.
+    switched_off: dict[str, Chain] = field(default_factory=dict)
     spawns: list[Spawn] = field(default_factory=list)
     # Control flow, for late seeds: per family, the uses no earlier seed dominates
     # (``exposed``) and the seeds no earlier seed dominates (``firsts``), each with its
@@ -204,6 +206,8 @@ class Profile:
         self.absorb_evidence(other, prefix)
         for kind, chain in other.settings.items():
             self.settings.setdefault(kind, prefix + chain)
+        for kind, chain in other.switched_off.items():
+            self.switched_off.setdefault(kind, prefix + chain)
         known = {(s.unit, s.key) for s in self.spawns}
         for spawn in other.spawns:
             if (spawn.unit, spawn.key) not in known:
@@ -378,6 +382,11 @@ class EntryPoint:
     @property
     def seeded(self) -> set[str]:
         return self.profile.seeded
+
+    def disables_deterministic_algorithms(self) -> Chain | None:
+        """Where the program switches ``use_deterministic_algorithms`` off (with ``False``, or
+        the debug mode's "default"), if it does: the first such site."""
+        return self.profile.switched_off.get("algorithms")
 
     def enables_deterministic_algorithms(self) -> bool:
         """Whether the program turns ``torch.use_deterministic_algorithms(True)`` on (in the
@@ -815,6 +824,8 @@ class Program:
                 profile.saves = ((unit.index, statement, row, "checkpoint"),)
         elif tag == "d":
             profile.settings.setdefault(str(event[1]), ((unit.index, statement, row, ""),))
+        elif tag == "o":
+            profile.switched_off.setdefault(str(event[1]), ((unit.index, statement, row, ""),))
         elif tag == "v":
             if profile.conv is None:
                 what = str(event[1]) if len(event) > 3 else "convolution"

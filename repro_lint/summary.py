@@ -33,7 +33,7 @@ from repro_lint.options import Options
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 
-SUMMARY_VERSION = 12
+SUMMARY_VERSION = 13
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -862,11 +862,18 @@ class SummaryCollector:
             arg = argument(node, "mode", 0) or argument(node, "d", 0)
             if arg is not None and literal_bool(arg.value) is not False:
                 self._event(node, "d", "algorithms")
+            elif arg is not None:
+                # Switched off again: a fix that turns it on before this call is undone.
+                self._event(node, "o", "algorithms")
         elif qualified == rng.DEBUG_MODE:
             arg = argument(node, "debug_mode", 0)
             if arg is not None and literal_int(arg.value) != 0:
                 if literal_str(arg.value) != "default":
                     self._event(node, "d", "algorithms")
+                else:
+                    self._event(node, "o", "algorithms")
+            elif arg is not None:
+                self._event(node, "o", "algorithms")
         elif qualified == f"{rng.CUDNN}.flags":
             arg = argument(node, "deterministic", 3)
             if arg is not None and literal_bool(arg.value) is not False:

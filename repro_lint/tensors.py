@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from repro_lint.arguments import argument, literal_int
+from repro_lint.arguments import argument, literal_bool, literal_int
 from repro_lint.catalog import FLOATING_DTYPES, INTEGER_DTYPES, TensorFacts, canonical
 from repro_lint.names import Names
 
@@ -228,6 +228,16 @@ class Tensors:
         if value is None:
             self._bind_kind(target, None)
             return
+        parts = self._unique_parts(value)
+        if parts is not None and isinstance(target, cst.Tuple | cst.List):
+            # ``values, counts = torch.unique(x, return_counts=True)``: each part's facts.
+            elements = target.elements
+            if len(elements) == len(parts) and not any(
+                isinstance(e, cst.StarredElement) for e in elements
+            ):
+                for element, facts in zip(elements, parts, strict=True):
+                    self._bind_kind(element.value, facts)
+                return
         kind = self.kind(value)
         if (
             kind is None
@@ -267,6 +277,10 @@ class Tensors:
             return _ANY_TENSOR
         return kind if isinstance(kind, TensorFacts) else None
 
+    def is_module_base(self, base: cst.BaseExpression) -> bool:
+        """Whether a class with this base is an ``nn.Module``."""
+        return self._is_module_class(base)
+
     def module_instance(self, expr: cst.BaseExpression) -> ModuleInstance | None:
         kind = self.kind(expr)
         return kind if isinstance(kind, ModuleInstance) else None
@@ -285,6 +299,10 @@ class Tensors:
         if isinstance(expr, cst.NamedExpr):
             return self.kind(expr.value)
         if isinstance(expr, cst.Subscript):
+            parts = self._unique_parts(expr.value)
+            index = _single_index(expr)
+            if parts is not None and index is not None and -len(parts) <= index < len(parts):
+                return parts[index]
             base = self.facts(expr.value)
             return TensorFacts(floating=base.floating) if base is not None else None
         if isinstance(expr, cst.IfExp):
@@ -513,6 +531,39 @@ class Tensors:
         floating = True if any(floats) else (False if all(f is False for f in floats) else None)
         return TensorFacts(ndim, floating)
 
+    def _unique_parts(self, value: cst.BaseExpression) -> list[TensorFacts] | None:
+        """``torch.unique(x, return_inverse=..., return_counts=...)`` (or ``x.unique(...)``,
+        ``unique_consecutive``) returning a tuple: the values (as ``x``), then the inverse
+        indices and the counts, which are integers."""
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        qualified = self.names.qualified_name(func)
+        receiver: cst.BaseExpression | None = None
+        if qualified in ("torch.unique", "torch.unique_consecutive"):
+            first = argument(value, "input", 0)
+            receiver = first.value if first is not None else None
+        elif (
+            qualified is None
+            and isinstance(func, cst.Attribute)
+            and func.attr.value in ("unique", "unique_consecutive")
+            and self.facts(func.value) is not None
+        ):
+            receiver = func.value
+        else:
+            return None
+        flags = []
+        for name in ("return_inverse", "return_counts"):
+            arg = argument(value, name)
+            flag = literal_bool(arg.value) if arg is not None else False
+            if flag is None:
+                return None
+            flags.append(flag)
+        if not any(flags):
+            return None
+        base = (self.facts(receiver) if receiver is not None else None) or _ANY_TENSOR
+        return [TensorFacts(1, base.floating), *(TensorFacts(None, False) for f in flags if f)]
+
     def _dtype(self, call: cst.Call, positional: bool = False) -> bool | None:
         """Floating (True), integer (False) or unknown, from ``dtype=`` (or, for ``.to()``,
         any argument naming a dtype)."""
@@ -528,6 +579,13 @@ class Tensors:
             if qualified in INTEGER_DTYPES:
                 return False
         return None
+
+
+def _single_index(expr: cst.Subscript) -> int | None:
+    """``x[1]``: the literal index, if that is the subscript."""
+    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+        return None
+    return literal_int(expr.slice[0].slice.value)
 
 
 def _is_static(node: cst.FunctionDef | cst.Lambda) -> bool:
@@ -559,7 +617,27 @@ def _sequence_length(node: cst.BaseExpression) -> int | None:
         if any(isinstance(e, cst.StarredElement) for e in node.elements):
             return None
         return len(node.elements)
-    return None
+    return _leading_dims(node)
+
+
+def _leading_dims(node: cst.BaseExpression) -> int | None:
+    """``x.shape[:2]`` or ``x.size()[:2]``: the first dimensions of another tensor (2)."""
+    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+        return None
+    sizes = node.value
+    if isinstance(sizes, cst.Call) and not sizes.args:
+        sizes = sizes.func
+        if not (isinstance(sizes, cst.Attribute) and sizes.attr.value == "size"):
+            return None
+    elif not (isinstance(sizes, cst.Attribute) and sizes.attr.value == "shape"):
+        return None
+    part = node.slice[0].slice
+    if not isinstance(part, cst.Slice) or part.step is not None or part.upper is None:
+        return None
+    if part.lower is not None and literal_int(part.lower) != 0:
+        return None
+    upper = literal_int(part.upper)
+    return upper if upper is not None and upper > 0 else None
 
 
 def _last_positional(call: cst.Call) -> cst.Arg | None:

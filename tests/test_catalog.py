@@ -16,6 +16,7 @@ import pytest
 
 from repro_lint.catalog import (
     BY_ID,
+    DETERMINISTIC_MODE_SINCE,
     ENTRIES,
     HAS_NO_DETERMINISTIC_KERNEL,
     MISSING,
@@ -52,8 +53,14 @@ def test_history_is_ordered_and_changes(entry: Entry) -> None:
     behaviours = [period.behaviour for period in entry.history]
     assert all(a is not b for a, b in itertools.pairwise(behaviours))
     # Before its first period the catalog does not vouch for the op; from then on it does.
+    # A release older than deterministic mode itself runs the kernels that its first release
+    # listed as having no deterministic implementation, uncaught.
     before = TorchVersion(entry.since.major, entry.since.minor - 1)
-    assert entry.behaviour(before) is None
+    first = entry.history[0]
+    predates_mode = (
+        first.since == DETERMINISTIC_MODE_SINCE and first.behaviour in HAS_NO_DETERMINISTIC_KERNEL
+    )
+    assert entry.behaviour(before) is (Behaviour.SILENT if predates_mode else None)
     assert entry.behaviour(TorchVersion(99, 0)) is entry.history[-1].behaviour
 
 
@@ -73,9 +80,9 @@ def test_reported_entries_have_an_example_of_their_main_api(entry: Entry) -> Non
 def test_conditions_read_parameters_the_api_has(entry: Entry) -> None:
     for api in entry.apis:
         known = set(api.params) | set(api.forward) | {"input"}
-        # Keyword-only parameters (``dtype`` of torch.cumsum, ``reduce`` of scatter_) are
-        # read by keyword; the torch self-check below verifies their names.
-        unknown = api.when.params() - known - {"dtype", "reduce"}
+        # Keyword-only parameters (``dtype`` of torch.cumsum, ``reduce`` of scatter_, ``aggr``
+        # of the graph layers) are read by keyword; the self-checks below verify their names.
+        unknown = api.when.params() - known - {"dtype", "reduce", "aggr"}
         assert not unknown, (api.name, unknown)
 
 
@@ -192,13 +199,37 @@ def _resolve(qualified: str) -> Any:
     return obj
 
 
-ALL_APIS = sorted({api.name for entry in ENTRIES for api in entry.apis})
+ALL_APIS = sorted({api.name for entry in ENTRIES if entry.package is None for api in entry.apis})
+LIBRARY_APIS = sorted(
+    {(entry.package, api.name) for entry in ENTRIES if entry.package for api in entry.apis}
+)
 
 
 @torch_only
 @pytest.mark.parametrize("name", ALL_APIS)
 def test_every_api_resolves_on_the_installed_torch(name: str) -> None:
     assert callable(_resolve(name))
+
+
+@torch_only
+@pytest.mark.parametrize(("package", "name"), LIBRARY_APIS)
+def test_every_library_api_resolves_in_its_package(package: str, name: str) -> None:
+    """Third-party names exist in their package, where it is installed (the check runs
+    wherever it is; without the package there is nothing to check)."""
+    import importlib
+
+    pytest.importorskip(package)
+    parts = name.split(".")
+    for split in range(len(parts) - 1, 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        for part in parts[split:]:
+            obj = getattr(obj, part)
+        assert callable(obj), name
+        return
+    pytest.fail(f"no module of {name} imports")
 
 
 def _docstring_apis() -> dict[str, set[str]]:

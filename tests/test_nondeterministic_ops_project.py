@@ -139,3 +139,89 @@ def test_sarif_carries_a_fix_in_another_file(
     changes = result["fixes"][0]["artifactChanges"]
     assert [c["artifactLocation"]["uri"] for c in changes] == ["train.py"]
     assert result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "model.py"
+
+
+UNSET = """\
+import torch
+
+
+def unset_deterministic():
+    torch.use_deterministic_algorithms(False)
+"""
+TRAIN_UNSET = """\
+import torch
+
+from model import count
+from unset import unset_deterministic
+
+
+def main():
+    print(count(torch.tensor([1, 2, 2])))
+    unset_deterministic()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def test_no_fix_where_the_program_switches_the_mode_off_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fix at the top of the main block would be undone by a helper the program calls:
+    the override is reported instead, and ``--fix`` leaves every file alone."""
+    files = {"model.py": MODEL, "train.py": TRAIN_UNSET, "unset.py": UNSET}
+    write(tmp_path, files)
+    (finding,) = findings(run(tmp_path, monkeypatch, "--output-format", "json"))
+    assert finding["fix"] is None
+    assert str(finding["message"]).endswith(
+        "(no fix: unset.py:5 switches deterministic mode off again)"
+    )
+    run(tmp_path, monkeypatch, "--fix")
+    for name, text in files.items():
+        assert (tmp_path / name).read_text(encoding="utf-8") == text
+
+
+def test_a_switch_off_the_program_never_reaches_is_no_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, {"model.py": MODEL, "train.py": TRAIN, "unset.py": UNSET})
+    (finding,) = findings(run(tmp_path, monkeypatch, "--output-format", "json"))
+    assert finding["fix"] is not None
+    assert "switches deterministic mode off" not in str(finding["message"])
+
+
+GRAPH_MODEL = """\
+import torch
+from torch_geometric.nn import GCNConv
+
+
+class GCN(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = GCNConv(16, 4)
+
+    def forward(self, x, edge_index):
+        return self.conv(x, edge_index)
+"""
+
+
+def test_library_layers_that_deterministic_mode_fixes_follow_the_programs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RPL403: a PyG layer in a model module is quiet when every entry point that reaches
+    it turns deterministic mode on, and reported when one does not."""
+    program = TRAIN.replace("from model import count", "from graph import GCN").replace(
+        "print(count(torch.tensor([1, 2, 2])))", "print(GCN())"
+    )
+    enabled = program.replace(
+        'if __name__ == "__main__":\n',
+        'if __name__ == "__main__":\n    torch.use_deterministic_algorithms(True)\n',
+    )
+    write(tmp_path, {"graph.py": GRAPH_MODEL, "train.py": enabled})
+    assert run(tmp_path, monkeypatch, "--select", "RPL403").exit_code == 0
+    (tmp_path / "evaluate.py").write_text(program, encoding="utf-8")
+    found = findings(run(tmp_path, monkeypatch, "--select", "RPL403", "--output-format", "json"))
+    assert [(f["filename"], f["code"], f["location"]["row"]) for f in found] == [  # type: ignore[index]
+        ("graph.py", "RPL403", 8)
+    ]

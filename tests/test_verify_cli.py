@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -136,6 +137,34 @@ def test_the_catalog_report_for_this_device(tmp_path: Path) -> None:
         if entry.device is Device.CUDA:
             assert results[entry.id]["verdict"] == "not-applicable"
     assert results["put-accumulate-false"]["caller"] == "put_"
+
+
+@pytest.mark.torch
+def test_the_catalog_lists_third_party_entries_and_skips_those_not_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RPL403's entries are probed only where their package is installed; elsewhere each is
+    listed with the package it needs (as if none of them were installed here)."""
+    import importlib.util
+
+    from repro_lint.catalog import third_party
+
+    packages = {entry.package for entry in third_party()}
+    find_spec = importlib.util.find_spec
+
+    def absent(name: str, package: str | None = None) -> Any:
+        return None if name in packages else find_spec(name, package)
+
+    monkeypatch.setattr(importlib.util, "find_spec", absent)
+    args = ("verify", "--catalog", "--device", "cpu", "--runs", "2", "-q")
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    rows = {line.split()[0]: line for line in result.stdout.splitlines() if line.strip()}
+    assert third_party() and packages == {"torch_geometric", "torch_scatter", "dgl", "torchvision"}
+    for entry in third_party():
+        row = rows[entry.id]
+        assert "not-applicable" in row
+        assert f"skipped: its package {entry.package} is not installed" in row, row
 
 
 @pytest.mark.torch

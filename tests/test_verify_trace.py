@@ -58,7 +58,9 @@ def _traced() -> list[Entry]:
         return []
     from repro_lint.verify.trace import traced_entries
 
-    return traced_entries()
+    # Third-party kernels are not PyTorch operators the tracer can recognise (their probes
+    # need packages that may be missing); a run sees them only through PyTorch's alerts.
+    return [entry for entry in traced_entries() if entry.package is None]
 
 
 # Their operators are CUDA kernels: on the CPU, SDPA dispatches to a CPU-only operator.
@@ -173,14 +175,18 @@ def test_a_module_hazard_is_found_where_the_module_is_built(tmp_path: Path) -> N
 def test_a_backward_hazard_that_is_never_differentiated_is_safe(tmp_path: Path) -> None:
     from repro_lint.verify.crossref import Status, cross_reference
 
+    # Statically the images may require grad (they come back from pickle); the run shows
+    # that they do not. (Under ``torch.no_grad()`` the static pass is already quiet.)
     script = _write(
         tmp_path / "pad.py",
         """
+        import pickle
+
         import torch
         import torch.nn.functional as F
 
-        with torch.no_grad():
-            padded = F.pad(torch.randn(1, 2, 8, 8), (1, 1, 1, 1), mode="reflect")
+        images = pickle.loads(pickle.dumps(torch.randn(1, 2, 8, 8)))
+        padded = F.pad(images, (1, 1, 1, 1), mode="reflect")
         """,
     )
     crossref = cross_reference(_run(script, tmp_path), _static(tmp_path))

@@ -17,6 +17,7 @@ from repro_lint.rules.late_seed import LateSeed
 from repro_lint.rules.missing_cublas_workspace_config import MissingCublasWorkspaceConfig
 from repro_lint.rules.missing_deterministic_config import MissingDeterministicConfig
 from repro_lint.rules.missing_seed import MissingSeed
+from repro_lint.rules.nondeterministic_library_kernel import NondeterministicLibraryKernel
 from repro_lint.rules.nondeterministic_op import NondeterministicOp
 from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
     NondeterministicOpWithoutDeterministicMode,
@@ -59,6 +60,7 @@ ALL_RULES: tuple[type[Rule], ...] = (
     DatasetShuffleWithoutSeed,
     NondeterministicOp,
     NondeterministicOpWithoutDeterministicMode,
+    NondeterministicLibraryKernel,
     UnusedNoqa,
 )
 

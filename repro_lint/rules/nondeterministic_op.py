@@ -4,13 +4,15 @@ the op catalog for the target torch version. Also the call classifier RPL402 sha
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import libcst as cst
 
 from repro_lint.arguments import argument, literal_int, literal_str
+from repro_lint.autograd import Autograd, Grad
 from repro_lint.catalog import (
     BY_METHOD,
+    DETERMINISTIC_MODE_SINCE,
     ENTRIES,
     HAS_NO_DETERMINISTIC_KERNEL,
     MAYBE,
@@ -22,6 +24,7 @@ from repro_lint.catalog import (
     Behaviour,
     Entry,
     Named,
+    Phase,
     Scope,
     Value,
     apis_named,
@@ -92,10 +95,30 @@ class _View:
 class CatalogCalls:
     """Finds calls of catalogued ops in one module and judges them for a torch version."""
 
-    def __init__(self, names: Names, target: TorchVersion) -> None:
+    def __init__(self, names: Names, target: TorchVersion, library: bool = False) -> None:
         self.names = names
         self.target = target
+        # PyTorch's own ops (RPL401/RPL402), or third-party packages' (RPL403).
+        self.library = library
         self.tensors = Tensors(names)
+        self.autograd = Autograd(names, self.tensors)
+
+    def differentiated(self, node: cst.Call, finding: Finding) -> cst.BaseExpression | None:
+        """The tensor whose gradient a backward-phase finding is about: the method's receiver
+        or the function's first argument."""
+        api = finding.api
+        if api.kind is ApiKind.METHOD:
+            if (
+                isinstance(node.func, cst.Attribute)
+                and self.names.qualified_name(node.func) is None
+            ):
+                return node.func.value
+            first = argument(node, None, 0)
+            return first.value if first is not None else None
+        if api.kind is ApiKind.FUNCTION and api.params:
+            arg = argument(node, api.params[0], 0)
+            return arg.value if arg is not None else None
+        return None
 
     def value_of(self, expr: cst.BaseExpression) -> Value:
         """An argument as a literal, a tensor's facts, a resolved name, or UNKNOWN."""
@@ -121,11 +144,11 @@ class CatalogCalls:
 
     def classify(self, node: cst.Call) -> Finding | None:
         """The finding for this call: one with no deterministic kernel wins over one that
-        deterministic mode fixes; a decided condition over an undecided one; then catalog
-        order."""
-        best: tuple[tuple[int, int], Finding] | None = None
+        deterministic mode fixes; a decided condition over an undecided one, and fewer open
+        parts over more; then catalog order."""
+        best: tuple[tuple[int, int, int], Finding] | None = None
         for entry, api, view, spelling in self._candidates(node):
-            if entry.scope is not Scope.CALL:
+            if entry.scope is not Scope.CALL or (entry.package is not None) != self.library:
                 continue
             behaviour = entry.behaviour(self.target)
             if behaviour not in HAS_NO_DETERMINISTIC_KERNEL | NEEDS_DETERMINISTIC_MODE:
@@ -134,9 +157,13 @@ class CatalogCalls:
             if verdict is False:
                 continue
             assert behaviour is not None
-            rank = (0 if behaviour in HAS_NO_DETERMINISTIC_KERNEL else 1, 0 if verdict else 1)
+            undecided = api.when.undecided(view) if verdict is None else ()
+            rank = (
+                0 if behaviour in HAS_NO_DETERMINISTIC_KERNEL else 1,
+                0 if verdict else 1,
+                len(undecided),
+            )
             if best is None or rank < best[0]:
-                undecided = api.when.undecided(view) if verdict is None else ()
                 best = (rank, Finding(entry, api, behaviour, spelling, undecided))
         return best[1] if best is not None else None
 
@@ -175,87 +202,294 @@ class CatalogCalls:
                     yield entry, api, view, spelling
 
 
+@dataclass(frozen=True)
+class Site:
+    """A finding where it was found: the call, what the statements around it were (for a
+    later report), and whether it runs at module level (a script, not a library)."""
+
+    node: cst.Call
+    finding: Finding
+    anchor: tuple[cst.CSTNode, ...]
+    module_level: bool
+
+
+# Where a built module that only a backward pass makes hazardous is kept: an attribute of
+# the enclosing class or a name of the enclosing scope (the scope's node, the name).
+_Holder = tuple[cst.CSTNode | None, str]
+
+
+@dataclass
+class _Waiting:
+    """Findings that the rest of a scope or of the module decides."""
+
+    # Classes and functions being visited, innermost last.
+    scopes: list[cst.CSTNode] = field(default_factory=list)
+    # The assignment targets around the node being visited.
+    targets: list[cst.BaseExpression] = field(default_factory=list)
+    # Built modules by where they are kept: the findings, and for each later use whether
+    # it was in code no backward reaches.
+    held: dict[_Holder, tuple[list[Site], list[bool]]] = field(default_factory=dict)
+    # Findings on a value whose grad the call sites of the file decide.
+    open: list[tuple[Site, Grad]] = field(default_factory=list)
+
+
 class CatalogTraversal:
-    """Visitor methods that keep the tensor inference up to date and classify every call.
+    """Visitor methods that keep the tensor and grad inference up to date and classify every
+    call.
 
     Shared by RPL401/RPL402 (dispatched by the engine) and ``classify`` (a libcst visitor):
-    the method names are the same in both protocols.
+    the method names are the same in both protocols. With ``gate`` (the rules), a hazard of
+    the backward pass is kept only where a backward can reach it (``autograd``): not in a
+    no-grad scope, data or evaluation code, nor on a value that provably does not require
+    grad; a module built for it is dropped when every use of it is in such code. What the
+    rest of the file decides (the call sites of a function whose parameter the value comes
+    from) is decided at the end of the module.
     """
 
     calls: CatalogCalls
+    gate: bool = True
+    # Also keep forward hazards out of no-grad, data and evaluation code (RPL403's layers).
+    gate_forward: bool = False
+    _waiting: _Waiting
 
-    def on_finding(self, node: cst.Call, finding: Finding) -> None:
+    def on_finding(self, site: Site) -> None:
         raise NotImplementedError
+
+    def finish_module(self, module: cst.Module) -> None:
+        """After every finding of the module was passed to ``on_finding``."""
+
+    # -- where findings wait --------------------------------------------------------------------
+
+    def _statements(self) -> tuple[cst.CSTNode, ...]:
+        return ()
+
+    # -- events ---------------------------------------------------------------------------------
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self.calls.autograd.enter_module(node)
+
+    def leave_Module(self, original_node: cst.Module) -> None:
+        waiting = self._waiting
+        for holder in list(waiting.held):
+            self._release(holder)
+        autograd = self.calls.autograd
+        for site, grad in waiting.open:
+            if not autograd.settled(grad):
+                self.on_finding(site)
+        self.finish_module(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.calls.tensors.enter_class(node)
+        self.calls.autograd.enter_class(node)
+        self._waiting.scopes.append(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
         self.calls.tensors.leave_class()
+        self.calls.autograd.leave_class()
+        self._leave_scope(original_node)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.calls.tensors.enter_function(node)
+        self.calls.autograd.enter_function(node)
+        self._waiting.scopes.append(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self.calls.tensors.leave_function()
+        self.calls.autograd.leave_function()
+        self._leave_scope(original_node)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         self.calls.tensors.enter_function(node)
+        self.calls.autograd.enter_function(node)
 
     def leave_Lambda(self, original_node: cst.Lambda) -> None:
         self.calls.tensors.leave_function()
+        self.calls.autograd.leave_function()
+
+    def visit_With(self, node: cst.With) -> None:
+        self.calls.autograd.enter_with(node)
+
+    def leave_With(self, original_node: cst.With) -> None:
+        self.calls.autograd.leave_with()
 
     def visit_For(self, node: cst.For) -> None:
         self.calls.tensors.bind(node.target, None)
+        self.calls.autograd.bind_loop(node.target, node.iter)
 
     def _comprehension(self, node: cst.BaseComp | cst.DictComp) -> None:
         # Comprehension variables shadow outer names; the element is visited before the
         # ``for`` clauses, so bind them first (precision over recall: they stay unknown).
+        # Their grad lives in a scope of their own, as in Python.
+        autograd = self.calls.autograd
         clause: cst.CompFor | None = node.for_in
+        iterables = []
         while clause is not None:
             self.calls.tensors.bind(clause.target, None)
+            iterables.append((clause.target, clause.iter))
             clause = clause.inner_for_in
+        autograd.enter_comprehension()
+        for target, iterable in iterables:
+            autograd.bind_loop(target, iterable)
 
     def visit_ListComp(self, node: cst.ListComp) -> None:
         self._comprehension(node)
 
+    def leave_ListComp(self, original_node: cst.ListComp) -> None:
+        self.calls.autograd.leave_comprehension()
+
     def visit_SetComp(self, node: cst.SetComp) -> None:
         self._comprehension(node)
+
+    def leave_SetComp(self, original_node: cst.SetComp) -> None:
+        self.calls.autograd.leave_comprehension()
 
     def visit_GeneratorExp(self, node: cst.GeneratorExp) -> None:
         self._comprehension(node)
 
+    def leave_GeneratorExp(self, original_node: cst.GeneratorExp) -> None:
+        self.calls.autograd.leave_comprehension()
+
     def visit_DictComp(self, node: cst.DictComp) -> None:
         self._comprehension(node)
+
+    def leave_DictComp(self, original_node: cst.DictComp) -> None:
+        self.calls.autograd.leave_comprehension()
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self.calls.tensors.bind(node.asname.name, None)
+            self.calls.autograd.bind(node.asname.name, None)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._waiting.targets.append(node.targets[-1].target)
 
     def leave_Assign(self, original_node: cst.Assign) -> None:
+        self._waiting.targets.pop()
         # On leave, so that ``x = x.float()`` reads the previous ``x``.
         for target in original_node.targets:
             self.calls.tensors.bind(target.target, original_node.value)
+            self.calls.autograd.bind(target.target, original_node.value)
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         if original_node.value is not None:
             self.calls.tensors.bind(original_node.target, original_node.value)
+            self.calls.autograd.bind(original_node.target, original_node.value)
         else:
             self.calls.tensors.declare(original_node.target, original_node.annotation.annotation)
 
+    def leave_AugAssign(self, original_node: cst.AugAssign) -> None:
+        self.calls.autograd.augment(original_node.target, original_node.value)
+
     def leave_NamedExpr(self, original_node: cst.NamedExpr) -> None:
         self.calls.tensors.bind(original_node.target, original_node.value)
+        self.calls.autograd.bind(original_node.target, original_node.value)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        self.calls.autograd.on_return(node.value)
+
+    def visit_Yield(self, node: cst.Yield) -> None:
+        # What a generator yields is what iterating over its call gives.
+        value = node.value
+        self.calls.autograd.on_return(value.item if isinstance(value, cst.From) else value)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self._waiting.held:
+            self._use((self._scope(), node.value))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self._waiting.held and self.calls.autograd.is_self(node.value):
+            self._use((self._class(), node.attr.value))
 
     def visit_Call(self, node: cst.Call) -> None:
+        self.calls.autograd.on_call(node)
         finding = self.calls.classify(node)
         if finding is not None:
-            self.on_finding(node, finding)
+            self.judge(node, finding)
+
+    def judge(self, node: cst.Call, finding: Finding) -> None:
+        """Pass a finding on, keep it waiting, or drop it where no backward pass (and, with
+        ``gate_forward``, no training step) reaches it."""
+        module_level = not any(
+            isinstance(s, cst.FunctionDef | cst.ClassDef) for s in self._statements()
+        )
+        site = Site(node, finding, self._statements(), module_level)
+        backward = finding.entry.phase is Phase.BACKWARD
+        if not self.gate or not (backward or self.gate_forward):
+            self.on_finding(site)
+            return
+        autograd = self.calls.autograd
+        if autograd.quiet() is not None:
+            return
+        if finding.api.kind is ApiKind.MODULE:
+            holder = self._holder()
+            if holder is None:
+                self.on_finding(site)
+            else:
+                self._waiting.held.setdefault(holder, ([], []))[0].append(site)
+            return
+        if not backward:
+            self.on_finding(site)
+            return
+        grad = autograd.opened(autograd.grad(self.calls.differentiated(node, finding)))
+        if grad.maybe:
+            self.on_finding(site)
+        elif grad.depends:
+            self._waiting.open.append((site, grad))
+
+    # -- built modules ------------------------------------------------------------------------
+
+    def _scope(self) -> cst.CSTNode | None:
+        for scope in reversed(self._waiting.scopes):
+            if isinstance(scope, cst.FunctionDef):
+                return scope
+        return None
+
+    def _class(self) -> cst.CSTNode | None:
+        for scope in reversed(self._waiting.scopes):
+            if isinstance(scope, cst.ClassDef):
+                return scope
+        return None
+
+    def _holder(self) -> _Holder | None:
+        """Where the module being built is kept: the target of the assignment around it."""
+        targets = self._waiting.targets
+        if not targets:
+            return None
+        target = targets[-1]
+        if isinstance(target, cst.Name):
+            return (self._scope(), target.value)
+        if isinstance(target, cst.Attribute) and self.calls.autograd.is_self(target.value):
+            return (self._class(), target.attr.value)
+        return None
+
+    def _use(self, holder: _Holder) -> None:
+        held = self._waiting.held.get(holder)
+        if held is not None:
+            held[1].append(self.calls.autograd.quiet() is not None)
+
+    def _leave_scope(self, scope: cst.CSTNode) -> None:
+        waiting = self._waiting
+        waiting.scopes.pop()
+        for holder in [h for h in waiting.held if h[0] is scope]:
+            self._release(holder)
+
+    def _release(self, holder: _Holder) -> None:
+        sites, uses = self._waiting.held.pop(holder)
+        # Built, and used only where no backward runs (or never used here): the layer
+        # takes part in no backward pass of this file.
+        if uses and all(uses):
+            return
+        for site in sites:
+            self.on_finding(site)
 
 
 class _Classifier(CatalogTraversal, cst.CSTVisitor):
+    gate = False
+
     def __init__(self, calls: CatalogCalls) -> None:
         super().__init__()
         self.calls = calls
+        self._waiting = _Waiting()
         self.found: dict[cst.Call, Finding] = {}
 
     # The engine's traversal tells the name resolver about function scopes (parameters hide
@@ -268,8 +502,8 @@ class _Classifier(CatalogTraversal, cst.CSTVisitor):
         super().leave_FunctionDef(original_node)
         self.calls.names.leave_function()
 
-    def on_finding(self, node: cst.Call, finding: Finding) -> None:
-        self.found[node] = finding
+    def on_finding(self, site: Site) -> None:
+        self.found[site.node] = site.finding
 
 
 def classify(module: cst.Module, names: Names, target: TorchVersion) -> dict[cst.Call, Finding]:
@@ -424,6 +658,10 @@ class CatalogRule(CatalogTraversal, Rule):
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
         self.calls = CatalogCalls(context.names, context.target_torch)
+        self._waiting = _Waiting()
+
+    def _statements(self) -> tuple[cst.CSTNode, ...]:
+        return self.anchor()
 
 
 class NondeterministicOp(CatalogRule):
@@ -528,6 +766,77 @@ class NondeterministicOp(CatalogRule):
             config={"target-torch": "2.0"},
             note="bilinear raises before 2.1",
         ),
+        Invalid(
+            "import torch.nn as nn\n\n"
+            "class ResidualBlock(nn.Module):\n"
+            "    def __init__(self, features):\n"
+            "        super().__init__()\n"
+            "        layers = [nn.ReflectionPad2d(1), nn.Conv2d(features, features, 3)]\n"
+            "        layers += [nn.InstanceNorm2d(features), nn.ReLU(inplace=True)]\n"
+            "        self.block = nn.Sequential(*layers)\n",
+            config={"target-torch": "1.4"},
+            note="a project declaring torch older than deterministic mode (1.7): the "
+            "kernel was just as nondeterministic, with nothing to catch it",
+        ),
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\n\n"
+            "def project(synthesis, target, steps):\n"
+            "    w = torch.zeros(1, 512, device='cuda', requires_grad=True)\n"
+            "    optimizer = torch.optim.Adam([w])\n"
+            "    for _ in range(steps):\n"
+            "        images = synthesis(w)\n"
+            "        images = F.interpolate(images, size=(256, 256), mode='area')\n"
+            "        loss = (images - target).square().sum()\n"
+            "        optimizer.zero_grad()\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n",
+            note="area interpolation is adaptive average pooling",
+        ),
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+            "class SetCriterion(nn.Module):\n"
+            "    def loss_labels(self, outputs, matched):\n"
+            "        logits = outputs['pred_logits']\n"
+            "        classes = torch.full(logits.shape[:2], self.num_classes,\n"
+            "                             dtype=torch.int64, device=logits.device)\n"
+            "        classes[matched] = 0\n"
+            "        return F.cross_entropy(logits.transpose(1, 2), classes)\n",
+            note="a 2-D class-index target: the input has a class dimension besides",
+        ),
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\n\n"
+            "def spectrogram(y, n_fft):\n"
+            "    y = F.pad(y.unsqueeze(1), (n_fft // 4, n_fft // 4), mode='reflect')\n"
+            "    return torch.stft(y.squeeze(1), n_fft, return_complex=True).abs()\n\n"
+            "def generator_step(generator, x, y):\n"
+            "    fake = generator(x)\n"
+            "    loss = F.l1_loss(spectrogram(fake, 1024), spectrogram(y, 1024))\n"
+            "    loss.backward()\n",
+            note="one call site passes a generator's output, which requires grad",
+        ),
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+            "class Refiner(nn.Module):\n"
+            "    def forward(self, x):\n"
+            "        with torch.no_grad():\n"
+            "            with torch.enable_grad():\n"
+            "                return F.interpolate(x, scale_factor=2, mode='bicubic')\n",
+            note="enable_grad switches recording back on",
+        ),
+        Invalid(
+            "import torch.nn.functional as F\n\n"
+            "def pyramid(blocks, x):\n"
+            "    for block in blocks:\n"
+            "        x = block(x)\n"
+            "        yield x\n\n"
+            "def multiscale_loss(blocks, x, target):\n"
+            "    loss = 0.0\n"
+            "    for features in pyramid(blocks, x):\n"
+            "        loss = loss + (F.interpolate(features, size=target.shape[-2:], mode='bicubic')\n"
+            "                       - target).abs().mean()\n"
+            "    loss.backward()\n",
+            note="what a generator yields is what the loop gets: block outputs",
+        ),
         *catalog_examples(HAS_NO_DETERMINISTIC_KERNEL),
     )
     VALID = (
@@ -538,6 +847,115 @@ class NondeterministicOp(CatalogRule):
             "        super().__init__()\n"
             "        self.up = nn.Upsample(scale_factor=2, mode='nearest')\n",
             note="nearest interpolation has a deterministic backward",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n\n"
+            "def predict(net, image, size):\n"
+            "    net.eval()\n"
+            "    with torch.no_grad():\n"
+            "        output = net(image).cpu()\n"
+            "        output = F.interpolate(output, size, mode='bicubic')\n"
+            "    return output.argmax(dim=1)\n",
+            note="under torch.no_grad(): no backward pass",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+            "class PostProcess(nn.Module):\n"
+            "    @torch.no_grad()\n"
+            "    def forward(self, masks, size):\n"
+            "        return F.interpolate(masks, size=size, mode='bicubic') > 0.5\n\n"
+            "@torch.inference_mode()\n"
+            "def upscale(model, x):\n"
+            "    return F.interpolate(model(x), scale_factor=4, mode='bicubic')\n",
+            note="no-grad and inference-mode decorators",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n\n"
+            "def load_finetune(model, path):\n"
+            "    checkpoint = torch.load(path, map_location='cpu')\n"
+            "    state = checkpoint['model']\n"
+            "    pos = state['pos_embed'][:, 1:]\n"
+            "    pos = pos.reshape(-1, 14, 14, 768).permute(0, 3, 1, 2)\n"
+            "    pos = F.interpolate(pos, size=(16, 16), mode='bicubic', align_corners=False)\n"
+            "    state['pos_embed'] = pos.permute(0, 2, 3, 1).flatten(1, 2)\n"
+            "    model.load_state_dict(state, strict=False)\n",
+            note="resizing checkpoint tensors while loading weights: nothing requires grad",
+        ),
+        Valid(
+            "import torch\n\n"
+            "def resize_pos_embed(model, state_dict):\n"
+            "    old = state_dict['pos_embed']\n"
+            "    grid = old[:, 1:].reshape(-1, 7, 7, old.shape[-1]).permute(0, 3, 1, 2)\n"
+            "    grid = torch.nn.functional.interpolate(grid, size=(14, 14), mode='bicubic')\n"
+            "    grid = grid.permute(0, 2, 3, 1).flatten(1, 2)\n"
+            "    state_dict['pos_embed'] = torch.cat((old[:, :1], grid), dim=1)\n",
+            note="an entry of a state dict, read and written back: stored tensors",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\nfrom torch.utils.data import Dataset\n\n"
+            "class Clips(Dataset):\n"
+            "    def __getitem__(self, index):\n"
+            "        audio = self.load(index)\n"
+            "        return F.pad(audio.unsqueeze(0), (256, 256), mode='reflect')\n\n"
+            "def pad_collate(batch):\n"
+            "    return F.pad(torch.stack(batch), (1, 1), mode='reflect')\n",
+            note="data code runs in loader workers, without autograd",
+        ),
+        Valid(
+            "import torch\nfrom torch import nn\n\n"
+            "def validation(model, loader, converter):\n"
+            "    criterion = nn.CTCLoss(zero_infinity=True)\n"
+            "    total = 0.0\n"
+            "    for images, labels in loader:\n"
+            "        preds = model(images).log_softmax(2)\n"
+            "        total += criterion(preds, labels, converter.lengths, converter.sizes)\n"
+            "    return total\n",
+            note="an evaluation function that never calls backward",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n\n"
+            "def train(model, train_loader, optimizer):\n"
+            "    for images, labels in train_loader:\n"
+            "        images = F.interpolate(images.cuda(), scale_factor=2, mode='bicubic')\n"
+            "        loss = F.cross_entropy(model(images), labels.cuda())\n"
+            "        loss.backward()\n"
+            "        optimizer.step()\n",
+            note="a batch from the loader, before it enters the model",
+        ),
+        Valid(
+            "import numpy as np\nimport torch\nfrom torch import nn\n\n"
+            "class GaussianBlur(object):\n"
+            "    def __init__(self, radius):\n"
+            "        self.blur = nn.Sequential(nn.ReflectionPad2d(radius), nn.Conv2d(3, 3, 3))\n\n"
+            "    def __call__(self, image):\n"
+            "        with torch.no_grad():\n"
+            "            return self.blur(image)\n",
+            note="a layer used only under no_grad",
+        ),
+        Valid(
+            "import torch.nn.functional as F\nfrom mmdet.models import BatchSyncRandomResize\n\n"
+            "class RandomResize(BatchSyncRandomResize):\n"
+            "    def forward(self, inputs, data_samples):\n"
+            "        inputs = F.interpolate(inputs.float(), size=self._input_size, mode='bicubic')\n"
+            "        return inputs, data_samples\n",
+            note="a framework batch augmentation runs on the raw batch",
+        ),
+        Valid(
+            "import torch\nimport torch.nn.functional as F\n\n"
+            "def project(synthesis, target: torch.Tensor, steps):\n"
+            "    target = F.interpolate(target.unsqueeze(0).float(), size=(256, 256), mode='area')\n"
+            "    return target\n\n"
+            "def run(synthesis, image):\n"
+            "    return project(synthesis, torch.tensor(image, device='cuda'), 100)\n",
+            note="every call site in the file passes a tensor that does not require grad",
+        ),
+        Valid(
+            "import torch.nn.functional as F\n\n"
+            "def low_resolution_batches(data, size):\n"
+            "    for batch, kwargs in data:\n"
+            "        kwargs['low_res'] = F.interpolate(batch, size, mode='area')\n"
+            "        yield batch, kwargs\n",
+            note="a generator that feeds batches, never differentiated",
         ),
         PREAMBLE + "up = nn.Upsample(scale_factor=2)\ny = F.interpolate(x, scale_factor=2)\n",
         Valid(
@@ -639,10 +1057,13 @@ class NondeterministicOp(CatalogRule):
         ),
     )
 
-    def on_finding(self, node: cst.Call, finding: Finding) -> None:
-        tail = _TAIL.get(finding.behaviour)
+    def on_finding(self, site: Site) -> None:
+        tail = _TAIL.get(site.finding.behaviour)
+        target = self.calls.target
+        if tail is not None and target < DETERMINISTIC_MODE_SINCE:
+            tail = f"is nondeterministic, and torch {target} has no deterministic mode"
         if tail is not None:
-            self.report(node, describe(finding, tail))
+            self.report(site.node, describe(site.finding, tail), anchor=site.anchor)
 
     @classmethod
     def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:

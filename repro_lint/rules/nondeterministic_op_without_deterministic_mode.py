@@ -19,7 +19,7 @@ from repro_lint.rules.nondeterministic_op import (
     CATALOG_TRIGGERS,
     PREAMBLE,
     CatalogRule,
-    Finding,
+    Site,
     catalog_examples,
     catalog_sections,
     corrections,
@@ -35,7 +35,7 @@ _ENABLING_HELPERS = frozenset(
 )
 
 
-def _enables(node: cst.Call, names: Names) -> bool:
+def enables(node: cst.Call, names: Names) -> bool:
     """Whether this call may turn deterministic mode on; a value that is not a literal
     ``False`` counts (``use_deterministic_algorithms(args.deterministic)`` may)."""
     name = names.qualified_name(node.func)
@@ -56,6 +56,37 @@ def _enables(node: cst.Call, names: Names) -> bool:
             and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
         )
     return name in _ENABLING_HELPERS
+
+
+TAIL = "is nondeterministic unless deterministic mode is on"
+_NOTE_START, _NOTE_END = " (no fix: ", " switches deterministic mode off again)"
+
+
+def override_note(where: str) -> str:
+    """What a finding says when the program turns deterministic mode off after the point
+    where the fix would turn it on."""
+    return f"{_NOTE_START}{where}{_NOTE_END}"
+
+
+def _without_note(message: str) -> str:
+    if message.endswith(_NOTE_END):
+        return message.rpartition(_NOTE_START)[0]
+    return message
+
+
+def switches_off(node: cst.Call, names: Names) -> bool:
+    """Whether this call turns deterministic mode off: ``use_deterministic_algorithms(False)``
+    or the debug mode set to 0 / "default"."""
+    name = names.qualified_name(node.func)
+    if name in (ENABLE, "torch.set_deterministic"):
+        arg = argument(node, "mode", 0) or argument(node, "d", 0)
+        return arg is not None and literal_bool(arg.value) is False
+    if name == "torch.set_deterministic_debug_mode":
+        arg = argument(node, "debug_mode", 0)
+        return arg is not None and (
+            literal_int(arg.value) == 0 or literal_str(arg.value) == "default"
+        )
+    return False
 
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
@@ -198,6 +229,60 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             "y = torch.zeros(3).index_copy_(0, i, v)\n",
             note="switching the mode off does not count",
         ),
+        Invalid(
+            "import torch\nimport torch.nn.functional as F\nfrom torch import nn\n\n"
+            "class GroupRouter(nn.Module):\n"
+            "    def __init__(self, experts, dim):\n"
+            "        super().__init__()\n"
+            "        self.weight = nn.Parameter(torch.empty(experts, dim))\n\n"
+            "    @torch.no_grad()\n"
+            "    def choose(self, scores):\n"
+            "        return torch.topk(scores, k=2, dim=-1)[1]\n\n"
+            "    def forward(self, x):\n"
+            "        scores = F.linear(x, self.weight).sigmoid()\n"
+            "        return scores.gather(1, self.choose(scores))\n",
+            note="scores come from a parameter: the gather is differentiated",
+        ),
+        Invalid(
+            "import torch\nfrom scipy.optimize import linear_sum_assignment\n\n"
+            "def best_permutation(pair_losses):\n"
+            "    pwl = pair_losses.transpose(-1, -2)\n"
+            "    rows = torch.tensor([linear_sum_assignment(pwl)[1] for pwl in pwl.detach().cpu()])\n"
+            "    return torch.gather(pwl, 2, rows.to(pwl.device)[..., None])\n",
+            note="the comprehension's variable is its own: the outer one still requires grad",
+        ),
+        Invalid(
+            "import torch\n\ntorch.use_deterministic_algorithms(False)\n\n"
+            "counts = torch.zeros(10, device='cuda')\n"
+            "counts.index_add_(0, labels, torch.ones(len(labels), device='cuda'))\n",
+            note="the script switches the mode off after where the fix would go: no fix, "
+            "the message says where",
+        ),
+        Invalid(
+            "import torch\n\n\n"
+            "def restore_defaults():\n"
+            "    torch.use_deterministic_algorithms(False)\n\n\n"
+            "def main():\n"
+            "    counts = torch.zeros(10, device='cuda').index_add_(0, labels, ones)\n"
+            "    restore_defaults()\n\n\n"
+            'if __name__ == "__main__":\n'
+            "    main()\n",
+            note="a function the program calls switches it off again: no fix",
+        ),
+        Invalid(
+            "import torch\n\ntorch.set_deterministic_debug_mode('default')\n\n\n"
+            "def main():\n"
+            "    return torch.zeros(3).scatter_add_(0, i, v)\n\n\n"
+            'if __name__ == "__main__":\n'
+            "    main()\n",
+            fixed="import torch\n\ntorch.set_deterministic_debug_mode('default')\n\n\n"
+            "def main():\n"
+            "    return torch.zeros(3).scatter_add_(0, i, v)\n\n\n"
+            'if __name__ == "__main__":\n'
+            "    torch.use_deterministic_algorithms(True, warn_only=True)\n"
+            "    main()\n",
+            note="switched off before the main block: the fix comes after it",
+        ),
         *catalog_examples(NEEDS_DETERMINISTIC_MODE),
     )
     VALID = (
@@ -259,29 +344,92 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             PREAMBLE + "z = x[idx]\nx[idx] = 1.0\nconv = nn.Conv2d(3, 3, 3)\n",
             note="indexing and convolutions are covered by RPL202",
         ),
+        Valid(
+            "import torch\nfrom functools import partial\n\n"
+            "def grid(h, w, device):\n"
+            "    rows = torch.arange(h, device=device).repeat_interleave(w)\n"
+            "    arange = partial(torch.arange, device=device)\n"
+            "    ids = torch.repeat_interleave(arange(4), torch.tensor([h, w, h, w]))\n"
+            "    return rows, ids\n",
+            note="integer index tensors cannot require grad",
+        ),
+        Valid(
+            "import torch\n\ndef random_masking(x, keep):\n"
+            "    n, length, _ = x.shape\n"
+            "    restore = torch.argsort(torch.argsort(torch.rand(n, length), dim=1), dim=1)\n"
+            "    mask = torch.ones([n, length], device=x.device)\n"
+            "    mask[:, :keep] = 0\n"
+            "    return torch.gather(mask, dim=1, index=restore)\n",
+            note="a mask built by torch.ones does not require grad",
+        ),
+        Valid(
+            "import torch\nfrom torch import nn\n\n"
+            "class Block(nn.Module):\n"
+            "    def __init__(self, size):\n"
+            "        super().__init__()\n"
+            "        self.register_buffer('tril', torch.ones(size, size).tril().bool())\n\n"
+            "    def forward(self, x, heads):\n"
+            "        mask = self.window(x.size(1))\n"
+            "        return mask.repeat_interleave(heads, dim=0)\n\n"
+            "    def window(self, t):\n"
+            "        return self.tril[:t, :t]\n",
+            note="a method of the class returns a slice of a registered buffer",
+        ),
+        Valid(
+            "import torch\nfrom torch import nn\n\n"
+            "def select_rows(table, dim, idx):\n"
+            "    return torch.index_select(table, dim, idx)\n\n"
+            "class Decoder(nn.Module):\n"
+            "    def __init__(self):\n"
+            "        super().__init__()\n"
+            "        self.register_buffer('cos', torch.zeros(64, 8), persistent=False)\n\n"
+            "    def forward(self, x, positions):\n"
+            "        return x * select_rows(self.cos, 0, positions)\n",
+            note="the file's only call site passes a registered buffer",
+        ),
+        Valid(
+            "import torch\nfrom torch import nn\n\n"
+            "class Captioner(nn.Module):\n"
+            "    @torch.no_grad()\n"
+            "    def generate(self, memory, beams):\n"
+            "        tokens = self.start(memory).repeat_interleave(beams, dim=0)\n"
+            "        return self.search(memory, beams)\n\n"
+            "    def search(self, memory, beams):\n"
+            "        return torch.repeat_interleave(memory, beams, dim=0)\n",
+            note="a method called only from a no-grad method",
+        ),
+        Valid(
+            "import torch\n\ndef offsets(labels):\n"
+            "    _, counts = torch.unique(labels, return_counts=True)\n"
+            "    return counts.cumsum(0)\n",
+            config=_NEW,
+            note="counts from unique are integers: an exact scan",
+        ),
     )
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self._pending: list[tuple[cst.Call, Finding, tuple[cst.CSTNode, ...]]] = []
+        self._pending: list[Site] = []
         self._file_enables = False
-        # Whether a finding is in code that runs at module level (a script, not a library).
-        self._module_level = False
+        # Calls that switch deterministic mode off: their row, and whether they run at module
+        # level (rather than in a function that may be called at any time).
+        self._switched_off: list[tuple[int, bool]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         super().visit_Call(node)
         if not self._file_enables:
-            self._file_enables = _enables(node, self.names)
-
-    def on_finding(self, node: cst.Call, finding: Finding) -> None:
-        if finding.behaviour in NEEDS_DETERMINISTIC_MODE:
-            self._pending.append((node, finding, self.anchor()))
-            if not any(
+            self._file_enables = enables(node, self.names)
+        if switches_off(node, self.names):
+            module_level = not any(
                 isinstance(s, cst.FunctionDef | cst.ClassDef) for s in self.context.statement_stack
-            ):
-                self._module_level = True
+            )
+            self._switched_off.append((self.context.cursor.row, module_level))
 
-    def leave_Module(self, original_node: cst.Module) -> None:
+    def on_finding(self, site: Site) -> None:
+        if site.finding.behaviour in NEEDS_DETERMINISTIC_MODE:
+            self._pending.append(site)
+
+    def finish_module(self, module: cst.Module) -> None:
         # Per file first (a file that turns the mode on is fine); ``settle`` then asks the
         # programs that reach the file.
         if not self._pending or self._file_enables:
@@ -289,11 +437,37 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         # Library code (every call inside a function, no ``__main__`` block) is no place to
         # switch a global mode on: the fix belongs to the programs' entry points, which
         # ``settle`` finds when the whole project is analysed.
-        library = not self._module_level and not any(_is_main_guard(s) for s in original_node.body)
-        fix = [] if library else self._fix(original_node)
-        tail = "is nondeterministic unless deterministic mode is on"
-        for node, finding, anchor in self._pending:
-            self.report(node, describe(finding, tail), fix=fix, anchor=anchor)
+        module_level = any(site.module_level for site in self._pending)
+        library = not module_level and not any(_is_main_guard(s) for s in module.body)
+        fix = [] if library else self._fix(module)
+        override = self._override(module) if fix else None
+        note = override_note(f"line {override}") if override is not None else ""
+        for site in self._pending:
+            message = describe(site.finding, TAIL) + note
+            self.report(site.node, message, fix=[] if note else fix, anchor=site.anchor)
+
+    def _override(self, module: cst.Module) -> int | None:
+        """The row of a call that switches deterministic mode off after the fix's insertion
+        point (in a function: it may run after it), if there is one."""
+        insertion = self._insertion_statement(module)
+        start = self.context.cursor.starts.get(insertion) if insertion is not None else None
+        for row, module_level in self._switched_off:
+            if not (module_level and start is not None and row < start[0]):
+                return row
+        return None
+
+    @staticmethod
+    def _insertion_statement(module: cst.Module) -> cst.CSTNode | None:
+        """The statement the fix inserts before (or after, for the last import)."""
+        body = list(module.body)
+        main = next((s for s in body if _is_main_guard(s)), None)
+        if main is not None:
+            return main
+        start = 1 if body and _is_docstring(body[0]) else 0
+        end = start
+        while end < len(body) and _is_import_line(body[end]):
+            end += 1
+        return body[end] if end < len(body) else None
 
     def _fix(self, module: cst.Module) -> list[NodeEdit]:
         body = list(module.body)
@@ -339,7 +513,15 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         if not needing:
             return []
         edits: list[Edit] = []
+        note = ""
         for entry in needing:
+            override = cls._program_override(program, entry)
+            if override is not None:
+                # The program switches the mode off again after the insertion point: a fix
+                # there would be undone, so the override is reported instead.
+                note = override_note(override)
+                edits = []
+                break
             made = cls._entry_edits(program, entry) if entry.unit.linted else None
             if made is None:
                 edits = []
@@ -348,7 +530,25 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             edits.extend(dataclasses.replace(edit, filename=other) for edit in made)
         where = ", ".join(sorted({e.unit.filename for e in needing}))
         fix = Fix(FixSafety.SAFE, f"{cls.FIX_TITLE} in {where}", tuple(edits)) if edits else None
-        return [dataclasses.replace(d, fix=fix) for d in diagnostics]
+        return [
+            dataclasses.replace(d, message=_without_note(d.message) + note, fix=fix)
+            for d in diagnostics
+        ]
+
+    @staticmethod
+    def _program_override(program: Program, entry: EntryPoint) -> str | None:
+        """Where the entry's program switches deterministic mode off after the place a fix
+        would insert it (``file:row``), if it does."""
+        chain = entry.disables_deterministic_algorithms()
+        if not chain:
+            return None
+        first = chain[0]
+        start = program.entry_start(entry)[0]
+        if len(chain) == 1 and first[0] == entry.unit.index and first[2] < start.row:
+            # Module-level code before the insertion point: the fix comes after it.
+            return None
+        unit_index, _, row, _ = chain[-1]
+        return f"{program.units[unit_index].filename}:{row}"
 
     @staticmethod
     def _entry_edits(program: Program, entry: EntryPoint) -> tuple[Edit, ...] | None:

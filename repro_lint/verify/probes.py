@@ -12,6 +12,7 @@ the probes of CUDA-only entries are checked for validity where no GPU is availab
 from __future__ import annotations
 
 import contextlib
+import importlib
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import MappingProxyType
@@ -427,6 +428,69 @@ def _bmm_sparse(inputs: _Inputs) -> torch.Tensor:
     return torch.bmm(sparse, inputs.randn(8, 256, 64))
 
 
+# -- third-party packages (imported when probed; the runner skips an entry whose package is
+# not installed) ----------------------------------------------------------------------------
+
+# A graph of a few nodes and many duplicate edges: every node receives thousands of messages.
+_NODES = SLOTS
+_EDGES = 200_000
+_FEATURES = 16
+
+
+def _edges(inputs: _Inputs) -> torch.Tensor:
+    return torch.stack((inputs.randint(0, _NODES, _EDGES), inputs.randint(0, _NODES, _EDGES)))
+
+
+def _seeded_parameters(inputs: _Inputs, module: torch.nn.Module) -> torch.nn.Module:
+    """A layer's parameters from the probe's seed, not from the global generator."""
+    with torch.no_grad():
+        for parameter in module.parameters():
+            parameter.copy_(inputs.randn(*parameter.shape))
+    return module.to(inputs.device)
+
+
+def _pyg_message_passing(inputs: _Inputs) -> tuple[torch.Tensor, Sequence[torch.Tensor]]:
+    layers = importlib.import_module("torch_geometric.nn")
+    conv = _seeded_parameters(inputs, layers.GCNConv(_FEATURES, _FEATURES, add_self_loops=False))
+    x = inputs.randn(_NODES, _FEATURES, grad=True)
+    return conv(x, _edges(inputs)), (x,)
+
+
+def _torch_scatter_sum(inputs: _Inputs) -> tuple[torch.Tensor, Sequence[torch.Tensor]]:
+    torch_scatter = importlib.import_module("torch_scatter")
+    src = inputs.randn(UPDATES, grad=True)
+    return torch_scatter.scatter(src, inputs.duplicates(), dim=0, reduce="sum"), (src,)
+
+
+def _dgl_message_passing(inputs: _Inputs) -> tuple[torch.Tensor, Sequence[torch.Tensor]]:
+    dgl = importlib.import_module("dgl")
+    fn = importlib.import_module("dgl.function")
+    edges = _edges(inputs)
+    graph = dgl.graph((edges[0], edges[1]), num_nodes=_NODES).to(inputs.device)
+    x = inputs.randn(_NODES, _FEATURES, grad=True)
+    graph.ndata["h"] = x
+    graph.update_all(fn.copy_u("h", "m"), fn.sum("m", "out"))
+    return graph.ndata["out"], (x,)
+
+
+def _roi_boxes(inputs: _Inputs, count: int, size: int) -> torch.Tensor:
+    """Many overlapping boxes on one image: their gradients land on the same pixels."""
+    corners = inputs.rand(count, 2) * (size / 2)
+    return torch.cat(
+        (torch.zeros(count, 1, device=inputs.device), corners, corners + size / 2), dim=1
+    )
+
+
+def _roi(name: str) -> Probe:
+    def op(inputs: _Inputs) -> tuple[torch.Tensor, Sequence[torch.Tensor]]:
+        function = getattr(importlib.import_module("torchvision.ops"), name)
+        x = inputs.randn(1, 8, 32, 32, grad=True)
+        boxes = _roi_boxes(inputs, 4096, 32)
+        return function(x, boxes, (7, 7)), (x,)
+
+    return _with_backward(op)
+
+
 PROBES: Mapping[str, Probe] = MappingProxyType(
     {
         **{
@@ -490,5 +554,10 @@ PROBES: Mapping[str, Probe] = MappingProxyType(
         "kthvalue-cuda": _forward(_kthvalue),
         "mode-cuda": _forward(_mode),
         "resize-quantized": _forward(_resize_quantized),
+        "pyg-message-passing-cuda": _with_backward(_pyg_message_passing),
+        "torch-scatter-sum-mean-cuda": _with_backward(_torch_scatter_sum),
+        "dgl-message-passing-cuda": _with_backward(_dgl_message_passing),
+        "roi-align-backward-cuda": _roi("roi_align"),
+        "roi-pool-backward-cuda": _roi("roi_pool"),
     }
 )

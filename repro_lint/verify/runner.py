@@ -127,6 +127,7 @@ class Result:
     def to_json(self) -> dict[str, Any]:
         return {
             "entry": self.entry.id,
+            "package": self.entry.package,
             "device": self.device,
             "verdict": self.verdict.value,
             "confirmed": self.confirmed,
@@ -204,8 +205,18 @@ def environment(device: torch.device, threads: int | None = None) -> dict[str, A
     }
 
 
+def missing_package(entry: Entry) -> str | None:
+    """Why a third-party entry cannot be probed here: its package is not installed."""
+    if entry.package is None or importlib.util.find_spec(entry.package) is not None:
+        return None
+    return f"skipped: its package {entry.package} is not installed"
+
+
 def not_applicable(entry: Entry, device: torch.device) -> str | None:
     """Why ``entry``'s hazard cannot show on ``device`` in an eager run, if it cannot."""
+    missing = missing_package(entry)
+    if missing is not None:
+        return missing
     if entry.device is Device.CUDA and device.type != "cuda":
         return f"nondeterministic only on CUDA; this device is {device.type}"
     if entry.device is Device.CPU and device.type != "cpu":
@@ -345,7 +356,8 @@ def run_probe(entry: Entry, options: Options, probe: Probe | None = None) -> Res
         try:
             torch.use_deterministic_algorithms(False)
             if reason is not None:
-                probe(device)
+                if missing_package(entry) is None:
+                    probe(device)
                 elapsed = time.perf_counter() - started
                 return Result(
                     entry,
