@@ -135,25 +135,14 @@ class Profile:
     def without_weights(self) -> Profile:
         """This profile where a checkpoint replaces the model it builds: its initial
         weights (torch uses of kinds ``randomness.WEIGHTS``) are drawn for nothing."""
-        copy = Profile(
+        # Every other field is shared as it is (a new field cannot be forgotten here).
+        copy = dataclasses.replace(
+            self,
             first=dict(self.first),
-            seed=self.seed,
             use=dict(self.use),
-            first_seed=self.first_seed,
-            later_seed=self.later_seed,
             later_use=dict(self.later_use),
-            conv=self.conv,
-            settings=self.settings,
-            spawns=self.spawns,
             exposed=dict(self.exposed),
-            firsts=self.firsts,
             late=[item for item in self.late if _leaf_kind(item[2]) not in rng.WEIGHTS],
-            trains=self.trains,
-            saves=self.saves,
-            worker_seeds=self.worker_seeds,
-            attention=self.attention,
-            cuda=self.cuda,
-            inference=self.inference,
         )
         if _leaf_kind(copy.use.get("torch", ())) in rng.WEIGHTS:
             del copy.use["torch"]
