@@ -30,6 +30,7 @@ import libcst as cst
 
 from repro_lint.arguments import literal_str
 from repro_lint.names import Names
+from repro_lint.walker import children
 
 Json = Any
 
@@ -95,7 +96,7 @@ def content(node: cst.CSTNode) -> str | None:
             name = current.value if isinstance(current, cst.Name) else current.attr.value
             if "state_dict" in name.lower():
                 found = found or "weights"
-        stack.extend(current.children)
+        stack.extend(children(current))
     return found
 
 
@@ -105,7 +106,7 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
         current = stack.pop()
         if isinstance(current, cst.Name) and current.value == name:
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 

@@ -32,6 +32,7 @@ from repro_lint.names import dotted_name
 from repro_lint.options import Options
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
+from repro_lint.walker import children
 
 SUMMARY_VERSION = 13
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
@@ -1101,7 +1102,8 @@ class SummaryCollector:
         events = self._funcs.get(key, [])
         built = [i for i in range(start, len(events)) if _builds_model(events[i])]
         models = self._models.setdefault(key, {})
-        if _mentions(value, name):
+        mentioned = _mentions(value, name)
+        if mentioned:
             # ``model = DataParallel(model).to(device)``: still the same model.
             if built or name in models:
                 models[name] = models.get(name, []) + built
@@ -1115,7 +1117,7 @@ class SummaryCollector:
             qualified = self._names.qualified_name(value.func)
         if qualified is not None:
             types[name] = qualified
-        elif not _mentions(value, name):
+        elif not mentioned:
             types.pop(name, None)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
@@ -1397,7 +1399,7 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
         current = stack.pop()
         if isinstance(current, cst.Name) and current.value == name:
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 

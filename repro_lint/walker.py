@@ -61,6 +61,21 @@ def order(node: cst.CSTNode) -> tuple[str, ...]:
     return found
 
 
+def children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``node.children`` without rebuilding ``node``: its child nodes in visiting order.
+    (libcst's property runs ``_visit_and_replace_children``, which copies the node; a
+    search through a subtree paid that once per node.)"""
+    found: list[cst.CSTNode] = []
+    for attribute in ORDER.get(type(node)) or order(node):
+        child = getattr(node, attribute)
+        kind = type(child)
+        if kind is tuple or kind is list:
+            found.extend(item for item in child if is_node(type(item)))
+        elif is_node(kind):
+            found.append(child)
+    return found
+
+
 def walk(
     node: cst.CSTNode,
     enter: Callable[[cst.CSTNode], bool],

@@ -7,7 +7,7 @@ from pathlib import Path
 import libcst as cst
 import pytest
 
-from repro_lint.walker import walk
+from repro_lint.walker import children, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
@@ -63,6 +63,23 @@ def test_walk_order_matches_libcst(source: str) -> None:
     assert [empty.code_for_node(n) for n in seen if isinstance(n, cst.BaseExpression)] == [
         empty.code_for_node(n) for n in expected if isinstance(n, cst.BaseExpression)
     ]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [*(p.read_text(encoding="utf-8") for p in SOURCES[:8]), *SNIPPETS],
+    ids=[*(p.name for p in SOURCES[:8]), *(f"snippet{i}" for i in range(len(SNIPPETS)))],
+)
+def test_children_are_libcsts_children(source: str) -> None:
+    nodes: list[cst.CSTNode] = []
+
+    def enter(node: cst.CSTNode) -> bool:
+        nodes.append(node)
+        return True
+
+    walk(cst.parse_module(source), enter, lambda node: None)
+    for node in nodes:
+        assert [id(child) for child in children(node)] == [id(c) for c in node.children]
 
 
 def test_enter_false_skips_children() -> None:
