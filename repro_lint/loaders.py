@@ -276,6 +276,9 @@ class _Pending:
     site: CallSite
     record: dict[str, Json]
     rank: str | None = None
+    # The seed the program passed before this call in the same scope (``args.seed``), and
+    # whether it already involves the rank.
+    seed: tuple[str, bool] | None = None
 
 
 # Sampler kinds, most telling first: a random sampler without a generator decides the order
@@ -367,6 +370,9 @@ class LoaderFacts:
         self._text = text
         self._split: list[str] | None = None
         self._seed = context.config.seed
+        # Per scope: the seeds the program passes to a seeding call, as written, with the
+        # branch path of that call, the bindings of its names then, and whether it has a rank.
+        self._seeded: dict[int, list[tuple[str, tuple[int, ...], list[Any], bool]]] = {}
         self._flow = Flow()
         self._classes: list[str] = []
         self._loaders: list[_Pending] = []
@@ -787,6 +793,7 @@ class LoaderFacts:
 
     def _seeding(self, node: cst.Call, qualified: str) -> None:
         family = rng.SEEDS.get(qualified)
+        self._program_seed(node, qualified)
         if family in ("torch", None):
             if any(self._mentions_rank(arg.value) for arg in node.args):
                 self._flags.add("rank_seed")
@@ -797,6 +804,41 @@ class LoaderFacts:
             if workers is not None and literal_bool(workers.value) is not False:
                 # Lightning then gives every loader a worker_init_fn that mixes in the rank.
                 self._flags.add("seeds_workers")
+
+    def _program_seed(self, node: cst.Call, qualified: str) -> None:
+        """Remember the seed a seeding call passes (``torch.manual_seed(args.seed)``,
+        ``set_seed(seed)``) when it is a plain value that later code of the scope may repeat."""
+        if qualified in rng.SEEDS or qualified in rng.HELPERS:
+            if "default_setup" in qualified:
+                return  # its first argument is the config
+            found = argument(node, "seed", 0)
+            value = found.value if found is not None else None
+            if isinstance(value, cst.Integer):
+                text, alive = value.value, []
+            elif isinstance(value, cst.Name | cst.Attribute):
+                try:
+                    text = dotted_name(value)
+                except TypeError:  # ``make().seed``: not a plain value
+                    return
+                alive = self._flow.alive(text.split(".", 1)[0]) or []
+            else:
+                return
+            entry = (text, self._flow.path(), list(alive), self._mentions_rank(value))
+            self._seeded.setdefault(id(self._flow.scope), []).append(entry)
+
+    def _seed_here(self) -> tuple[str, bool] | None:
+        """The first seed the program passed earlier in this scope on every path to here,
+        whose names still hold the same values."""
+        here = self._flow.path()
+        for text, path, alive, ranked in self._seeded.get(id(self._flow.scope), ()):
+            if here[: len(path)] != path:
+                continue
+            if not text[0].isdigit():
+                now = self._flow.alive(text.split(".", 1)[0]) or []
+                if [id(b) for b in now] != [id(b) for b in alive]:
+                    continue
+            return text, ranked
+        return None
 
     def _mentions_rank(self, node: cst.BaseExpression) -> bool:
         """Whether a value involves the rank, also through the variables it is made of
@@ -946,7 +988,7 @@ class LoaderFacts:
         }
         if forwarded is not None:
             record["kwp"] = forwarded
-        pending = _Pending(node, site, record, self._rank_variable())
+        pending = _Pending(node, site, record, self._rank_variable(), self._seed_here())
         self._loaders.append(pending)
         self._by_call[id(node)] = pending
 
@@ -957,7 +999,9 @@ class LoaderFacts:
             return
         site = where.site(node)
         record = {"s": site.statement, "row": site.row, "class": qualified.rsplit(".", 1)[-1]}
-        self._samplers.append(_Pending(node, site, record, self._rank_variable()))
+        self._samplers.append(
+            _Pending(node, site, record, self._rank_variable(), self._seed_here())
+        )
 
     def _distributed_sampler(self, node: cst.Call, site: CallSite) -> None:
         shuffle = argument(node, "shuffle", DISTRIBUTED_SHUFFLE)
@@ -1366,7 +1410,11 @@ class LoaderFacts:
         record["helper_row"] = site.helper_row
         generator, binding = self._names.expression_for(rng.TORCH_GENERATOR)
         seed = str(self._seed)
-        if pending.rank is not None and "distributed" in self._flags:
+        ranked = False
+        if pending.seed is not None:
+            # The program's own seed, as it passes it just before (``args.seed``).
+            seed, ranked = pending.seed
+        if pending.rank is not None and "distributed" in self._flags and not ranked:
             seed = f"{seed} + {pending.rank}"
         call, indent = pending.node, site.indent
         value = f"{generator}().manual_seed({seed})"

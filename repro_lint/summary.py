@@ -34,7 +34,7 @@ from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 from repro_lint.walker import children
 
-SUMMARY_VERSION = 13
+SUMMARY_VERSION = 14
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"

@@ -796,6 +796,33 @@ def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
     )
 
 
+def test_the_generator_fix_uses_the_seed_the_program_passes() -> None:
+    source = (
+        "import torch\nimport torch.distributed as dist\n"
+        + LOADER
+        + "def f(ds, args, rank):\n    dist.init_process_group('nccl')\n"
+        "    seed = args.seed + rank\n    torch.manual_seed(seed)\n"
+        "    return DataLoader(ds, 8, True)\n"
+    )
+    # The program's seed, which already differs per rank: no second rank offset.
+    assert "generator=torch.Generator().manual_seed(seed))" in fixed(source, "RPL302")
+    # Without the rank in the program's seed, the rank is mixed in as before.
+    plain = source.replace("    seed = args.seed + rank\n", "").replace("(seed)", "(args.seed)")
+    assert "generator=torch.Generator().manual_seed(args.seed + rank))" in fixed(plain, "RPL302")
+    # A seed variable assigned again after the seeding call no longer holds that seed.
+    moved = (
+        "import torch\n" + LOADER + "def f(ds, seed):\n    torch.manual_seed(seed)\n"
+        "    seed = seed * 2\n    return DataLoader(ds, 8, True)\n"
+    )
+    assert "generator=torch.Generator().manual_seed(0))" in fixed(moved, "RPL302")
+    # A seed passed in another function does not reach this one.
+    other = (
+        "import torch\n" + LOADER + "def seed_all(seed):\n    torch.manual_seed(seed)\n\n\n"
+        "def f(ds):\n    return DataLoader(ds, 8, True)\n"
+    )
+    assert "generator=torch.Generator().manual_seed(0))" in fixed(other, "RPL302")
+
+
 def test_the_sampler_fix_and_the_loader_fix_together() -> None:
     source = (
         "import torch\nfrom torch.utils.data import DataLoader, RandomSampler\n\n\n"

@@ -52,11 +52,14 @@ class DataloaderMissingGenerator(ProjectRule):
     ## Fix safety
     Safe: `generator=torch.Generator().manual_seed(<seed>)` is added (with `+ rank` when a
     rank-named variable is in scope in distributed code, so that ranks shuffle differently).
+    The seed is the program's own where it passes one to a seeding call earlier in the same
+    function on every path to the loader (`torch.manual_seed(args.seed)`, `set_seed(seed)`),
+    with no rank added when that seed already has one; otherwise the configured `seed`.
     The order is still random, now from its own repeatable stream. No fix is offered for a
     project subclass whose `__init__` takes no `generator` (nor `**kwargs`).
 
     ## Options
-    `seed` (default 0) is the value inserted.
+    `seed` (default 0) is the value inserted where the program passes no seed of its own.
 
     ## Known limitations
     Samplers are followed through assignments in the same function; a sampler built in
@@ -120,6 +123,28 @@ class DataloaderMissingGenerator(ProjectRule):
             "    return DataLoader(dataset, batch_size=batch_size, shuffle=shuffle)\n\n\n"
             "train_loader = get_loader(train_set, 32, shuffle=True)\n",
             note="a caller of the helper asks for shuffling",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def main(args, train_set):\n    torch.manual_seed(args.seed)\n"
+            "    return DataLoader(train_set, batch_size=64, shuffle=True)\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def main(args, train_set):\n    torch.manual_seed(args.seed)\n"
+            "    return DataLoader(train_set, batch_size=64, shuffle=True,\n"
+            "                      generator=torch.Generator().manual_seed(args.seed))\n",
+            note="the generator gets the seed the program already passes",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def main(args, train_set):\n    if args.seed is not None:\n"
+            "        torch.manual_seed(args.seed)\n"
+            "    return DataLoader(train_set, batch_size=64, shuffle=True)\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+            "def main(args, train_set):\n    if args.seed is not None:\n"
+            "        torch.manual_seed(args.seed)\n"
+            "    return DataLoader(train_set, batch_size=64, shuffle=True,\n"
+            "                      generator=torch.Generator().manual_seed(0))\n",
+            note="a seed passed only on some paths may be None here: the configured seed",
         ),
     )
     VALID = (
