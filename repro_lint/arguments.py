@@ -108,7 +108,8 @@ def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
 
 
 class _Absolute(cst.CSTTransformer):
-    """Writes a block's indentation into the line breaks inside an expression."""
+    """Writes a block's indentation into the line breaks (and comment lines) inside an
+    expression, so that its code is right wherever it is generated on its own."""
 
     def __init__(self, indent: str) -> None:
         super().__init__()
@@ -122,6 +123,14 @@ class _Absolute(cst.CSTTransformer):
         last = cst.SimpleWhitespace(self.indent + updated_node.last_line.value)
         return updated_node.with_changes(indent=False, last_line=last)
 
+    def leave_EmptyLine(
+        self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine
+    ) -> cst.EmptyLine:
+        if not updated_node.indent:
+            return updated_node
+        whitespace = cst.SimpleWhitespace(self.indent + updated_node.whitespace.value)
+        return updated_node.with_changes(indent=False, whitespace=whitespace)
+
 
 def indented(node: cst.BaseExpression, indent: str) -> cst.BaseExpression:
     """``node`` for a statement indented by ``indent``, with that indentation written into
@@ -132,3 +141,9 @@ def indented(node: cst.BaseExpression, indent: str) -> cst.BaseExpression:
     result = node.visit(_Absolute(indent))
     assert isinstance(result, cst.BaseExpression)
     return result
+
+
+def expression_code(module: cst.Module, node: cst.BaseExpression, indent: str) -> str:
+    """The code of ``node`` for a statement indented by ``indent``: ``code_for_node`` alone
+    leaves the block's indentation out of the expression's continuation lines."""
+    return module.code_for_node(indented(node, indent))

@@ -11,6 +11,7 @@ import libcst as cst
 from libcst.metadata import CodeRange
 
 from repro_lint import layout
+from repro_lint.arguments import expression_code
 from repro_lint.config import find_project_root
 from repro_lint.diagnostics import Edit, Location
 from repro_lint.fixes import reindent
@@ -170,7 +171,7 @@ class EditBuilder:
                     inline = layout.break_wrapper(self.module, new, room)
                 return Edit(inline, start_of(syntactic), end_of(syntactic))
         if isinstance(new, cst.BaseExpression):
-            return Edit(layout.absolute_code(self.module, new, block), start, end)
+            return Edit(expression_code(self.module, new, block), start, end)
         return Edit(self.module.code_for_node(new), start, end)
 
     def _split_comprehension(self, old: cst.CSTNode, new: cst.Call, block: str) -> Edit | None:
@@ -238,9 +239,9 @@ class EditBuilder:
     def _import_anchor(self) -> tuple[Location, str]:
         """Where new imports go: after the docstring and ``from __future__`` imports."""
         for index, statement in enumerate(self.module.body):
-            if index == 0 and _is_docstring(statement):
+            if index == 0 and layout.is_docstring(statement):
                 continue
-            if _is_future_import(statement):
+            if layout.is_future_import(statement):
                 continue
             start = self.positions.syntactic(statement).start
             return Location(start.line, 1), ""
@@ -300,24 +301,6 @@ def _appended(old: cst.Call, new: cst.Call) -> list[cst.Arg]:
 
 def _dotted_code(node: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(node)
-
-
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    )
-
-
-def _is_future_import(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.ImportFrom)
-        and isinstance(small.module, cst.Name)
-        and small.module.value == "__future__"
-        for small in statement.body
-    )
 
 
 def _merge_inserts(edits: list[Edit]) -> list[Edit]:

@@ -22,6 +22,8 @@ from typing import Any
 
 import libcst as cst
 
+from repro_lint.arguments import expression_code
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised only on 3.10
@@ -193,12 +195,23 @@ class Header:
         )
 
 
-def _is_docstring(node: cst.CSTNode) -> bool:
+def is_docstring(node: cst.CSTNode) -> bool:
+    """Whether a statement is a lone string (a docstring where it opens a block)."""
     return (
         isinstance(node, cst.SimpleStatementLine)
         and len(node.body) == 1
         and isinstance(node.body[0], cst.Expr)
         and isinstance(node.body[0].value, cst.SimpleString | cst.ConcatenatedString)
+    )
+
+
+def is_future_import(node: cst.CSTNode) -> bool:
+    """Whether a statement imports from ``__future__``."""
+    return isinstance(node, cst.SimpleStatementLine) and any(
+        isinstance(small, cst.ImportFrom)
+        and isinstance(small.module, cst.Name)
+        and small.module.value == "__future__"
+        for small in node.body
     )
 
 
@@ -273,7 +286,7 @@ def statement_kind(
 ) -> tuple[str, tuple[ImportName, ...]]:
     """What a top-level statement is to the header, and the names it imports (``imported``:
     the names the statements before it import)."""
-    if first and _is_docstring(node):
+    if first and is_docstring(node):
         return DOC, ()
     if isinstance(node, cst.FunctionDef | cst.ClassDef):
         return DEF, ()
@@ -552,39 +565,6 @@ def place_definition(header: Header, lines: Sequence[str], newline: str) -> Plac
 # -- a call that gains keyword arguments ---------------------------------------------------------
 
 
-class _Absolute(cst.CSTTransformer):
-    """Writes the block indentation into line breaks inside an expression, so that the
-    expression's code is right wherever it is generated on its own."""
-
-    def __init__(self, indent: str) -> None:
-        super().__init__()
-        self.indent = indent
-
-    def leave_ParenthesizedWhitespace(
-        self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
-    ) -> cst.ParenthesizedWhitespace:
-        if not updated_node.indent:
-            return updated_node
-        last = cst.SimpleWhitespace(self.indent + updated_node.last_line.value)
-        return updated_node.with_changes(indent=False, last_line=last)
-
-    def leave_EmptyLine(
-        self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine
-    ) -> cst.EmptyLine:
-        if not updated_node.indent:
-            return updated_node
-        whitespace = cst.SimpleWhitespace(self.indent + updated_node.whitespace.value)
-        return updated_node.with_changes(indent=False, whitespace=whitespace)
-
-
-def absolute_code(module: cst.Module, node: cst.BaseExpression, indent: str) -> str:
-    """The code of ``node`` for a statement indented by ``indent``: ``code_for_node`` alone
-    leaves the block's indentation out of the expression's continuation lines."""
-    absolute = node.visit(_Absolute(indent))
-    assert isinstance(absolute, cst.BaseExpression)
-    return module.code_for_node(absolute)
-
-
 @dataclass(frozen=True, slots=True)
 class Room:
     """Where a call sits in its file: ``column`` (0-based) where it starts on its first line,
@@ -724,7 +704,7 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     parenthesis); a call with no room for that either is exploded as black would."""
 
     def code(node: cst.Call) -> str:
-        return absolute_code(module, node, room.block)
+        return expression_code(module, node, room.block)
 
     before = _lines(code(call), room)
 
@@ -787,7 +767,7 @@ def wrapper_fits(module: cst.Module, call: cst.Call, room: Room) -> str | None:
     """The code of ``call``, a call that wraps the one-line expression at ``room`` (``sorted(x)``
     replacing ``x``), when it stays on one line: within the line length, or on a line that was
     already longer than that. None when the line would pass the line length."""
-    text = absolute_code(module, call, room.block)
+    text = expression_code(module, call, room.block)
     was = room.column + len(module.code_for_node(call.args[0].value)) + room.tail
     if was > room.width or all(len(line) <= room.width for line in _lines(text, room)):
         return text
@@ -809,7 +789,7 @@ def break_wrapper(module: cst.Module, call: cst.Call, room: Room) -> str:
             )
         ],
     )
-    return absolute_code(module, broken, room.block)
+    return expression_code(module, broken, room.block)
 
 
 Comprehension = cst.ListComp | cst.SetComp | cst.DictComp
@@ -830,7 +810,7 @@ def split_brackets(module: cst.Module, node: Comprehension, room: Room) -> str |
             lbrace=node.lbrace.with_changes(whitespace_after=inner),
             rbrace=node.rbrace.with_changes(whitespace_before=outer),
         )
-    text = absolute_code(module, split, room.block)
+    text = expression_code(module, split, room.block)
     if all(len(line) <= room.width for line in _lines(text, room)):
         return text
     return None
@@ -906,7 +886,6 @@ __all__ = [
     "Placement",
     "Room",
     "Statement",
-    "absolute_code",
     "after_imports",
     "break_wrapper",
     "first_party_finder",
@@ -914,6 +893,8 @@ __all__ = [
     "header_of",
     "import_edits",
     "import_text",
+    "is_docstring",
+    "is_future_import",
     "keyword_arg",
     "line_length",
     "parse_import",

@@ -184,39 +184,6 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(current.children)
 
 
-class _Absolute(cst.CSTTransformer):
-    """Writes the block indentation into line breaks inside an expression, so that the
-    expression's code is right wherever it is generated on its own."""
-
-    def __init__(self, indent: str) -> None:
-        super().__init__()
-        self.indent = indent
-
-    def leave_ParenthesizedWhitespace(
-        self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
-    ) -> cst.ParenthesizedWhitespace:
-        if not updated_node.indent:
-            return updated_node
-        last = cst.SimpleWhitespace(self.indent + updated_node.last_line.value)
-        return updated_node.with_changes(indent=False, last_line=last)
-
-    def leave_EmptyLine(
-        self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine
-    ) -> cst.EmptyLine:
-        if not updated_node.indent:
-            return updated_node
-        whitespace = cst.SimpleWhitespace(self.indent + updated_node.whitespace.value)
-        return updated_node.with_changes(indent=False, whitespace=whitespace)
-
-
-def expression_code(module: cst.Module, node: cst.BaseExpression, indent: str) -> str:
-    """The code of ``node`` for a statement indented by ``indent``: ``code_for_node`` alone
-    leaves the block's indentation out of the expression's continuation lines."""
-    absolute = node.visit(_Absolute(indent))
-    assert isinstance(absolute, cst.BaseExpression)
-    return module.code_for_node(absolute)
-
-
 def block_indent(statements: Sequence[cst.CSTNode], module: cst.Module) -> str:
     """The indentation of the innermost of ``statements`` (outermost first): the indents of
     the blocks of the compound statements around it."""

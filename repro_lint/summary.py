@@ -26,7 +26,12 @@ from repro_lint.checkpoints import CheckpointFacts
 from repro_lint.config import find_project_root
 from repro_lint.estimators import draws_from_numpy, is_function
 from repro_lint.kernel_facts import KernelFacts
-from repro_lint.layout import CONVENTIONAL_ALIASES, HeaderRecorder
+from repro_lint.layout import (
+    CONVENTIONAL_ALIASES,
+    HeaderRecorder,
+    is_docstring,
+    is_future_import,
+)
 from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
 from repro_lint.options import Options
@@ -129,24 +134,6 @@ class _Scope:
     key: str
 
 
-def _is_docstring(statement: cst.CSTNode) -> bool:
-    return (
-        isinstance(statement, cst.SimpleStatementLine)
-        and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
-        and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
-    )
-
-
-def _is_future_import(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.ImportFrom)
-        and isinstance(small.module, cst.Name)
-        and small.module.value == "__future__"
-        for small in statement.body
-    )
-
-
 def _lines_in(whitespace: cst.BaseParenthesizableWhitespace) -> int:
     if isinstance(whitespace, cst.ParenthesizedWhitespace):
         return 1 + len(whitespace.empty_lines)
@@ -180,7 +167,7 @@ def _first_body_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
     if not isinstance(body, cst.IndentedBlock) or not body.body:
         return None
     statements = list(body.body)
-    if _is_docstring(statements[0]):
+    if is_docstring(statements[0]):
         statements = statements[1:]
     while statements and _is_declaration(statements[0]):
         statements = statements[1:]
@@ -343,8 +330,8 @@ class SummaryCollector:
     def _top_level(self, node: cst.CSTNode, row: int) -> None:
         first = self._top_count == 0
         self._top_count += 1
-        if self._anchor is None and not (first and _is_docstring(node)):
-            if not _is_future_import(node):
+        if self._anchor is None and not (first and is_docstring(node)):
+            if not is_future_import(node):
                 self._anchor = [row, 1, ""]
         if isinstance(node, cst.SimpleStatementLine):
             for small in node.body:

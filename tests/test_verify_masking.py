@@ -28,6 +28,7 @@ VOLATILE = [
     ("throughput 1234.5 samples/s", "throughput 1187.2 samples/s"),
     ("eta 0:01:02", "eta 0:00:59"),
     ("took 3.2 s", "took 2.9 s"),
+    ("| step   3 | ms/batch  45.23 | loss  3.47", "| step   3 | ms/batch 145.23 | loss  3.47"),
     ("run id 1b4e28ba-2fa1-11d2-883f-0016d3cca427", "run id 6fa459ea-ee8a-3ca4-894e-db77e160355e"),
 ]  # fmt: skip
 

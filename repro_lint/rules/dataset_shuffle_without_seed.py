@@ -6,9 +6,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from repro_lint.arguments import argument, literal_bool, with_keyword
+from repro_lint.arguments import argument, expression_code, literal_bool, with_keyword
 from repro_lint.diagnostics import FixSafety
-from repro_lint.loaders import block_indent, expression_code
+from repro_lint.loaders import block_indent
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.values import target_names
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from repro_lint.arguments import argument, has_double_star, with_keyword
+from repro_lint.arguments import argument, expression_code, has_double_star, with_keyword
 from repro_lint.diagnostics import FixSafety
-from repro_lint.loaders import SPLITS, block_indent, expression_code
+from repro_lint.loaders import SPLITS, block_indent
 from repro_lint.randomness import TORCH_GENERATOR
 from repro_lint.rule import Invalid, NodeEdit, Replace, Rule, Valid
 

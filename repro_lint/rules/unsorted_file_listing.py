@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from repro_lint import randomness as rng
-from repro_lint.arguments import literal_int, literal_str
+from repro_lint.arguments import expression_code, literal_int, literal_str
 from repro_lint.datasets import data
 from repro_lint.diagnostics import Diagnostic, FixSafety
-from repro_lint.loaders import KEEPS_ORDER, block_indent, expression_code
+from repro_lint.loaders import KEEPS_ORDER, block_indent
 from repro_lint.names import dotted_name
 from repro_lint.program import Program, SettledRule, Unit
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Valid

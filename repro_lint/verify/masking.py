@@ -69,11 +69,17 @@ def _patterns() -> list[tuple[re.Pattern[str], str]]:
 _PATTERNS = _patterns()
 
 
+# Padding next to a placeholder: a field printed with a width (``{ms:5.2f}``) is padded
+# differently when its value has more or fewer digits.
+_PADDING_BEFORE = re.compile(r"(?<=\S)[ \t]+(?=<[\w:]+>)")
+_PADDING_AFTER = re.compile(r"(<[\w:]+>)[ \t]+(?=\S)")
+
+
 def mask_line(line: str) -> str:
     """One printed line with its volatile fields replaced by placeholders."""
     for pattern, replacement in _PATTERNS:
         line = pattern.sub(replacement, line)
-    return line
+    return _PADDING_AFTER.sub(r"\1 ", _PADDING_BEFORE.sub(" ", line))
 
 
 def mask(text: str) -> list[str]:
