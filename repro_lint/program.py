@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from repro_lint import determinism as det
 from repro_lint import layout
 from repro_lint import randomness as rng
-from repro_lint.config import find_project_root
+from repro_lint.config import ROOT_MARKERS, find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import real_path
 from repro_lint.fixes import INDENT, reindent, touches
@@ -546,15 +546,36 @@ class Program:
             ups = unit.module.count(".") + (1 if unit.summary.get("package") else 0)
             for _ in range(ups):
                 base = base.parent
-            project = self._project_roots.get(directory)
-            if project is None:
-                project = self._project_roots[directory] = find_project_root(directory)
+            project = self._project_root(directory)
             for root in (base, project, project / "src"):
                 if root not in roots:
                     roots.append(root)
         # The roots as strings key the shared module lookups (cheaper to compare than paths).
         self._roots[unit.index] = (roots, tuple(map(str, roots)))
         return roots
+
+    def _project_root(self, directory: Path) -> Path:
+        """``find_project_root(directory)``, the walk up shared with the directories already
+        asked about: a run loading thousands of modules asks for hundreds of directories
+        under the same few ancestors."""
+        if not directory.is_dir():
+            return find_project_root(directory)
+        walked: list[Path] = []
+        current = directory
+        while current not in self._project_roots:
+            walked.append(current)
+            if any((current / marker).exists() for marker in ROOT_MARKERS):
+                found = current
+                break
+            if current.parent == current:
+                found = Path.cwd()
+                break
+            current = current.parent
+        else:
+            found = self._project_roots[current]
+        for seen in walked:
+            self._project_roots[seen] = found
+        return found
 
     def module(self, name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
         """The project module ``name`` as ``importer`` would import it, if it is one.
