@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 from repro_lint import determinism as det
 from repro_lint import layout
 from repro_lint import randomness as rng
-from repro_lint.config import find_project_root
+from repro_lint.config import ROOT_MARKERS, find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import real_path
 from repro_lint.fixes import INDENT, reindent, touches
@@ -507,6 +507,11 @@ class Program:
         self._entries: list[EntryPoint] | None = None
         self._reached: dict[int, frozenset[str]] = {}
         self._reloads: dict[int, bool] = {}
+        # What the units import (see ``_scan_imports``): the units imported by another one,
+        # how many of ``units`` were scanned, and those left for when they are summarised.
+        self._imported_units: set[int] = set()
+        self._scanned = 0
+        self._unscanned: list[Unit] = []
         # The directories module lookups listed (what a later run must find unchanged to
         # reuse this analysis).
         self.probed: set[str] = set()
@@ -541,15 +546,36 @@ class Program:
             ups = unit.module.count(".") + (1 if unit.summary.get("package") else 0)
             for _ in range(ups):
                 base = base.parent
-            project = self._project_roots.get(directory)
-            if project is None:
-                project = self._project_roots[directory] = find_project_root(directory)
+            project = self._project_root(directory)
             for root in (base, project, project / "src"):
                 if root not in roots:
                     roots.append(root)
         # The roots as strings key the shared module lookups (cheaper to compare than paths).
         self._roots[unit.index] = (roots, tuple(map(str, roots)))
         return roots
+
+    def _project_root(self, directory: Path) -> Path:
+        """``find_project_root(directory)``, the walk up shared with the directories already
+        asked about: a run loading thousands of modules asks for hundreds of directories
+        under the same few ancestors."""
+        if not directory.is_dir():
+            return find_project_root(directory)
+        walked: list[Path] = []
+        current = directory
+        while current not in self._project_roots:
+            walked.append(current)
+            if any((current / marker).exists() for marker in ROOT_MARKERS):
+                found = current
+                break
+            if current.parent == current:
+                found = Path.cwd()
+                break
+            current = current.parent
+        else:
+            found = self._project_roots[current]
+        for seen in walked:
+            self._project_roots[seen] = found
+        return found
 
     def module(self, name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
         """The project module ``name`` as ``importer`` would import it, if it is one.
@@ -1106,16 +1132,42 @@ class Program:
     def _imported(self, unit: Unit) -> bool:
         """Whether another file of the run imports ``unit`` (its top-level code then runs
         as part of that program, not as a program of its own)."""
-        for other in self.units:
-            if other is unit or other.deferred:
-                continue
-            for events in other.functions().values():
-                for event in events:
-                    if event[0] == "i" and any(
-                        self.module(str(name), other, imported=True) is unit for name in event[1]
-                    ):
-                        return True
-        return False
+        self._scan_imports()
+        return unit.index in self._imported_units
+
+    def _scan_imports(self) -> None:
+        """Note what the summarised units import, once per unit: asked for every script of
+        the run, a scan of every unit per question made large projects quadratic. A unit
+        that is deferred now is scanned once an entry point has it summarised; the units
+        that loading adds are scanned too (as a scan of ``self.units`` now would)."""
+        progress = True
+        while progress:
+            progress = False
+            waiting, self._unscanned = self._unscanned, []
+            for other in waiting:
+                if other.deferred:
+                    self._unscanned.append(other)
+                else:
+                    self._note_imports(other)
+                    progress = True
+            while self._scanned < len(self.units):
+                other = self.units[self._scanned]
+                self._scanned += 1
+                if other.deferred:
+                    self._unscanned.append(other)
+                else:
+                    self._note_imports(other)
+                    progress = True
+
+    def _note_imports(self, other: Unit) -> None:
+        for events in other.functions().values():
+            for event in events:
+                if event[0] != "i":
+                    continue
+                for name in event[1]:
+                    target = self.module(str(name), other, imported=True)
+                    if target is not None and target is not other:
+                        self._imported_units.add(target.index)
 
     def reloads_to_train(self, unit: Unit) -> bool:
         """Whether a function of ``unit`` loads saved weights into a model

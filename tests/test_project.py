@@ -417,3 +417,45 @@ def test_crlf_sources_keep_their_line_endings(
         b"import torch\r\n\r\nif __name__ == '__main__':\r\n    torch.manual_seed(0)\r\n"
         b"    x = torch.rand(3)\r\n"
     )
+
+
+def _module_lookups(root: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> int:
+    """How many module lookups the project pass makes over ``count`` files, each a library
+    module (top-level code, no entry point) importing the next."""
+    tree = root / str(count)
+    tree.mkdir()
+    write(
+        tree,
+        {
+            f"layer{i}.py": (
+                f"import torch\nimport layer{i + 1}\n\n\ndef block(x):\n"
+                "    return torch.relu(x)\n\n\nprint(block)\n"
+            )
+            for i in range(count)
+        },
+    )
+    monkeypatch.chdir(tree)
+    lookups = 0
+    real = Program.module
+
+    def counted(self: Program, name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
+        nonlocal lookups
+        lookups += 1
+        return real(self, name, importer, imported=imported)
+
+    monkeypatch.setattr(Program, "module", counted)
+    files = [SourceFile(display_name(p), p) for p in sorted(tree.glob("layer*.py"))]
+    results = lint_files(files, Settings.from_config(Config(root=tree)), jobs=1)
+    monkeypatch.undo()
+    assert not any(r.diagnostics for r in results)
+    return lookups
+
+
+def test_the_project_pass_grows_linearly_with_the_modules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whether a module is imported by another one is asked of every library module: the
+    imports of the run are looked up once, not once per question (counted, not timed)."""
+    small = _module_lookups(tmp_path, 20, monkeypatch)
+    large = _module_lookups(tmp_path, 40, monkeypatch)
+    assert small > 0 and large <= 2.2 * small
