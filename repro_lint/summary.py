@@ -39,7 +39,7 @@ from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 from repro_lint.walker import children
 
-SUMMARY_VERSION = 14
+SUMMARY_VERSION = 15
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -398,7 +398,7 @@ class SummaryCollector:
         self._kernels.enter_with(node)
         for item in node.items:
             if item.asname is not None:
-                self._data.bound(item.asname.name)
+                self._data.entered(item.asname.name, item.item)
 
     def leave_With(self, original_node: cst.With) -> None:
         self._kernels.leave_with()
