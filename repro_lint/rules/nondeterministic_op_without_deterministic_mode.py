@@ -128,6 +128,11 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     on CPU, and, depending on the torch release, bilinear/trilinear interpolation, replication
     padding, `cumsum` and 3-D max pooling with indices.
 
+    Writes and adds through an index that holds no value twice by construction cannot
+    collide and are not reported: indices from `topk`, `sort` and `argsort` used along the
+    dimension they were computed over, `randperm`, `arange` and `unique` (passed as they
+    are or moved to another device).
+
     A file that calls `torch.use_deterministic_algorithms(...)` with anything but `False`
     (or `torch.set_deterministic_debug_mode`, Lightning's `Trainer(deterministic=...)`,
     `transformers.enable_full_determinism`) is left alone.
@@ -283,9 +288,27 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             "    main()\n",
             note="switched off before the main block: the fix comes after it",
         ),
+        Invalid(
+            "import torch\n\n"
+            "def keep_best(scores: torch.Tensor, k: int) -> torch.Tensor:\n"
+            "    best, order = scores.topk(k, dim=1)\n"
+            "    return torch.zeros_like(scores).scatter_(0, order, best)\n",
+            note="indices distinct along dim 1, written along dim 0: they may collide",
+        ),
         *catalog_examples(NEEDS_DETERMINISTIC_MODE),
     )
     VALID = (
+        Valid(
+            "import torch\n\n"
+            "def sample(logits: torch.Tensor, top_k: int) -> torch.Tensor:\n"
+            "    values, indices = torch.topk(logits, top_k)\n"
+            "    logits = torch.full_like(logits, float('-inf')).scatter_(-1, indices, values)\n"
+            "    return torch.multinomial(torch.softmax(logits, dim=-1), 1)\n\n"
+            "def shuffled_sum(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:\n"
+            "    order = torch.randperm(x.size(0), device=x.device)\n"
+            "    return x.index_add(0, order, rows)\n",
+            note="top-k indices and a permutation hold no value twice: no writes collide",
+        ),
         Valid(
             "import torch\ntorch.use_deterministic_algorithms(True)\n"
             "counts = torch.zeros(10, device='cuda').index_add_(0, labels, ones)\n"
