@@ -25,6 +25,7 @@ from repro_lint.rules.nondeterministic_op import (
     corrections,
     describe,
     entries_reported_as,
+    settle_across_files,
 )
 from repro_lint.torch_versions import TorchVersion
 
@@ -131,7 +132,10 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     Writes and adds through an index that holds no value twice by construction cannot
     collide and are not reported: indices from `topk`, `sort` and `argsort` used along the
     dimension they were computed over, `randperm`, `arange` and `unique` (passed as they
-    are or moved to another device).
+    are or moved to another device). Backward-only hazards (`gather`, `index_select`,
+    `repeat_interleave`, interpolation, padding) are judged as in RPL401: only where a
+    backward pass can reach them, a function's parameter by the function's callers, in
+    other modules too.
 
     A file that calls `torch.use_deterministic_algorithms(...)` with anything but `False`
     (or `torch.set_deterministic_debug_mode`, Lightning's `Trainer(deterministic=...)`,
@@ -528,9 +532,10 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         entry point turns deterministic mode on; otherwise the fix goes to the entry points
         that do not (it may edit another file). A file no entry point of the run reaches is
         judged on its own, as the per-file pass did."""
+        diagnostics = settle_across_files(program, filename, diagnostics)
         unit = program.linted_unit(filename)
         entries = [e for e in program.entries if filename in program.reached_files(e)]
-        if unit is None or not entries:
+        if unit is None or not entries or not diagnostics:
             return diagnostics
         needing = [e for e in entries if not e.enables_deterministic_algorithms()]
         if not needing:
