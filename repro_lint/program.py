@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +27,7 @@ from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import DEFAULT_EXCLUDES, real_path
 from repro_lint.fixes import INDENT, reindent, touches
 from repro_lint.rule import Rule
-from repro_lint.source import SourceError, Stamp, read_bytes
+from repro_lint.source import Stamp
 from repro_lint.summary import DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
 from repro_lint.suppressions import Directive, Suppressions
 from repro_lint.torch_versions import TorchVersion
@@ -1274,25 +1275,31 @@ class Program:
 
     # -- the project's text, for names used across files --------------------------------------
 
-    def mentioning(self, unit: Unit, word: str) -> list[Unit] | None:
-        """The project files (under ``unit``'s project root) whose code names ``word``,
-        summarised (``unit`` itself included when it does); None when the tree is too large
-        to read, too many files name it, or one cannot be summarised."""
+    def mentioning(self, unit: Unit, word: str) -> list[Path] | None:
+        """The project files (under ``unit``'s project root) whose code names ``word``
+        (``unit``'s own included when it does): those summarised already first, then the
+        smaller ones; None when the tree is too large to read or too many files name it."""
         tree = self._tree(unit)
         if tree is None:
             return None
         pattern = _word(word)
-        paths = [path for path, data in tree if word.encode() in data and pattern.search(data)]
-        if len(paths) > _MAX_MENTIONING:
+        text = word.encode()
+        found = [(path, len(data)) for path, data in tree if text in data and pattern.search(data)]
+        if len(found) > _MAX_MENTIONING:
             return None
-        found = []
-        for path in paths:
-            mentioning = self._unit_at(path)
-            if mentioning is None or mentioning.deferred:
-                return None
-            if mentioning.summary.get("v") != SUMMARY_VERSION:
-                return None
-            found.append(mentioning)
+
+        def cost(item: tuple[Path, int]) -> tuple[bool, int]:
+            known = self._by_path.get(self._real_path(item[0]))
+            return (known is None or known.deferred, item[1])
+
+        return [path for path, _ in sorted(found, key=cost)]
+
+    def summarised(self, path: Path) -> Unit | None:
+        """The summarised unit of a project file (parsed now if need be); None when it
+        cannot be read or parsed."""
+        found = self._unit_at(path)
+        if found is None or found.deferred or found.summary.get("v") != SUMMARY_VERSION:
+            return None
         return found
 
     def unreferenced(self, unit: Unit, name: str) -> bool:
@@ -1337,10 +1344,10 @@ class Program:
                 if not filename.endswith(".py"):
                     continue
                 path = Path(folder, filename)
-                try:
-                    data, stamp = read_bytes(path, _MAX_TREE_BYTES)
-                except SourceError:
+                read = _read_regular(path)
+                if read is None:
                     continue
+                data, stamp = read
                 self.read[str(path)] = stamp
                 size += len(data)
                 files.append((path, data))
@@ -1693,6 +1700,24 @@ def seed_value(base: str, offset: str | None = None) -> str:
 _MAX_TREE_FILES = 5000
 _MAX_TREE_BYTES = 64 * 1024 * 1024
 _MAX_MENTIONING = 24
+
+
+def _read_regular(path: Path) -> tuple[bytes, Stamp] | None:
+    """A regular file's bytes and stamp, opened without blocking (a FIFO is refused, not
+    waited for); None when it is not one, is too large or cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_TREE_BYTES:
+                return None
+            data = handle.read()
+        except OSError:
+            return None
+    return data, (info.st_mtime_ns, info.st_size)
 
 
 def _word(name: str) -> re.Pattern[bytes]:

@@ -740,7 +740,10 @@ def _never_differentiated(
     if mentioning is None:
         return False
     called = False
-    for caller in mentioning:
+    for path in mentioning:
+        caller = program.summarised(path)
+        if caller is None:
+            return False
         if caller is unit:
             continue
         for local, qualified in caller.summary.get("exports", {}).items():
