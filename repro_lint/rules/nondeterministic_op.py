@@ -850,9 +850,10 @@ class NondeterministicOp(CatalogRule, SettledRule):
     not reported per call (RPL202 covers them), nor ops hazardous only under torch.compile
     tracing or an optional kernel library (see "Not reported per call"). Callers in other
     modules are looked for in projects of up to 5,000 Python files, by the name the
-    function is defined with; a call through an object the analysis cannot resolve (a
-    module imported with `importlib`, `getattr` with a computed name) is not seen, and the
-    forward arguments of a model are not followed to the code that calls the model.
+    function is defined with (a name more than 24 files use is not followed); a call
+    through an object the analysis cannot resolve (a module imported with `importlib`,
+    `getattr` with a computed name) is not seen, and the forward arguments of a model are
+    not followed to the code that calls the model.
 
     ## References
     - `torch.use_deterministic_algorithms` documentation
