@@ -30,14 +30,18 @@ may" so that only what is provable keeps a rule quiet:
   (it reads ``m["key"]`` and writes ``m["key"]`` back: a state dict resized while loading
   weights) holds stored tensors, which do not require grad.
 
-Everything is per file: call sites in other files are not seen.
+Everything here is per file. ``GradCalls`` records, for the project phase, where a file
+calls functions of other modules and whether a backward can reach those calls: a finding
+that depends on the parameters of a module-level function its own file never calls is
+settled there by the callers in other modules (``across_files`` names those functions).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import libcst as cst
 
@@ -526,6 +530,28 @@ class Autograd:
                 return False
         return True
 
+    def across_files(self, grad: Grad) -> tuple[str, ...]:
+        """For an open grad that the file does not settle: the module-level functions whose
+        callers in other modules may still settle it (the value depends on their
+        parameters, and the file itself never calls them). Empty when anything else keeps
+        it open (a call site in the file, a method, what a function returns)."""
+        found: set[str] = set()
+        for depend in grad.depends:
+            kind, _, rest = depend.partition(":")
+            if kind == "r":
+                if not self.returns.get(rest, MAYBE).none:
+                    return ()
+                continue
+            function, _, param = rest.rpartition("|")
+            if param in self.stored_state.get(function, ()):
+                continue
+            if self._passed_without_grad(function, param):
+                continue
+            if "." in function or function in self.call_sites:
+                return ()
+            found.add(function)
+        return tuple(sorted(found))
+
     def opened(self, grad: Grad) -> Grad:
         """``grad`` with the parameters named by their function, so that ``settled`` can
         find the call sites (``p:x`` -> ``p:f|x``)."""
@@ -633,42 +659,13 @@ class Autograd:
         return False
 
     def _switch(self, expr: cst.BaseExpression) -> bool | None:
-        """True for an expression that turns grad recording off, False for one that turns
-        it on, None for anything else."""
-        call = expr if isinstance(expr, cst.Call) else None
-        qualified = self.names.qualified_name(call.func if call is not None else expr)
-        if qualified is None:
-            return None
-        if qualified in _GRAD_SWITCHES:
-            return _GRAD_SWITCHES[qualified]
-        if qualified in _SET_GRAD_ENABLED and call is not None and call.args:
-            enabled = literal_bool(call.args[0].value)
-            return None if enabled is None else not enabled
-        return None
+        return grad_switch(self.names, expr)
 
     def _decorator_switch(self, node: cst.FunctionDef) -> bool | None:
-        switch: bool | None = None
-        for decorator in node.decorators:
-            found = self._switch(decorator.decorator)
-            if found is not None:
-                switch = found
-        return switch
+        return decorator_switch(self.names, node)
 
     def _data_base(self, base: cst.BaseExpression) -> bool:
-        qualified = self.names.qualified_name(base)
-        if qualified is None:
-            return isinstance(base, cst.Name) and base.value in self._data_classes
-        qualified = canonical(qualified)
-        if qualified in self._data_classes:
-            return True
-        if qualified.startswith(("torch.utils.data.", "torchvision.datasets.")):
-            return qualified.rsplit(".", 1)[1].endswith("Dataset")
-        if qualified.startswith("torchvision.transforms."):
-            return True
-        last = qualified.rsplit(".", 1)[1]
-        return qualified.startswith(_BATCH_FRAMEWORKS) and (
-            last.lower().endswith("datapreprocessor") or last in _BATCH_AUGMENTS
-        )
+        return data_base(self.names, base, self._data_classes)
 
     def _data_function(self, function: _Function) -> bool:
         node = function.node
@@ -887,6 +884,224 @@ class Autograd:
             if not grad.none:
                 return False
         return True
+
+
+# -- calls across files ---------------------------------------------------------------------
+
+Json = Any
+
+
+@dataclass
+class _Frame:
+    """A function being visited, as ``GradCalls`` sees it."""
+
+    name: str
+    data: bool
+    evaluation: bool
+    # Grad switches of its decorators, then of each enclosing ``with``.
+    switches: list[bool | None]
+    yields: bool = False
+    backward: bool = False
+
+
+class GradCalls:
+    """The calls a file makes of functions of other project modules, and whether a backward
+    pass can reach each (``Autograd.quiet``'s judgement: a no-grad scope, data code, an
+    evaluation function or generator that never calls backward), for the project phase: a
+    function whose parameter feeds a backward-only hazard, and that its own module never
+    calls, is judged by its callers in other modules. Also the project names the file uses
+    as values (passed on, stored: called from anywhere). Rides along the summary's
+    traversal; only calls that pass arguments are kept."""
+
+    def __init__(self, names: Names, library: Callable[[str], bool]) -> None:
+        self._names = names
+        self._library = library
+        self._tensors = Tensors(names)
+        self._frames: list[_Frame] = []
+        self._module_switches: list[bool | None] = []
+        # Enclosing classes: whether each is data code, and how many functions enclose it.
+        self._classes: list[tuple[bool, int]] = []
+        self._data_classes: set[str] = set()
+        self._sites: list[tuple[str, tuple[_Frame, ...], bool | None]] = []
+        # Nodes that are not uses of a name of their own: callees, parts of attributes.
+        self._skip: set[int] = set()
+        self._imports = 0
+        self._imported = {
+            binding.local: binding.qualified
+            for binding in names.bindings()
+            if binding.is_import and not library(binding.qualified)
+        }
+        # The local names of project imports (a use of another name is nothing to record).
+        self.imported = frozenset(self._imported)
+        self._refs: set[str] = set()
+
+    def enter_class(self, node: cst.ClassDef) -> None:
+        self._tensors.enter_class(node)
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+        is_module = any(self._tensors.is_module_base(base.value) for base in node.bases)
+        data = any(data_base(self._names, base.value, self._data_classes) for base in node.bases)
+        data = data or (not is_module and "__getitem__" in methods and "forward" not in methods)
+        if data:
+            self._data_classes.add(node.name.value)
+        self._classes.append((data, len(self._frames)))
+
+    def leave_class(self) -> None:
+        self._tensors.leave_class()
+        self._classes.pop()
+
+    def enter_function(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        method_of = self._classes[-1] if self._classes else None
+        data = method_of is not None and method_of[1] == len(self._frames) and method_of[0]
+        data = data or "collate" in name.lower()
+        switch = decorator_switch(self._names, node)
+        self._frames.append(_Frame(name, data, evaluation_name(name), [switch]))
+
+    def leave_function(self) -> None:
+        self._frames.pop()
+
+    def enter_with(self, node: cst.With) -> None:
+        switch: bool | None = None
+        for item in node.items:
+            found = grad_switch(self._names, item.item)
+            if found is not None:
+                switch = found
+        (self._frames[-1].switches if self._frames else self._module_switches).append(switch)
+
+    def leave_with(self) -> None:
+        (self._frames[-1].switches if self._frames else self._module_switches).pop()
+
+    def on_yield(self) -> None:
+        if self._frames:
+            self._frames[-1].yields = True
+
+    def enter_import(self) -> None:
+        self._imports += 1
+
+    def leave_import(self) -> None:
+        self._imports -= 1
+
+    def call(self, node: cst.Call, qualified: str | None) -> None:
+        func = node.func
+        self._skip.add(id(func))
+        if isinstance(func, cst.Attribute) and func.attr.value in _BACKWARD_CALLS:
+            # A backward anywhere in a function (nested ones too) makes it training code.
+            for frame in self._frames:
+                frame.backward = True
+        if not node.args:
+            # Nothing passed: the callee's parameters keep their defaults.
+            return
+        if qualified is None:
+            if not (
+                self._names.star_imports
+                and isinstance(func, cst.Name)
+                and not self._names.is_bound(func.value)
+            ):
+                return
+            # ``from helpers import *`` then ``resize(x)``.
+            target = f"*{func.value}"
+        elif self._library(qualified):
+            return
+        else:
+            target = qualified
+        switch: bool | None = None
+        for found in reversed([*self._module_switches, *self._all_switches()]):
+            if found is not None:
+                switch = found
+                break
+        self._sites.append((target, tuple(self._frames), switch))
+
+    def name(self, node: cst.Name) -> None:
+        if self._imports or id(node) in self._skip:
+            return
+        qualified = self._imported.get(node.value)
+        if qualified is not None:
+            self._refs.add(qualified)
+
+    def attribute(self, node: cst.Attribute) -> None:
+        """``helpers.resize`` used as a value (a module's function passed on)."""
+        value = node.value
+        self._skip.add(id(value))
+        self._skip.add(id(node.attr))
+        if self._imports or id(node) in self._skip:
+            return
+        if isinstance(value, cst.Name) and value.value in self._imported:
+            qualified = self._names.qualified_name(node)
+            if qualified is not None and not self._library(qualified):
+                self._refs.add(qualified)
+
+    def _all_switches(self) -> list[bool | None]:
+        return [switch for frame in self._frames for switch in frame.switches]
+
+    def summary(self) -> dict[str, Json] | None:
+        """``calls``: [callee, 1 if no backward reaches the call else 0, the name of the
+        function making it ("" at module level)]; ``refs``: project names used as values."""
+        calls: list[list[Json]] = []
+        seen: set[tuple[str, int, str]] = set()
+        for target, frames, switch in self._sites:
+            quiet = 1 if _quiet_frames(frames, switch) else 0
+            marker = (target, quiet, frames[-1].name if frames else "")
+            if marker not in seen:
+                seen.add(marker)
+                calls.append(list(marker))
+        if not calls and not self._refs:
+            return None
+        return {"calls": calls, "refs": sorted(self._refs)}
+
+
+def _quiet_frames(frames: tuple[_Frame, ...], switch: bool | None) -> bool:
+    """``Autograd.quiet`` for a call made in ``frames`` under the innermost grad switch."""
+    if switch is not None:
+        return switch
+    for frame in reversed(frames):
+        if frame.data or ((frame.evaluation or frame.yields) and not frame.backward):
+            return True
+    return False
+
+
+def grad_switch(names: Names, expr: cst.BaseExpression) -> bool | None:
+    """True for an expression that turns grad recording off (``torch.no_grad()``), False for
+    one that turns it on (``torch.enable_grad()``), None for anything else."""
+    call = expr if isinstance(expr, cst.Call) else None
+    qualified = names.qualified_name(call.func if call is not None else expr)
+    if qualified is None:
+        return None
+    if qualified in _GRAD_SWITCHES:
+        return _GRAD_SWITCHES[qualified]
+    if qualified in _SET_GRAD_ENABLED and call is not None and call.args:
+        enabled = literal_bool(call.args[0].value)
+        return None if enabled is None else not enabled
+    return None
+
+
+def decorator_switch(names: Names, node: cst.FunctionDef) -> bool | None:
+    """The grad switch a function's decorators set (the last one wins)."""
+    switch: bool | None = None
+    for decorator in node.decorators:
+        found = grad_switch(names, decorator.decorator)
+        if found is not None:
+            switch = found
+    return switch
+
+
+def data_base(names: Names, base: cst.BaseExpression, data_classes: set[str]) -> bool:
+    """Whether a class with this base is data code (a Dataset, a transform, a framework's
+    batch preprocessor); ``data_classes``: the data classes of the file so far."""
+    qualified = names.qualified_name(base)
+    if qualified is None:
+        return isinstance(base, cst.Name) and base.value in data_classes
+    qualified = canonical(qualified)
+    if qualified in data_classes:
+        return True
+    if qualified.startswith(("torch.utils.data.", "torchvision.datasets.")):
+        return qualified.rsplit(".", 1)[1].endswith("Dataset")
+    if qualified.startswith("torchvision.transforms."):
+        return True
+    last = qualified.rsplit(".", 1)[1]
+    return qualified.startswith(_BATCH_FRAMEWORKS) and (
+        last.lower().endswith("datapreprocessor") or last in _BATCH_AUGMENTS
+    )
 
 
 def _entry(expr: cst.BaseExpression) -> tuple[str, str] | None:

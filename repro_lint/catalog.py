@@ -72,6 +72,10 @@ class TensorFacts:
     floating: bool | None = None
     quantized: bool | None = None
     sparse: bool | None = None
+    # The dimension along which no value repeats (as written: -1 is the last), for index
+    # tensors that are distinct by construction (``topk``/``sort``/``argsort`` indices,
+    # ``randperm``, ``arange``, ``unique``).
+    distinct: int | None = None
 
 
 # A plain literal (str, int, float, bool, None, or a tuple of those), a Named, a TensorFacts,
@@ -217,6 +221,42 @@ class IsTensor(Condition):
 
     def describe(self) -> str:
         return f"`{self.param}` is a tensor"
+
+
+@dataclass(frozen=True, slots=True)
+class MayRepeat(Condition):
+    """The index may hold a value twice where writes or adds would collide: False only
+    for an index distinct by construction along the dimension the op indexes (``topk``
+    indices scattered along the dimension ``topk`` ran over; a ``randperm`` or ``arange``
+    given to ``index_add_``), True otherwise. With ``dim`` None the index is 1-D (the
+    ``index_*`` ops) and any distinct 1-D index will do."""
+
+    index: str = "index"
+    dim: str | None = "dim"
+
+    def evaluate(self, call: CallView) -> bool | None:
+        facts = call.value(self.index)
+        if not isinstance(facts, TensorFacts) or facts.distinct is None:
+            return True
+        if self.dim is None:
+            return facts.ndim != 1
+        dim = call.value(self.dim)
+        if not isinstance(dim, int) or isinstance(dim, bool):
+            return True
+        if dim == facts.distinct:
+            return False
+        ndim = facts.ndim
+        return ndim is None or not (-ndim <= dim < ndim) or dim % ndim != facts.distinct % ndim
+
+    def params(self) -> frozenset[str]:
+        return frozenset({self.index} | ({self.dim} if self.dim else set()))
+
+    def describe(self) -> str:
+        return f"`{self.index}` may repeat a value"
+
+    @property
+    def mention(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -882,10 +922,12 @@ def _family(name: str, params: str, when: Condition = ALWAYS) -> tuple[Api, ...]
 
 
 def _scatter(reduce: str | None) -> tuple[Api, ...]:
-    """``scatter_``/``scatter`` of a tensor ``src`` with a legacy ``reduce`` (or none)."""
-    return _family(
-        "scatter", "dim, index, src", all_of(IsTensor("src"), OneOf("reduce", (reduce,), None))
-    )
+    """``scatter_``/``scatter`` of a tensor ``src`` with a legacy ``reduce`` (or none);
+    plain and adding writes collide only where the index repeats a value."""
+    when = all_of(IsTensor("src"), OneOf("reduce", (reduce,), None))
+    if reduce in (None, "add"):
+        when = all_of(when, MayRepeat())
+    return _family("scatter", "dim, index, src", when)
 
 
 def _scatter_reduce(reduce: str) -> Condition:
@@ -970,7 +1012,7 @@ _INDEXING = (
     Entry(
         id="scatter-add-cuda",
         summary="`scatter_add_` on CUDA",
-        apis=_family("scatter_add", "dim, index, src"),
+        apis=_family("scatter_add", "dim, index, src", MayRepeat()),
         condition="a CUDA tensor (atomic adds)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
@@ -987,8 +1029,8 @@ _INDEXING = (
         id="gather-backward-cuda",
         summary="backward of `gather` on CUDA",
         apis=(
-            fn("gather", "input, dim, index"),
-            method("gather", "dim, index"),
+            fn("gather", "input, dim, index", MayRepeat()),
+            method("gather", "dim, index", MayRepeat()),
             fn("take_along_dim", "input, indices, dim"),
             method("take_along_dim", "indices, dim"),
         ),
@@ -1004,7 +1046,7 @@ _INDEXING = (
     Entry(
         id="index-add-cuda",
         summary="`index_add_` on CUDA",
-        apis=_family("index_add", "dim, index, source"),
+        apis=_family("index_add", "dim, index, source", MayRepeat(dim=None)),
         condition="a CUDA tensor (atomic adds)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
@@ -1017,7 +1059,10 @@ _INDEXING = (
     Entry(
         id="index-select-backward-cuda",
         summary="backward of `index_select` on CUDA",
-        apis=(fn("index_select", "input, dim, index"), method("index_select", "dim, index")),
+        apis=(
+            fn("index_select", "input, dim, index", MayRepeat(dim=None)),
+            method("index_select", "dim, index", MayRepeat(dim=None)),
+        ),
         condition="a CUDA tensor that requires grad (the backward is an index_add)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
@@ -1045,7 +1090,7 @@ _INDEXING = (
     Entry(
         id="index-copy",
         summary="`index_copy_` with repeated indices",
-        apis=_family("index_copy", "dim, index, source"),
+        apis=_family("index_copy", "dim, index, source", MayRepeat(dim=None)),
         condition="repeated indices, on CPU or CUDA: which value wins is unspecified",
         device=Device.ANY,
         phase=Phase.FORWARD,
@@ -1075,7 +1120,9 @@ _INDEXING = (
         summary="`scatter_reduce_` with reduce='sum' or 'mean' on CUDA",
         apis=(
             *_family(
-                "scatter_reduce", "dim, index, src, reduce", OneOf("reduce", ("sum", "mean"), None)
+                "scatter_reduce",
+                "dim, index, src, reduce",
+                all_of(OneOf("reduce", ("sum", "mean"), None), MayRepeat()),
             ),
             # The legacy ``scatter_(..., reduce="add")`` takes the same deterministic path.
             *_scatter("add"),

@@ -542,7 +542,8 @@ class Judge:
         followed to the class it is an instance of, through what functions return, what
         attributes are set to and what the callers of a function pass it."""
         kind = ref[0] if ref else "unknown"
-        if depth > 8 or kind == "unknown":
+        # ``["self"]``: what a method returns is its object, whichever that is.
+        if depth > 8 or kind in ("unknown", "self"):
             return Randomness(known=False)
         if kind == "plain":
             return Randomness()
@@ -576,6 +577,8 @@ class Judge:
             return self._alternatives(list(self._attribute(unit, str(ref[1]), str(ref[2]))), depth)
         if kind == "ret":
             return self._returned(unit, ref[1], ref[2], [], depth)
+        if kind == "enter":
+            return self._entered(unit, ref[1], depth)
         found = Randomness()
         if kind == "class":
             target = self._referent(unit, ref[1])
@@ -590,6 +593,22 @@ class Judge:
         for part in ref[2] if len(ref) > 2 else ():
             found.merge(self._part(unit, part))
         return found
+
+    def _entered(self, unit: Unit, inner: Sequence[Json], depth: int) -> Randomness:
+        """``with inner as dataset``: ``inner`` itself when it is an instance of a project
+        class whose ``__enter__`` returns ``self`` (a dataset that opens its files there);
+        unknown otherwise."""
+        target = self._referent(unit, inner[1]) if inner and inner[0] == "class" else None
+        if target is None or target[0] != "class":
+            return Randomness(known=False)
+        enter = self.program.method(target[1], target[2], "__enter__")
+        if enter is None:
+            return Randomness(known=False)
+        home, key = enter
+        returned = [f[1] for f in data(home).get("facts", {}).get(key, ()) if f[0] == "ret"]
+        if not returned or any(described != ["self"] for described in returned):
+            return Randomness(known=False)
+        return self.dataset(unit, inner, depth + 1)
 
     def _alternatives(self, found: Sequence[tuple[Unit, Sequence[Json]]], depth: int) -> Randomness:
         """Any of several datasets (none known: unknown)."""

@@ -32,7 +32,17 @@ from repro_lint.arguments import (
 )
 from repro_lint.names import Names, dotted_name
 from repro_lint.positions import Positions
-from repro_lint.values import Flow, Item, Scope, Value, literal, parameters, target_names
+from repro_lint.values import (
+    Bound,
+    Entered,
+    Flow,
+    Item,
+    Scope,
+    Value,
+    literal,
+    parameters,
+    target_names,
+)
 
 if TYPE_CHECKING:
     from repro_lint.rule import FileContext
@@ -503,16 +513,23 @@ class LoaderFacts:
             else:
                 self._bind(inner.value, Item(value, index))
 
-    def _bind(self, name: str, value: cst.BaseExpression | Item | None) -> None:
+    def _bind(self, name: str, value: Bound | None) -> None:
         self._flow.bind(name, value)
         if isinstance(value, cst.BaseExpression) and self._flow.scope.kind == "module":
             self._module_value(name, value)
 
     def bound(self, target: cst.BaseExpression) -> None:
-        """Names bound to something not followed (a loop variable, ``with ... as x``)."""
+        """Names bound to something not followed (a loop variable)."""
         if not self._flow.dead:
             for name in target_names(target):
                 self._flow.bind(name, None)
+
+    def entered(self, target: cst.BaseExpression, source: cst.BaseExpression) -> None:
+        """``with source as target``: a name gets what ``source.__enter__()`` returns."""
+        if isinstance(target, cst.Name):
+            self._bind(target.value, Entered(source))
+        else:
+            self.bound(target)
 
     def _module_value(self, name: str, value: cst.BaseExpression) -> None:
         kind = generator_chain(value, self._names)
@@ -550,11 +567,21 @@ class LoaderFacts:
                 "tuple",
                 [self._dataset(self._flow.values(e.value), 0) for e in value.elements],
             ]
+        elif scope.method is not None and self._is_self(value):
+            # ``return self`` (an ``__enter__`` that opens the dataset's files).
+            described = ["self"]
         else:
             described = self._dataset(self._flow.values(value), 0)
         found = self._returns.setdefault(scope.key, [])
         if described not in found:
             found.append(described)
+
+    def _is_self(self, value: cst.BaseExpression) -> bool:
+        """Whether ``value`` is the ``self`` parameter of the method being visited."""
+        if not (isinstance(value, cst.Name) and value.value == "self"):
+            return False
+        found = self._flow.values(value)
+        return len(found) == 1 and found[0].param == (0, "self")
 
     def enter_loop(self, node: cst.For) -> None:
         self._loops.append((self._flow.scope, node))
@@ -1111,6 +1138,7 @@ class LoaderFacts:
         """The dataset expressions may evaluate to, as far as this file tells:
         ``["plain"]``, ``["class", ref, parts]``, ``["library", name, parts]``,
         ``["subset", inner]``, ``["concat", [inner, ...]]``, ``["any", [alternative, ...]]``,
+        ``["enter", inner]`` (``with inner as name``),
         ``["param", function, position, name]``, ``["attr", class, name]``,
         ``["ret", ref, element]`` or ``["unknown"]``."""
         found: list[list[Json]] = []
@@ -1139,6 +1167,9 @@ class LoaderFacts:
             return list(_UNKNOWN)
         if isinstance(node, Item):
             return self._element(node.source, node.index, value, depth)
+        if isinstance(node, Entered):
+            # The project decides: a class whose ``__enter__`` returns ``self``.
+            return ["enter", self._dataset(self._flow.values(node.source, value), depth + 1)]
         if isinstance(node, cst.Subscript):
             index = None
             if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):

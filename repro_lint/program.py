@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
+import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,9 +24,10 @@ from repro_lint import layout
 from repro_lint import randomness as rng
 from repro_lint.config import ROOT_MARKERS, find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
-from repro_lint.files import real_path
+from repro_lint.files import DEFAULT_EXCLUDES, real_path
 from repro_lint.fixes import INDENT, reindent, touches
 from repro_lint.rule import Rule
+from repro_lint.source import Stamp
 from repro_lint.summary import DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
 from repro_lint.suppressions import Directive, Suppressions
 from repro_lint.torch_versions import TorchVersion
@@ -515,6 +518,9 @@ class Program:
         # The directories module lookups listed (what a later run must find unchanged to
         # reuse this analysis).
         self.probed: set[str] = set()
+        # The files read as text to find where a name is used, with their stamps (ditto).
+        self.read: dict[str, Stamp] = {}
+        self._trees: dict[Path, list[tuple[Path, bytes]] | None] = {}
 
     def _add(self, unit: Unit) -> Unit:
         unit.index = len(self.units)
@@ -1319,6 +1325,93 @@ class Program:
                 )
         return out
 
+    # -- the project's text, for names used across files --------------------------------------
+
+    def mentioning(self, unit: Unit, word: str) -> list[Path] | None:
+        """The project files (under ``unit``'s project root) whose code names ``word``
+        (``unit``'s own included when it does): those summarised already first, then the
+        smaller ones; None when the tree is too large to read or too many files name it."""
+        tree = self._tree(unit)
+        if tree is None:
+            return None
+        pattern = _word(word)
+        text = word.encode()
+        found = [(path, len(data)) for path, data in tree if text in data and pattern.search(data)]
+        if len(found) > _MAX_MENTIONING:
+            return None
+
+        def cost(item: tuple[Path, int]) -> tuple[bool, int]:
+            known = self._by_path.get(self._real_path(item[0]))
+            return (known is None or known.deferred, item[1])
+
+        return [path for path, _ in sorted(found, key=cost)]
+
+    def summarised(self, path: Path) -> Unit | None:
+        """The summarised unit of a project file (parsed now if need be); None when it
+        cannot be read or parsed."""
+        found = self._unit_at(path)
+        if found is None or found.deferred or found.summary.get("v") != SUMMARY_VERSION:
+            return None
+        return found
+
+    def unreferenced(self, unit: Unit, name: str) -> bool:
+        """Whether the project's code names ``name`` only where it defines it (``def name``):
+        a function nothing calls, nor passes on."""
+        tree = self._tree(unit)
+        if tree is None or not name:
+            return False
+        used = _word(name)
+        defined = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\b")
+        total = definitions = 0
+        for _, data in tree:
+            if name.encode() in data:
+                total += len(used.findall(data))
+                definitions += len(defined.findall(data))
+        return total == definitions
+
+    def _tree(self, unit: Unit) -> list[tuple[Path, bytes]] | None:
+        """The Python files under ``unit``'s project root and their bytes (read once), or
+        None when there is no root or the tree is larger than this is worth."""
+        if unit.path is None:
+            return None
+        directory = self._real_path(unit.path).parent
+        root = self._project_roots.get(directory)
+        if root is None:
+            root = self._project_roots[directory] = find_project_root(directory)
+        if root in self._trees:
+            return self._trees[root]
+        files: list[tuple[Path, bytes]] = []
+        size = 0
+        complete = True
+        for folder, names, filenames in os.walk(root):
+            names[:] = sorted(
+                name
+                for name in names
+                if not name.startswith(".")
+                and name not in DEFAULT_EXCLUDES
+                and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
+            )
+            self.probed.add(folder)
+            for filename in sorted(filenames):
+                if not filename.endswith(".py"):
+                    continue
+                path = Path(folder, filename)
+                read = _read_regular(path)
+                if read is None:
+                    continue
+                data, stamp = read
+                self.read[str(path)] = stamp
+                size += len(data)
+                files.append((path, data))
+                if len(files) > _MAX_TREE_FILES or size > _MAX_TREE_BYTES:
+                    complete = False
+                    break
+            if not complete:
+                break
+        found = files if complete else None
+        self._trees[root] = found
+        return found
+
     def linted_unit(self, filename: str) -> Unit | None:
         """The unit of a file linted in this run."""
         return next((u for u in self.units if u.linted and u.filename == filename), None)
@@ -1654,6 +1747,36 @@ def seed_value(base: str, offset: str | None = None) -> str:
     return f"{base} + {offset}"
 
 
+# Reading a project's text to find a name's users is worth it up to this size; and a name
+# found in more files than this is too common to follow (each may need parsing).
+_MAX_TREE_FILES = 5000
+_MAX_TREE_BYTES = 64 * 1024 * 1024
+_MAX_MENTIONING = 24
+
+
+def _read_regular(path: Path) -> tuple[bytes, Stamp] | None:
+    """A regular file's bytes and stamp, opened without blocking (a FIFO is refused, not
+    waited for); None when it is not one, is too large or cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_TREE_BYTES:
+                return None
+            data = handle.read()
+        except OSError:
+            return None
+    return data, (info.st_mtime_ns, info.st_size)
+
+
+def _word(name: str) -> re.Pattern[bytes]:
+    """``name`` as a whole identifier in source bytes."""
+    return re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
+
+
 def _find_module(
     name: str,
     roots: Sequence[Path],
@@ -1707,10 +1830,12 @@ def analyse(
     findings: Mapping[str, Sequence[Diagnostic]] | None = None,
     settling: Sequence[type[SettledRule]] = (),
     probed: set[str] | None = None,
+    read: dict[str, Stamp] | None = None,
 ) -> tuple[dict[str, list[Diagnostic]], dict[str, list[Diagnostic]]]:
     """Project-level diagnostics of a run, by file name; and the per-file ``findings`` of the
     ``settling`` rules revised by ``SettledRule.settle`` now that the programs are known.
-    ``probed`` receives the directories the module lookups listed."""
+    ``probed`` receives the directories the module lookups listed, ``read`` the files read
+    as text (with their stamps)."""
     if not rules and not settling:
         return {}, {}
     program = Program(units, options, load)
@@ -1723,6 +1848,8 @@ def analyse(
     found = program.diagnostics(rules)
     if probed is not None:
         probed.update(program.probed)
+    if read is not None:
+        read.update(program.read)
     return found, settled
 
 

@@ -200,9 +200,12 @@ def project_pass(
         if mine:
             findings[result.filename] = mine
     probed: set[str] = set()
+    read: dict[str, Stamp] = {}
     options = settings.project_options()
-    found, settled = analyse(units, rules, options, load, findings, settling, probed)
+    found, settled = analyse(units, rules, options, load, findings, settling, probed, read)
     memo.probed = {d: (_mtime(d), listing(d) or "") for d in sorted(probed)}
+    for name, stamp in read.items():
+        memo.loaded.setdefault(name, stamp)
     memo.digests = {r.filename: unit_digest(r, paths.get(r.filename), settings) for r in results}
     merged = []
     for result in results:

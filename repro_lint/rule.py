@@ -99,6 +99,18 @@ class Cursor:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A fact a rule leaves for the project phase about one node of the file: the summary
+    keeps it, positioned, under ``notes`` (``[row, column, data]`` per ``kind``)."""
+
+    kind: str
+    node: cst.CSTNode
+    # The top-level statement that holds the node (to position it).
+    top: cst.CSTNode | None
+    data: Any
+
+
+@dataclass(frozen=True)
 class FileContext:
     """What a rule may know about the file it checks."""
 
@@ -109,6 +121,7 @@ class FileContext:
     path: Path | None
     module_name: str | None
     reports: list[PendingReport] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
     # Innermost statement being visited (maintained by the engine's traversal).
     statement_stack: list[cst.CSTNode] = field(default_factory=list)
     cursor: Cursor = field(default_factory=Cursor)

@@ -22,6 +22,7 @@ import libcst as cst
 
 from repro_lint import randomness as rng
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.autograd import GradCalls
 from repro_lint.checkpoints import CheckpointFacts
 from repro_lint.config import find_project_root
 from repro_lint.estimators import draws_from_numpy, is_function
@@ -39,7 +40,7 @@ from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 from repro_lint.walker import children
 
-SUMMARY_VERSION = 14
+SUMMARY_VERSION = 16
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -264,6 +265,11 @@ class SummaryCollector:
         self._ckpt = CheckpointFacts(self._names)
         # Kernels, devices, training and deterministic settings (RPL202).
         self._kernels = KernelFacts(self._names, self)
+        # Calls of other project modules' functions, and whether a backward reaches them
+        # (RPL401/RPL402 settle hazards in a function by its callers); the rules' notes.
+        self._grad = GradCalls(self._names, self._library)
+        self._notes = context.notes
+        self._positions = context.positions
         for binding in self._names.bindings():
             top = binding.qualified.split(".", 1)[0]
             if binding.is_import and binding.module_level and top in _FIX_MODULES:
@@ -396,12 +402,14 @@ class SummaryCollector:
     def visit_With(self, node: cst.With) -> None:
         self._enter(node, node.leading_lines)
         self._kernels.enter_with(node)
+        self._grad.enter_with(node)
         for item in node.items:
             if item.asname is not None:
-                self._data.bound(item.asname.name)
+                self._data.entered(item.asname.name, item.item)
 
     def leave_With(self, original_node: cst.With) -> None:
         self._kernels.leave_with()
+        self._grad.leave_with()
         self._leave(original_node)
 
     def visit_Try(self, node: cst.Try) -> None:
@@ -575,6 +583,7 @@ class SummaryCollector:
 
     def leave_Yield(self, original_node: cst.Yield) -> None:
         self._data.yielded(original_node)
+        self._grad.on_yield()
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._enter(node, node.leading_lines)
@@ -590,8 +599,10 @@ class SummaryCollector:
         self._data.enter_function(node, method, key)
         self._ckpt.enter_function(key, node)
         self._kernels.enter_function(node)
+        self._grad.enter_function(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._grad.leave_function()
         self._kernels.leave_function()
         self._data.leave_function()
         self._scopes.pop()
@@ -611,8 +622,10 @@ class SummaryCollector:
         self._classes[key] = {"bases": bases, "methods": [], "row": row}
         self._scopes.append(_Scope("class", key))
         self._data.enter_class(key)
+        self._grad.enter_class(node)
 
     def leave_ClassDef(self, original_node: cst.ClassDef) -> None:
+        self._grad.leave_class()
         self._data.leave_class()
         self._scopes.pop()
         self._leave(original_node)
@@ -762,6 +775,7 @@ class SummaryCollector:
         if checkpoint is not None:
             self._event(node, "l" if checkpoint == "load" else "k")
         self._kernels.call(node, qualified)
+        self._grad.call(node, qualified)
         if qualified is None:
             self._unresolved_call(node)
         else:
@@ -1187,11 +1201,26 @@ class SummaryCollector:
         helper_row = top.row - len(leading) + blank
         return CallSite(statement, self.node_row(node), indent, top.node, helper_row)
 
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in self._grad.imported:
+            self._grad.name(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self._grad.attribute(node)
+
     def visit_Import(self, node: cst.Import) -> None:
+        self._grad.enter_import()
         modules = [dotted_name(alias.name) for alias in node.names]
         self._import(node, modules)
 
+    def leave_Import(self, original_node: cst.Import) -> None:
+        self._grad.leave_import()
+
+    def leave_ImportFrom(self, original_node: cst.ImportFrom) -> None:
+        self._grad.leave_import()
+
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._grad.enter_import()
         base = self._names.import_base(node)
         if isinstance(node.names, cst.ImportStar):
             self._import(node, [base])
@@ -1224,9 +1253,13 @@ class SummaryCollector:
         anchor = self._anchor or self._end_anchor()
         data = self._data.summary()
         ckpt = self._ckpt.summary()
+        grad = self._grad.summary()
+        notes = self._positioned_notes()
         return {
             **({"data": data} if data is not None else {}),
             **({"ckpt": ckpt} if ckpt is not None else {}),
+            **({"grad": grad} if grad is not None else {}),
+            **({"notes": notes} if notes else {}),
             "v": SUMMARY_VERSION,
             "module": self._module,
             "package": self._package,
@@ -1256,6 +1289,19 @@ class SummaryCollector:
             "newline": self._newline,
             "indent": self._default_indent,
         }
+
+    def _positioned_notes(self) -> dict[str, list[list[Json]]]:
+        """The rules' notes by kind: ``[row, column, data]`` (1-based, where a finding at
+        the node would be), each once."""
+        found: dict[str, list[list[Json]]] = {}
+        for note in self._notes:
+            self._positions.hint(note.node, note.top)
+            start = self._positions.syntactic(note.node).start
+            record = [start.line, start.column + 1, note.data]
+            kept = found.setdefault(note.kind, [])
+            if record not in kept:
+                kept.append(record)
+        return found
 
     def _taken(self, name: str) -> bool:
         """Whether ``import name`` would clash with what the module binds ``name`` to, or

@@ -137,6 +137,10 @@ _NDIM_KEEPING_METHODS = frozenset(
         "div", "pow", "type_as", "nan_to_num", "square",
     )
 )  # fmt: skip
+# Methods that keep an index tensor's values as they are (a permutation stays one).
+_DISTINCT_KEEPING_METHODS = frozenset(
+    {"cuda", "cpu", "to", "detach", "clone", "contiguous", "pin_memory", "long"}
+)
 # Module methods that return the module itself.
 _MODULE_RETURNING = frozenset(
     {"cuda", "cpu", "to", "train", "eval", "float", "double", "half", "requires_grad_", "type"}
@@ -228,9 +232,10 @@ class Tensors:
         if value is None:
             self._bind_kind(target, None)
             return
-        parts = self._unique_parts(value)
+        parts = self._parts(value)
         if parts is not None and isinstance(target, cst.Tuple | cst.List):
-            # ``values, counts = torch.unique(x, return_counts=True)``: each part's facts.
+            # ``values, counts = torch.unique(x, return_counts=True)``,
+            # ``values, indices = torch.topk(x, k)``: each part's facts.
             elements = target.elements
             if len(elements) == len(parts) and not any(
                 isinstance(e, cst.StarredElement) for e in elements
@@ -299,7 +304,7 @@ class Tensors:
         if isinstance(expr, cst.NamedExpr):
             return self.kind(expr.value)
         if isinstance(expr, cst.Subscript):
-            parts = self._unique_parts(expr.value)
+            parts = self._parts(expr.value)
             index = _single_index(expr)
             if parts is not None and index is not None and -len(parts) <= index < len(parts):
                 return parts[index]
@@ -398,6 +403,11 @@ class Tensors:
             if cls is not None and cls.is_module:
                 return cls.attributes.get(name, _MEMBER)
             return cls.attributes.get(name) if cls is not None else None
+        if name in ("values", "indices"):
+            parts = self._parts(expr.value)
+            if parts is not None and len(parts) == 2:
+                # ``torch.topk(x, k).indices``
+                return parts[0] if name == "values" else parts[1]
         base = self.kind(expr.value)
         if isinstance(base, ModuleInstance | ModuleMember):
             return _MEMBER
@@ -465,7 +475,7 @@ class Tensors:
                 _sequence_length(size.value) if size else None, False if dtype is None else dtype
             )
         if qualified == "torch.randperm":
-            return TensorFacts(1, False if dtype is None else dtype)
+            return TensorFacts(1, False if dtype is None else dtype, distinct=0)
         if qualified in ("torch.linspace", "torch.logspace"):
             return TensorFacts(1, True if dtype is None else dtype)
         if qualified == "torch.eye":
@@ -477,7 +487,22 @@ class Tensors:
                 if any(floats)
                 else (False if floats and all(f is False for f in floats) else None)
             )
-            return TensorFacts(1, dtype if dtype is not None else inferred)
+            # Cast to integers, a range with a fractional step may repeat values.
+            step = argument(call, "step", 2)
+            fractional = step is not None and _number_is_float(step.value) is not False
+            distinct = None if dtype is False and fractional else 0
+            return TensorFacts(1, dtype if dtype is not None else inferred, distinct=distinct)
+        if qualified == "torch.argsort":
+            first = argument(call, "input", 0)
+            base = (self.facts(first.value) if first else None) or _ANY_TENSOR
+            return TensorFacts(base.ndim, False, distinct=_dim(call, 1))
+        if qualified in ("torch.unique", "torch.unique_consecutive"):
+            parts = self._parts(call)
+            if parts is not None:
+                return _ANY_TENSOR
+            first = argument(call, "input", 0)
+            base = (self.facts(first.value) if first else None) or _ANY_TENSOR
+            return _unique_values(call, base, qualified == "torch.unique", 1)
         if qualified in ("torch.tensor", "torch.as_tensor"):
             data = argument(call, "data", 0)
             ndim, floating = _literal_data(data.value) if data else (None, None)
@@ -498,6 +523,16 @@ class Tensors:
     def _tensor_method(self, receiver: TensorFacts, method: str, call: cst.Call) -> Kind:
         if method in _NOT_TENSOR_METHODS:
             return None
+        if method == "argsort":
+            return TensorFacts(receiver.ndim, False, distinct=_dim(call, 0))
+        if method in ("unique", "unique_consecutive") and self._parts(call) is None:
+            return _unique_values(call, receiver, method == "unique", 0)
+        distinct = receiver.distinct if method in _DISTINCT_KEEPING_METHODS else None
+        if method == "long" and receiver.floating is not False:
+            distinct = None
+        if method == "to" and self._dtype(call, positional=True) is not None:
+            distinct = None
+        receiver = replace(receiver, distinct=distinct)
         ndim = receiver.ndim if method in _NDIM_KEEPING_METHODS else None
         if method in ("view", "reshape", "expand"):
             ndim = _shape_ndim(call)
@@ -531,12 +566,40 @@ class Tensors:
         floating = True if any(floats) else (False if all(f is False for f in floats) else None)
         return TensorFacts(ndim, floating)
 
-    def _unique_parts(self, value: cst.BaseExpression) -> list[TensorFacts] | None:
+    def _parts(self, value: cst.BaseExpression) -> list[TensorFacts] | None:
+        """The parts of a call that returns a tuple of tensors, when they are known:
+        ``topk``/``sort`` (values, and indices distinct along the dimension they ran over),
+        ``unique`` with ``return_inverse``/``return_counts``."""
+        if not isinstance(value, cst.Call):
+            return None
+        func = value.func
+        qualified = self.names.qualified_name(func)
+        short: str | None = None
+        receiver: cst.BaseExpression | None = None
+        if qualified in ("torch.topk", "torch.sort"):
+            short = qualified.rpartition(".")[2]
+            first = argument(value, "input", 0)
+            receiver = first.value if first is not None else None
+            shift = 1
+        elif (
+            qualified is None
+            and isinstance(func, cst.Attribute)
+            and func.attr.value in ("topk", "sort")
+            and self.facts(func.value) is not None
+        ):
+            short, receiver, shift = func.attr.value, func.value, 0
+        if short is not None:
+            base = (self.facts(receiver) if receiver is not None else None) or _ANY_TENSOR
+            # ``topk(input, k, dim)``, ``sort(input, dim)``
+            dim = _dim(value, shift + (1 if short == "topk" else 0))
+            values = TensorFacts(base.ndim, base.floating)
+            return [values, TensorFacts(base.ndim, False, distinct=dim)]
+        return self._unique_parts(value)
+
+    def _unique_parts(self, value: cst.Call) -> list[TensorFacts] | None:
         """``torch.unique(x, return_inverse=..., return_counts=...)`` (or ``x.unique(...)``,
         ``unique_consecutive``) returning a tuple: the values (as ``x``), then the inverse
         indices and the counts, which are integers."""
-        if not isinstance(value, cst.Call):
-            return None
         func = value.func
         qualified = self.names.qualified_name(func)
         receiver: cst.BaseExpression | None = None
@@ -562,7 +625,12 @@ class Tensors:
         if not any(flags):
             return None
         base = (self.facts(receiver) if receiver is not None else None) or _ANY_TENSOR
-        return [TensorFacts(1, base.floating), *(TensorFacts(None, False) for f in flags if f)]
+        unique = qualified == "torch.unique" or (
+            qualified is None and isinstance(func, cst.Attribute) and func.attr.value == "unique"
+        )
+        shift = 1 if qualified is not None else 0
+        values = _unique_values(value, base, unique, shift, counted=True)
+        return [values, *(TensorFacts(None, False) for f in flags if f)]
 
     def _dtype(self, call: cst.Call, positional: bool = False) -> bool | None:
         """Floating (True), integer (False) or unknown, from ``dtype=`` (or, for ``.to()``,
@@ -579,6 +647,35 @@ class Tensors:
             if qualified in INTEGER_DTYPES:
                 return False
         return None
+
+
+def _dim(call: cst.Call, position: int) -> int | None:
+    """The literal ``dim`` argument of a call whose default is -1 (``topk``, ``sort``,
+    ``argsort``); None when it is not a literal."""
+    arg = argument(call, "dim", position)
+    if arg is None:
+        return -1
+    return literal_int(arg.value)
+
+
+def _unique_values(
+    call: cst.Call, base: TensorFacts, whole: bool, shift: int, counted: bool = False
+) -> TensorFacts:
+    """The values ``unique`` returns (``shift``: 1 when the input is the first argument):
+    1-D and distinct when no ``dim`` is given and the call returns them alone (or, with
+    ``counted``, first in a tuple whose parts are known). ``unique_consecutive`` only
+    drops repeats that follow each other: not distinct."""
+    # ``unique(input, sorted, return_inverse, return_counts, dim)``;
+    # ``unique_consecutive(input, return_inverse, return_counts, dim)``.
+    flags = (2, 3) if whole else (1, 2)
+    if argument(call, "dim", shift + flags[1]) is not None:
+        return TensorFacts(None, base.floating)
+    if not counted:
+        for name, position in zip(("return_inverse", "return_counts"), flags, strict=True):
+            arg = argument(call, name, shift + position - 1)
+            if arg is not None and literal_bool(arg.value) is not False:
+                return TensorFacts(None, base.floating)
+    return TensorFacts(1, base.floating, distinct=0 if whole else None)
 
 
 def _single_index(expr: cst.Subscript) -> int | None:

@@ -33,6 +33,18 @@ class Item:
     index: int
 
 
+@dataclass(frozen=True)
+class Entered:
+    """What ``with source as name`` binds: what ``source.__enter__()`` returns (the object
+    itself for a dataset that opens its files there)."""
+
+    source: cst.BaseExpression
+
+
+# What a name may be bound to: an expression, or a part of one that is not an expression.
+Bound = cst.BaseExpression | Item | Entered
+
+
 @dataclass
 class Mapping:
     """A dict built for ``**kwargs``: every value each key may hold; ``opaque`` when some
@@ -63,7 +75,7 @@ class Binding:
     """One assignment to a name: its value (None for a value not followed, such as a loop
     variable), the branch it was made in, and its order."""
 
-    value: cst.BaseExpression | Item | None
+    value: Bound | None
     path: tuple[int, ...]
     seq: int
     scope: Scope
@@ -80,7 +92,7 @@ class Value:
     """An expression together with where it was written (to follow the names inside it);
     ``node`` None: a value that is not followed; ``binding``: the assignment it came from."""
 
-    node: cst.BaseExpression | Item | None
+    node: Bound | None
     scope: Scope
     seq: int
     path: tuple[int, ...]
@@ -110,7 +122,7 @@ def _prefix(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return long[: len(short)] == short
 
 
-def literal(node: cst.BaseExpression | Item | None) -> tuple[bool, object]:
+def literal(node: Bound | None) -> tuple[bool, object]:
     """(True, value) for ``True``/``False``/``None``, integer and string literals."""
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
         return True, None if node.value == "None" else node.value == "True"
@@ -164,7 +176,7 @@ class Flow:
         scope = scope or self.scope
         return tuple(self._path[scope.depth :])
 
-    def here(self, node: cst.BaseExpression | Item | None) -> Value:
+    def here(self, node: Bound | None) -> Value:
         """A value written at the current point."""
         self._seq += 1
         return Value(node, self.scope, self._seq, self.path())
@@ -226,7 +238,7 @@ class Flow:
     def bind(
         self,
         name: str,
-        value: cst.BaseExpression | Item | None,
+        value: Bound | None,
         *,
         param: tuple[int | str | None, str] | None = None,
         default: cst.BaseExpression | None = None,
@@ -274,9 +286,7 @@ class Flow:
             if not any(_prefix(later.path, binding.path) for later in candidates[index + 1 :])
         ]
 
-    def values(
-        self, node: cst.BaseExpression | Item | None, at: Value | None = None
-    ) -> list[Value]:
+    def values(self, node: Bound | None, at: Value | None = None) -> list[Value]:
         """The values an expression may evaluate to: names followed to their assignments,
         both arms of ``a if c else b`` and ``a or b``."""
         start = at if at is not None else self.here_read()
@@ -541,6 +551,8 @@ def target_names(target: cst.BaseExpression) -> Sequence[str]:
 
 __all__ = [
     "Binding",
+    "Bound",
+    "Entered",
     "Flow",
     "Item",
     "Mapping",

@@ -668,6 +668,68 @@ def test_the_cli_fix_across_files_parses_and_converges(data_project: Path) -> No
     assert {f[1:3] for f in project_findings(data_project)} == {("RPL301", 24)}
 
 
+FRAMES = """\
+    import h5py
+    import torch
+    from torch.utils.data import Dataset
+
+
+    class Frames(Dataset):
+        def __init__(self, path, transform=None):
+            self.path = path
+            self.transform = transform
+
+        def __enter__(self):
+            self.file = h5py.File(self.path, "r")
+            return self
+
+        def __exit__(self, *exc):
+            self.file.close()
+
+        def __len__(self):
+            return len(self.file["labels"])
+
+        def __getitem__(self, index):
+            image = torch.tensor(self.file["images"][index])
+            return self.transform(image) if self.transform else image
+"""
+FRAMES_TRAIN = """\
+    import os
+    import sys
+
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader, DistributedSampler, random_split
+    from torchvision import transforms
+
+    sys.path.append(os.path.abspath(os.path.join(os.path.dirname(__file__), "..")))
+    from resources.frames import Frames
+
+    if __name__ == "__main__":
+        dist.init_process_group(backend="nccl")
+        tf = transforms.Compose([transforms.CenterCrop(224), transforms.Normalize(0.5, 0.2)])
+        with Frames("train.h5", transform=tf) as frames:
+            train, val = random_split(frames, [0.8, 0.2])
+            train_loader = DataLoader(train, sampler=DistributedSampler(train), num_workers=7)
+            val_loader = DataLoader(val, sampler=DistributedSampler(val), num_workers=7)
+"""
+
+
+def test_a_dataset_entered_in_a_with_block_is_followed_to_its_class(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path, {"resources/frames.py": FRAMES, "scripts/train.py": FRAMES_TRAIN})
+    # ``__enter__`` returns the dataset itself, which (with its transforms) draws nothing.
+    assert {f for f in project_findings(tmp_path, "scripts/train.py") if f[1] == "RPL301"} == set()
+    # Entered, a dataset whose ``__enter__`` returns something else is not known.
+    other = FRAMES.replace("            return self\n", "            return self.file\n")
+    write(tmp_path, {"resources/frames.py": other, "scripts/train.py": FRAMES_TRAIN})
+    assert {f for f in project_findings(tmp_path, "scripts/train.py") if f[1] == "RPL301"} == {
+        ("train.py", "RPL301", 16, GENERAL),
+        ("train.py", "RPL301", 17, GENERAL),
+    }
+
+
 # -- RPL302 -------------------------------------------------------------------------------------
 
 

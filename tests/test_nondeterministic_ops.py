@@ -568,6 +568,35 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         [],
     ),
     (
+        "indices distinct by construction write and add without collisions",
+        """
+        import torch
+        def rank(x: torch.Tensor, src: torch.Tensor, flag):
+            v, i = torch.topk(x, 3)
+            a = torch.full_like(x, 0.0).scatter_(-1, i, v)
+            b = torch.zeros_like(x).scatter_(0, x.sort(dim=1)[1], src)
+            c = torch.zeros_like(x).scatter_add_(1, x.argsort(dim=1), src)
+            d = torch.zeros(8, device="cuda").index_add_(0, torch.randperm(8, device="cuda"), src)
+            e = torch.zeros(8, device="cuda").index_copy_(0, torch.unique(src.long()), src)
+            g = torch.zeros(8).index_add_(0, torch.arange(0, 4, 0.5, dtype=torch.long), src)
+            h = torch.zeros(8).index_add_(0, torch.randperm(8).repeat(2), src)
+            k = torch.zeros(8).index_add_(0, torch.unique(src, return_inverse=flag), src)
+            u, inv = torch.unique(src, return_inverse=True)
+            m = torch.zeros(8).index_add_(0, inv, src)
+            n = torch.zeros(8).index_add_(0, u.long(), src)
+            o = torch.zeros_like(x).scatter_(1, x.topk(2, dim=1).indices.cuda(), src)
+        """,
+        "2.13",
+        [
+            ("RPL402", 5, "torch.zeros_like("),
+            ("RPL402", 9, "torch.zeros("),
+            ("RPL402", 10, "torch.zeros("),
+            ("RPL402", 11, "torch.zeros("),
+            ("RPL402", 13, "torch.zeros("),
+            ("RPL402", 14, "torch.zeros("),
+        ],
+    ),
+    (
         "a suppressed line",
         """
         import torch

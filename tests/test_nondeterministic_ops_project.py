@@ -225,3 +225,125 @@ def test_library_layers_that_deterministic_mode_fixes_follow_the_programs(
     assert [(f["filename"], f["code"], f["location"]["row"]) for f in found] == [  # type: ignore[index]
         ("graph.py", "RPL403", 8)
     ]
+
+
+# -- backward-only hazards in a helper, judged by its callers in other modules -------------------
+
+RESIZE = """\
+import torch.nn.functional as F
+
+
+def upscale(x, factor):
+    return F.interpolate(x, scale_factor=factor, mode="bicubic")
+"""
+CALLERS = {
+    "frames.py": """\
+import torch
+from torch.utils.data import Dataset
+
+from ops import upscale
+
+
+class Frames(Dataset):
+    def __getitem__(self, index):
+        return upscale(torch.load(f"{index}.pt"), 4)
+""",
+    "evaluate.py": """\
+import torch
+
+from ops import upscale
+
+
+@torch.no_grad()
+def evaluate(model, images):
+    return model(upscale(images, 2))
+""",
+    "model.py": """\
+from torch import nn
+
+import ops
+
+
+class Net(nn.Module):
+    def predict(self, x):
+        return self.forward(ops.upscale(x, 2))
+
+    def _multiscale(self, x):
+        return self.forward(ops.upscale(x, 0.5))
+""",
+}
+
+
+def _rpl401(root: Path, monkeypatch: pytest.MonkeyPatch, *paths: str) -> list[tuple[object, ...]]:
+    result = run(root, monkeypatch, "--select", "RPL401", "--output-format", "json", *paths)
+    return [(f["filename"], f["location"]["row"]) for f in findings(result)]  # type: ignore[index]
+
+
+def test_a_helper_only_data_and_evaluation_code_calls_is_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write(tmp_path, {"ops.py": RESIZE, **CALLERS})
+    assert _rpl401(tmp_path, monkeypatch) == []
+    # Pre-commit passes the helper's module alone: its callers are still found.
+    monkeypatch.chdir(tmp_path)
+    alone = CliRunner().invoke(
+        main, ["check", "ops.py", "--select", "RPL401", "--no-cache", "--output-format", "json"]
+    )
+    assert findings(alone) == []
+
+
+def test_a_helper_a_training_step_calls_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    train = """\
+from ops import upscale
+
+
+def step(model, images, target, optimizer):
+    loss = (upscale(model(images), 2) - target).abs().mean()
+    loss.backward()
+    optimizer.step()
+"""
+    write(tmp_path, {"ops.py": RESIZE, **CALLERS, "train.py": train})
+    assert _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        pytest.param(
+            "augment.py",
+            "from torchvision import transforms\n\nfrom ops import upscale\n\n"
+            "pipeline = transforms.Lambda(upscale)\n",
+            id="passed on as a value",
+        ),
+        pytest.param(
+            "model.py",
+            CALLERS["model.py"].replace("_multiscale", "multiscale"),
+            id="a public method may be called from anywhere",
+        ),
+        pytest.param(
+            "ops.py",
+            RESIZE + "\n\nTABLE = {'up': upscale}\n",
+            id="its own module passes it on",
+        ),
+        pytest.param(
+            "__init__.py",
+            "from ops import upscale as resize\n",
+            id="bound under another name",
+        ),
+    ],
+)
+def test_a_helper_others_may_call_with_grad_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, text: str
+) -> None:
+    write(tmp_path, {"ops.py": RESIZE, **CALLERS, name: text})
+    assert _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
+
+
+def test_a_helper_nothing_calls_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Library code: its users are not in the project."""
+    write(tmp_path, {"ops.py": RESIZE})
+    assert _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]

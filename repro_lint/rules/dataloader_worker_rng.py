@@ -55,7 +55,8 @@ class DataloaderWorkerRng(ProjectRule):
     returns (`dataset, n = build_dataset(args)` included), what `self.<attribute>` is
     set to in another method (a data module's `setup`), what every known caller passes
     for a parameter (a trainer given its dataset), `random_split`, `Subset`,
-    `ConcatDataset` (also of a list built with `append`) and names from star imports;
+    `ConcatDataset` (also of a list built with `append`), `with Images(...) as dataset`
+    (a project class whose `__enter__` returns `self`) and names from star imports;
     then to its `__getitem__` (or `__iter__`), the methods and functions they call, the
     transforms it builds or is given (a transform parameter through its callers). Draws
     under `if self.<switch>:` (or `==`/`is None` tests) are skipped for an instance
@@ -223,6 +224,19 @@ class DataloaderWorkerRng(ProjectRule):
             "                    worker_init_fn=seed_worker)\n",
             note="a script: the helper goes after the imports and constants, not mid-script",
         ),
+        Invalid(
+            "import h5py\nimport numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Frames(Dataset):\n    def __init__(self, path):\n        self.path = path\n"
+            "        self.rng = np.random.default_rng(0)\n\n"
+            "    def __enter__(self):\n        self.file = h5py.File(self.path, 'r')\n"
+            "        return self\n\n"
+            "    def __exit__(self, *exc):\n        self.file.close()\n\n"
+            "    def __getitem__(self, index):\n"
+            "        return self.file['images'][index] * self.rng.uniform(0.9, 1.1)\n\n\n"
+            "with Frames('train.h5') as frames:\n"
+            "    loader = DataLoader(frames, shuffle=True, num_workers=4)\n",
+            note="`__enter__` returns the dataset, whose generator every worker copies",
+        ),
     )
     VALID = (
         Valid(
@@ -319,6 +333,21 @@ class DataloaderWorkerRng(ProjectRule):
             "        return torch.as_tensor(Image.open(self.paths[index]).getdata())\n\n\n"
             "loader = DataLoader(Folder(['a.png']), shuffle=True, num_workers=8)\n",
             note="a dataset that draws nothing: no `seed_worker` to add",
+        ),
+        Valid(
+            "import h5py\nimport torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset, DistributedSampler, random_split\n\n\n"
+            "class Frames(Dataset):\n    def __init__(self, path):\n        self.path = path\n\n"
+            "    def __enter__(self):\n        self.file = h5py.File(self.path, 'r')\n"
+            "        return self\n\n"
+            "    def __exit__(self, *exc):\n        self.file.close()\n\n"
+            "    def __getitem__(self, index):\n"
+            "        return torch.tensor(self.file['images'][index])\n\n\n"
+            "dist.init_process_group('nccl')\n"
+            "with Frames('train.h5') as frames:\n"
+            "    train, val = random_split(frames, [0.8, 0.2])\n"
+            "    loader = DataLoader(train, sampler=DistributedSampler(train), num_workers=7)\n",
+            note="`__enter__` returns the dataset, which draws nothing",
         ),
     )
 

@@ -31,8 +31,10 @@ from repro_lint.catalog import (
     canonical,
     reported,
 )
+from repro_lint.diagnostics import Diagnostic
 from repro_lint.names import Names, dotted_name
-from repro_lint.rule import FileContext, Invalid, Rule, Valid
+from repro_lint.program import Program, SettledRule, Unit
+from repro_lint.rule import FileContext, Invalid, Note, Rule, Valid
 from repro_lint.tensors import Tensors
 from repro_lint.torch_versions import TorchVersion
 
@@ -255,6 +257,10 @@ class CatalogTraversal:
     def on_finding(self, site: Site) -> None:
         raise NotImplementedError
 
+    def on_open(self, site: Site, functions: tuple[str, ...]) -> None:
+        """A finding (passed to ``on_finding``) that the callers in other modules of these
+        module-level functions may settle."""
+
     def finish_module(self, module: cst.Module) -> None:
         """After every finding of the module was passed to ``on_finding``."""
 
@@ -273,9 +279,18 @@ class CatalogTraversal:
         for holder in list(waiting.held):
             self._release(holder)
         autograd = self.calls.autograd
+        mentions: dict[str, int] | None = None
         for site, grad in waiting.open:
-            if not autograd.settled(grad):
-                self.on_finding(site)
+            if autograd.settled(grad):
+                continue
+            self.on_finding(site)
+            functions = autograd.across_files(grad)
+            if functions:
+                if mentions is None:
+                    mentions = _name_counts(original_node)
+                # Named only where it is defined: the file does not pass it on either.
+                if all(mentions.get(function, 0) == 1 for function in functions):
+                    self.on_open(site, functions)
         self.finish_module(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -483,6 +498,18 @@ class CatalogTraversal:
             self.on_finding(site)
 
 
+def _name_counts(module: cst.Module) -> dict[str, int]:
+    """How often each name occurs in the module (definitions included)."""
+    counts: dict[str, int] = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            counts[node.value] = counts.get(node.value, 0) + 1
+        stack.extend(node.children)
+    return counts
+
+
 class _Classifier(CatalogTraversal, cst.CSTVisitor):
     gate = False
 
@@ -663,8 +690,119 @@ class CatalogRule(CatalogTraversal, Rule):
     def _statements(self) -> tuple[cst.CSTNode, ...]:
         return self.anchor()
 
+    def on_open(self, site: Site, functions: tuple[str, ...]) -> None:
+        top = site.anchor[0] if site.anchor else None
+        self.context.notes.append(Note(OPEN_ACROSS_FILES, site.node, top, list(functions)))
 
-class NondeterministicOp(CatalogRule):
+
+# The summary's notes of findings that callers in other modules may settle:
+# ``[row, column, [function, ...]]``.
+OPEN_ACROSS_FILES = "grad-open"
+
+
+def settle_across_files(
+    program: Program, filename: str, diagnostics: list[Diagnostic]
+) -> list[Diagnostic]:
+    """Drop the backward-only findings of a file that depend on the parameters of its
+    module-level functions, when every call of those functions in other modules runs where
+    no backward pass can reach (a no-grad scope, data code, an evaluation function), or in
+    a private function nothing in the project names."""
+    unit = program.linted_unit(filename)
+    notes = unit.summary.get("notes", {}).get(OPEN_ACROSS_FILES) if unit is not None else None
+    if unit is None or not notes:
+        return diagnostics
+    waiting = {
+        (int(row), int(column)): [str(f) for f in functions] for row, column, functions in notes
+    }
+    judged: dict[str, bool] = {}
+    kept = []
+    for diagnostic in diagnostics:
+        functions = waiting.get((diagnostic.location.row, diagnostic.location.column))
+        if functions is not None and all(
+            _never_differentiated(program, unit, function, judged) for function in functions
+        ):
+            continue
+        kept.append(diagnostic)
+    return kept
+
+
+def _never_differentiated(
+    program: Program, unit: Unit, function: str, judged: dict[str, bool]
+) -> bool:
+    """Whether the module-level ``function`` of ``unit`` is called from other modules, and
+    only where no backward pass reaches: found through the project's files that name it
+    (their summaries' ``grad`` calls); a file that passes it on as a value, or a call
+    that a backward may reach, keeps it open."""
+    if function in judged:
+        return judged[function]
+    judged[function] = False
+    mentioning = program.mentioning(unit, function)
+    if mentioning is None:
+        return False
+    called = False
+    for path in mentioning:
+        caller = program.summarised(path)
+        if caller is None:
+            return False
+        if caller is unit:
+            continue
+        for local, qualified in caller.summary.get("exports", {}).items():
+            if local != function and _is_function(program, caller, qualified, unit, function):
+                # Bound under another name (``from .ops import resize as scale``), which
+                # other modules may call it by.
+                return False
+        grad = caller.summary.get("grad", {})
+        for ref in grad.get("refs", ()):
+            if _names_function(program, caller, str(ref), unit, function):
+                return False
+        for callee, quiet, name in grad.get("calls", ()):
+            target = str(callee)
+            if target.startswith("*"):
+                # A name from a star import: it may be this function.
+                if target[1:] != function:
+                    continue
+            elif not _names_function(program, caller, target, unit, function):
+                continue
+            called = True
+            if not quiet and not _dead(program, caller, str(name)):
+                return False
+    judged[function] = called
+    return called
+
+
+def _names_function(
+    program: Program, importer: Unit, qualified: str, unit: Unit, function: str
+) -> bool:
+    """Whether ``qualified``, as ``importer`` imports it, is ``function`` of ``unit``, or
+    ``unit``'s module itself (any of its functions). Only names that end the same way are
+    looked up (a lookup may load modules)."""
+    last = qualified.rpartition(".")[2]
+    if last == unit.module.rpartition(".")[2] and program.module(qualified, importer) is unit:
+        return True
+    return _is_function(program, importer, qualified, unit, function)
+
+
+def _is_function(
+    program: Program, importer: Unit, qualified: str, unit: Unit, function: str
+) -> bool:
+    """Whether ``qualified``, as ``importer`` imports it, is ``function`` of ``unit``."""
+    if qualified.rpartition(".")[2] != function:
+        return False
+    found = program.referent(importer, ["q", qualified])
+    return (
+        found is not None and found[0] == "function" and found[1] is unit and found[2] == function
+    )
+
+
+def _dead(program: Program, unit: Unit, name: str) -> bool:
+    """A private function (``_name``, not a dunder) that no file of the project names except
+    where it is defined: it never runs."""
+    if not name.startswith("_") or name.startswith("__"):
+        return False
+    return program.unreferenced(unit, name)
+
+
+class NondeterministicOp(CatalogRule, SettledRule):
     """
     ## What it does
     Flags an explicit call, or a module construction, of a PyTorch op that has no
@@ -682,6 +820,15 @@ class NondeterministicOp(CatalogRule):
     not decide (a variable `mode`) is reported, and the message says what it depends on.
     Tensor methods (`x.median(dim=1)`) are reported only when `x` is likely a torch tensor,
     never on numpy arrays or pandas objects.
+
+    A hazard of the backward pass is reported only where a backward can reach it: not under
+    `torch.no_grad()`/`inference_mode()`, in data code (a Dataset, a transform, a collate
+    function), in an evaluation function that never calls `backward`, nor on a value that
+    cannot require grad. A value that comes from a function's parameter is judged by the
+    function's callers: those in its own file, or, when its file never calls it nor passes
+    it on, those in the other modules of the project (found by its name; none may pass it
+    on as a value). A call in a private function (`_name`) that no file of the project
+    names is never run.
 
     ## Why is this bad?
     These kernels accumulate with atomic adds (or pick among tied indices) in an order that
@@ -701,7 +848,12 @@ class NondeterministicOp(CatalogRule):
     reported even in code that runs on the CPU (ignore RPL401 for such files with
     `per-file-ignores`). Convolutions, matmul, attention (SDPA) and plain tensor indexing are
     not reported per call (RPL202 covers them), nor ops hazardous only under torch.compile
-    tracing or an optional kernel library (see "Not reported per call").
+    tracing or an optional kernel library (see "Not reported per call"). Callers in other
+    modules are looked for in projects of up to 5,000 Python files, by the name the
+    function is defined with (a name more than 24 files use is not followed); a call
+    through an object the analysis cannot resolve (a module imported with `importlib`,
+    `getattr` with a computed name) is not seen, and the forward arguments of a model are
+    not followed to the code that calls the model.
 
     ## References
     - `torch.use_deterministic_algorithms` documentation
@@ -1064,6 +1216,13 @@ class NondeterministicOp(CatalogRule):
             tail = f"is nondeterministic, and torch {target} has no deterministic mode"
         if tail is not None:
             self.report(site.node, describe(site.finding, tail), anchor=site.anchor)
+
+    @classmethod
+    def settle(
+        cls, program: Program, filename: str, diagnostics: list[Diagnostic]
+    ) -> list[Diagnostic]:
+        """Backward-only hazards in a function are judged by its callers in other modules."""
+        return settle_across_files(program, filename, diagnostics)
 
     @classmethod
     def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:

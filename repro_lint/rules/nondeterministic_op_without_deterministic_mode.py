@@ -25,6 +25,7 @@ from repro_lint.rules.nondeterministic_op import (
     corrections,
     describe,
     entries_reported_as,
+    settle_across_files,
 )
 from repro_lint.torch_versions import TorchVersion
 
@@ -127,6 +128,14 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     `gather`, `index_select` and `repeat_interleave` on CUDA, `index_put_(accumulate=True)`
     on CPU, and, depending on the torch release, bilinear/trilinear interpolation, replication
     padding, `cumsum` and 3-D max pooling with indices.
+
+    Writes and adds through an index that holds no value twice by construction cannot
+    collide and are not reported: indices from `topk`, `sort` and `argsort` used along the
+    dimension they were computed over, `randperm`, `arange` and `unique` (passed as they
+    are or moved to another device). Backward-only hazards (`gather`, `index_select`,
+    `repeat_interleave`, interpolation, padding) are judged as in RPL401: only where a
+    backward pass can reach them, a function's parameter by the function's callers, in
+    other modules too.
 
     A file that calls `torch.use_deterministic_algorithms(...)` with anything but `False`
     (or `torch.set_deterministic_debug_mode`, Lightning's `Trainer(deterministic=...)`,
@@ -283,9 +292,27 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             "    main()\n",
             note="switched off before the main block: the fix comes after it",
         ),
+        Invalid(
+            "import torch\n\n"
+            "def keep_best(scores: torch.Tensor, k: int) -> torch.Tensor:\n"
+            "    best, order = scores.topk(k, dim=1)\n"
+            "    return torch.zeros_like(scores).scatter_(0, order, best)\n",
+            note="indices distinct along dim 1, written along dim 0: they may collide",
+        ),
         *catalog_examples(NEEDS_DETERMINISTIC_MODE),
     )
     VALID = (
+        Valid(
+            "import torch\n\n"
+            "def sample(logits: torch.Tensor, top_k: int) -> torch.Tensor:\n"
+            "    values, indices = torch.topk(logits, top_k)\n"
+            "    logits = torch.full_like(logits, float('-inf')).scatter_(-1, indices, values)\n"
+            "    return torch.multinomial(torch.softmax(logits, dim=-1), 1)\n\n"
+            "def shuffled_sum(x: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:\n"
+            "    order = torch.randperm(x.size(0), device=x.device)\n"
+            "    return x.index_add(0, order, rows)\n",
+            note="top-k indices and a permutation hold no value twice: no writes collide",
+        ),
         Valid(
             "import torch\ntorch.use_deterministic_algorithms(True)\n"
             "counts = torch.zeros(10, device='cuda').index_add_(0, labels, ones)\n"
@@ -505,9 +532,10 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         entry point turns deterministic mode on; otherwise the fix goes to the entry points
         that do not (it may edit another file). A file no entry point of the run reaches is
         judged on its own, as the per-file pass did."""
+        diagnostics = settle_across_files(program, filename, diagnostics)
         unit = program.linted_unit(filename)
         entries = [e for e in program.entries if filename in program.reached_files(e)]
-        if unit is None or not entries:
+        if unit is None or not entries or not diagnostics:
             return diagnostics
         needing = [e for e in entries if not e.enables_deterministic_algorithms()]
         if not needing:
