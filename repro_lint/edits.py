@@ -22,6 +22,17 @@ from repro_lint.rule import AddImport, InsertAfter, InsertBefore, NodeEdit, Repl
 NEWLINE = re.compile(r"\r\n?|\n")
 
 
+def _comment_lines_above(statement: cst.CSTNode) -> int:
+    """How many comment lines come right before ``statement`` (no blank line between)."""
+    leading = getattr(statement, "leading_lines", ())
+    count = 0
+    for line in reversed(leading):
+        if line.comment is None:
+            break
+        count += 1
+    return count
+
+
 def start_of(rng: CodeRange) -> Location:
     return Location(rng.start.line, rng.start.column + 1)
 
@@ -104,6 +115,15 @@ class EditBuilder:
             start = start_of(self.positions.syntactic(edit.statement))
             indent = self._indent(edit.statement)
             lines = self._lines_of(edit.code, indent)
+            comments = _comment_lines_above(edit.statement)
+            if comments and indent == self._line(start.row)[: start.column - 1]:
+                # The comment lines right above the statement describe it, not the inserted
+                # code: the code goes above them.
+                start = Location(start.row - comments, 1)
+                content = newline.join(lines)
+                if not indent and self._follows_imports(start.row, edit.code):
+                    content = newline + content
+                return Edit(content + newline, start, start)
             # The first line lands where the statement starts, after its indentation.
             content = newline.join(
                 line[len(indent) :] if i == 0 else line for i, line in enumerate(lines)
