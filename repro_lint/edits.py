@@ -311,6 +311,9 @@ def _appended(old: cst.Call, new: cst.Call) -> list[cst.Arg]:
         after_key = after.keyword.value if after.keyword is not None else None
         if before_key != after_key or before.star != after.star:
             return []
+        if before.value is not after.value and not before.value.deep_equals(after.value):
+            # An argument changes too: not a pure extension of the call.
+            return []
     extras = list(new.args[len(old.args) :])
     if not all(extra.keyword is not None and not extra.star for extra in extras):
         return []

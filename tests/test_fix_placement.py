@@ -134,6 +134,21 @@ def test_deterministic_mode_joins_the_settings_next_to_the_seed(tmp_path: Path) 
     assert text(tmp_path, "train.py").count("use_deterministic_algorithms") == 1
 
 
+def test_a_library_seed_fallback_is_reported_without_a_constant(tmp_path: Path) -> None:
+    """``if seed is None: seed = <draw>`` for a parameter of a library function: its
+    documented fresh seed for callers that pass none."""
+    library = (
+        "import numpy as np\n\n\nclass VecEnv:\n"
+        "    def seed(self, seed: int | None = None) -> list[int]:\n"
+        "        if seed is None:\n"
+        "            seed = int(np.random.randint(0, 2**32 - 1, dtype=np.uint32))\n"
+        "        return [seed + i for i in range(4)]\n"
+    )
+    write(tmp_path, {"envs/__init__.py": "", "envs/base.py": library})
+    found = diagnostics(tmp_path, "RPL103")
+    assert found and all(d.fix is None for d in found)
+
+
 def test_numpy_used_only_by_scikit_learn_gets_random_state_not_a_seed(tmp_path: Path) -> None:
     source = (
         "import torch\nfrom sklearn.svm import LinearSVC\n\ntorch.manual_seed(42)\n"
