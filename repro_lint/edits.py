@@ -17,7 +17,7 @@ from repro_lint.diagnostics import Edit, Location
 from repro_lint.fixes import reindent
 from repro_lint.names import Names
 from repro_lint.positions import Positions
-from repro_lint.rule import AddImport, InsertAfter, InsertBefore, NodeEdit, Replace
+from repro_lint.rule import AddImport, DropComments, InsertAfter, InsertBefore, NodeEdit, Replace
 
 NEWLINE = re.compile(r"\r\n?|\n")
 
@@ -142,6 +142,12 @@ class EditBuilder:
             elif not indent and self._follows_imports(end.row, edit.code):
                 content = newline + content
             return Edit(content, end, end)
+        if isinstance(edit, DropComments):
+            start = start_of(self.positions.syntactic(edit.statement))
+            comments = _comment_lines_above(edit.statement)
+            if not comments:
+                return None
+            return Edit("", Location(start.row - comments, 1), Location(start.row, 1))
         return self._add_import(edit)
 
     def _follows_imports(self, row: int, code: str) -> bool:
