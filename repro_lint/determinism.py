@@ -35,6 +35,9 @@ STRICT = "strict"  # deterministic mode without warn_only: covers attention too
 SDPA_MATH = "sdpa-math"  # an sdpa_kernel context restricted to the math backend
 NO_FLASH, NO_EFFICIENT, NO_CUDNN_SDPA = "no-flash-sdp", "no-efficient-sdp", "no-cudnn-sdp"
 BENCHMARK = "benchmark"  # cudnn.benchmark assigned (any value): a fix must not set it again
+# cudnn.benchmark assigned a value that is not a literal (``cudnn_benchmark``, an option): it
+# may turn the autotuner on after any fix, which RPL201 cannot judge.
+BENCHMARK_VARIABLE = "benchmark-variable"
 CUDNN_OFF = "cudnn-off"  # cudnn.deterministic = False
 ALGORITHMS_OFF = "algorithms-off"  # use_deterministic_algorithms(False)
 CUBLAS = "cublas"  # CUBLAS_WORKSPACE_CONFIG set in the program

@@ -17,9 +17,20 @@ from repro_lint.diagnostics import Edit, Location
 from repro_lint.fixes import reindent
 from repro_lint.names import Names
 from repro_lint.positions import Positions
-from repro_lint.rule import AddImport, InsertAfter, InsertBefore, NodeEdit, Replace
+from repro_lint.rule import AddImport, DropComments, InsertAfter, InsertBefore, NodeEdit, Replace
 
 NEWLINE = re.compile(r"\r\n?|\n")
+
+
+def _comment_lines_above(statement: cst.CSTNode) -> int:
+    """How many comment lines come right before ``statement`` (no blank line between)."""
+    leading = getattr(statement, "leading_lines", ())
+    count = 0
+    for line in reversed(leading):
+        if line.comment is None:
+            break
+        count += 1
+    return count
 
 
 def start_of(rng: CodeRange) -> Location:
@@ -104,6 +115,15 @@ class EditBuilder:
             start = start_of(self.positions.syntactic(edit.statement))
             indent = self._indent(edit.statement)
             lines = self._lines_of(edit.code, indent)
+            comments = _comment_lines_above(edit.statement)
+            if comments and indent == self._line(start.row)[: start.column - 1]:
+                # The comment lines right above the statement describe it, not the inserted
+                # code: the code goes above them.
+                start = Location(start.row - comments, 1)
+                content = newline.join(lines)
+                if not indent and self._follows_imports(start.row, edit.code):
+                    content = newline + content
+                return Edit(content + newline, start, start)
             # The first line lands where the statement starts, after its indentation.
             content = newline.join(
                 line[len(indent) :] if i == 0 else line for i, line in enumerate(lines)
@@ -122,6 +142,12 @@ class EditBuilder:
             elif not indent and self._follows_imports(end.row, edit.code):
                 content = newline + content
             return Edit(content, end, end)
+        if isinstance(edit, DropComments):
+            start = start_of(self.positions.syntactic(edit.statement))
+            comments = _comment_lines_above(edit.statement)
+            if not comments:
+                return None
+            return Edit("", Location(start.row - comments, 1), Location(start.row, 1))
         return self._add_import(edit)
 
     def _follows_imports(self, row: int, code: str) -> bool:
@@ -290,6 +316,9 @@ def _appended(old: cst.Call, new: cst.Call) -> list[cst.Arg]:
         before_key = before.keyword.value if before.keyword is not None else None
         after_key = after.keyword.value if after.keyword is not None else None
         if before_key != after_key or before.star != after.star:
+            return []
+        if before.value is not after.value and not before.value.deep_equals(after.value):
+            # An argument changes too: not a pure extension of the call.
             return []
     extras = list(new.args[len(old.args) :])
     if not all(extra.keyword is not None and not extra.star for extra in extras):

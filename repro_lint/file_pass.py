@@ -20,7 +20,15 @@ from repro_lint.fixes import touches
 from repro_lint.names import Names
 from repro_lint.positions import Positions
 from repro_lint.program import ProjectRule
-from repro_lint.rule import FileContext, InsertAfter, InsertBefore, PendingReport, Replace, Rule
+from repro_lint.rule import (
+    DropComments,
+    FileContext,
+    InsertAfter,
+    InsertBefore,
+    PendingReport,
+    Replace,
+    Rule,
+)
 from repro_lint.rules.unused_noqa import UnusedNoqa
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, error_result, too_large
@@ -380,7 +388,7 @@ def _diagnostics(
         for edit in report.edits:
             if isinstance(edit, Replace):
                 inside.append(edit.node)
-            elif isinstance(edit, InsertBefore | InsertAfter):
+            elif isinstance(edit, InsertBefore | InsertAfter | DropComments):
                 positions.within(edit.statement, edit.statement)
             elif edit.before is not None:
                 inside.append(edit.before)

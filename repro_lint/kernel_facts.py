@@ -446,6 +446,8 @@ class KernelFacts:
     def _flag(self, node: cst.Assign, qualified: str, value: cst.BaseExpression) -> None:
         if qualified == f"{rng.CUDNN}.benchmark":
             self._event(node, "d", det.BENCHMARK)
+            if literal_bool(value) is None:
+                self._event(node, "d", det.BENCHMARK_VARIABLE)
         elif qualified == f"{rng.CUDNN}.deterministic" and literal_bool(value) is False:
             self._event(node, "d", det.CUDNN_OFF)
 

@@ -126,10 +126,19 @@ DOC, FUTURE, IMPORT, CONST, DEF, OTHER = "doc", "future", "import", "const", "de
 # A statement that changes the environment or the import path between imports
 # (``os.environ[...] = ...``, ``os.environ.setdefault(...)``, ``sys.path.insert(...)``): the
 # imports after it still open the module (pycodestyle's E402 allows them, as ruff does).
+# Silencing warnings before noisy imports (``warnings.simplefilter(...)``) is set-up too: the
+# imports after it are the module's imports all the same.
 SETUP = "setup"
 _HEADER_KINDS = frozenset({DOC, FUTURE, IMPORT, CONST, SETUP})
 # The objects whose changes count as set-up: module, attribute.
-_SETUP_OBJECTS = frozenset({("os", "environ"), ("sys", "path")})
+_SETUP_OBJECTS = frozenset(
+    {
+        ("os", "environ"),
+        ("sys", "path"),
+        ("warnings", "filterwarnings"),
+        ("warnings", "simplefilter"),
+    }
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,6 +33,9 @@ from repro_lint.suppressions import Directive, Suppressions
 from repro_lint.torch_versions import TorchVersion
 
 _SEED_CALL = {"torch": "torch.manual_seed", "numpy": "numpy.random.seed", "random": "random.seed"}
+# Per-file rules whose fixes project rules count on, listed in ``Unit.codes`` where enabled:
+# RPL105 gives scikit-learn calls `random_state=` (then numpy needs no seed for them).
+FIX_PARTNERS = frozenset({"RPL105"})
 
 Json = Any
 
@@ -277,7 +280,8 @@ class Unit:
     path: Path | None
     summary: Mapping[str, Json]
     linted: bool
-    # Project rule codes enabled for this file (selection and per-file-ignores).
+    # Project rule codes enabled for this file (selection and per-file-ignores), and those
+    # of FIX_PARTNERS.
     codes: frozenset[str] = frozenset()
     index: int = 0
     # Deferred, and its text was read: nothing in it mentions seeding.
@@ -304,8 +308,22 @@ class Unit:
         return classes
 
     def statement(self, index: int) -> list[Json]:
-        statement: list[Json] = self.summary["stmts"][index]
+        """A statement's first row, last row, indentation and end column."""
+        statement: list[Json] = self.summary["stmts"][index][:4]
         return statement
+
+    def above(self, index: int) -> int:
+        """Where code inserted before a statement goes: above the comment lines right
+        before it (they describe the statement, not the inserted code)."""
+        statement = self.summary["stmts"][index]
+        return int(statement[4]) if len(statement) > 4 else int(statement[0])
+
+    def loop(self, index: int) -> tuple[int, str] | None:
+        """The row above the outermost loop around a statement in its function (where code
+        inserted before that loop goes) and the loop's indentation; None outside loops."""
+        statement = self.summary["stmts"][index]
+        found = statement[5] if len(statement) > 5 else None
+        return None if found is None else (int(found[0]), str(found[1]))
 
     def contexts(self, key: str) -> Mapping[int, Ctx]:
         """The branches each event of function ``key`` runs in (events not listed run
@@ -1553,8 +1571,9 @@ class Program:
         that works (draws random numbers, trains, runs convolutions) gets a placement at
         its start (after its docstring and ``global``/``nonlocal`` declarations). The entry
         point's own start comes first when its main process works too, or when no worker
-        placement can be made. A model file's smoke test gets none."""
-        if entry.smoke:
+        placement can be made. A model file's smoke test gets none, nor a launcher that
+        hands the work to a cluster job (the job runs elsewhere: its own code is the place)."""
+        if entry.smoke or entry.unit.summary.get("jobs"):
             return []
         found: list[Placement] = []
         working = False
@@ -1568,12 +1587,116 @@ class Program:
             ):
                 found.append(placement)
         profile = entry.profile
-        main_works = bool(profile.use or profile.later_use or profile.trains is not None) or (
-            profile.conv is not None and not working
+        trains = profile.trains is not None and self.worker_running(profile.trains, found) is None
+        main_works = (
+            bool(self.main_families(entry, found))
+            or trains
+            or (profile.conv is not None and not working)
         )
         if main_works or not found:
             found.insert(0, self.entry_placement(entry))
         return found
+
+    def main_families(self, entry: EntryPoint, workers: Sequence[Placement]) -> set[str]:
+        """The families the main process consumes itself: work it does by calling a worker
+        function directly (``train(0, ...)`` when there is one device) runs after that
+        worker's own placement."""
+        profile = entry.profile
+        found: set[str] = set()
+        for family, chain in (*profile.use.items(), *profile.later_use.items()):
+            if self.worker_running(chain, workers) is None:
+                found.add(family)
+        for family, uses in profile.exposed.items():
+            if any(self.worker_running(chain, workers) is None for _, chain in uses):
+                found.add(family)
+        return found
+
+    def settles(self, entry: EntryPoint) -> bool:
+        """Whether deterministic settings may be inserted into an entry point's program:
+        not into a model file's smoke test (it never trains), a launcher that hands the
+        work to a cluster job (the job runs in another process), or a program that measures
+        speed (a profiler run or a benchmark timer: deterministic kernels change what it
+        times)."""
+        summary = entry.unit.summary
+        return not (entry.smoke or summary.get("jobs") or summary.get("times"))
+
+    def settings_placements(
+        self, entry: EntryPoint, spawn: Spawn | None = None, chains: Sequence[Chain] = ()
+    ) -> list[Placement]:
+        """Where deterministic settings take effect for the work of an entry point, none
+        where they must not go (``settles``):
+
+        - a spawned worker's work (``spawn``): the start of that worker function;
+        - work of the main process (``chains``, the paths to its kernels) that runs by
+          calling a spawned worker function directly: the start of that function, which
+          covers both;
+        - a main process that trains nowhere while its spawned workers do (it builds the
+          model and hands it over): the start of each worker that trains;
+        - otherwise just before the main process's first seed in the entry's own file
+          (above the comment lines that describe that statement; before the loop when the
+          seeding is repeated in one); none when there is no such seed."""
+        if not self.settles(entry):
+            return []
+        if spawn is not None:
+            start = self.worker_start(spawn)
+            return [start] if start is not None else []
+        workers = [p for p in (self.worker_start(s) for s, _ in entry.workers) if p is not None]
+        if chains:
+            running = [self.worker_running(chain, workers) for chain in chains]
+            first = running[0]
+            if first is not None and all(p is first for p in running):
+                return [first]
+        if entry.profile.trains is None:
+            training: list[Placement] = []
+            for worker_spawn, worker in entry.workers:
+                start = self.worker_start(worker_spawn)
+                if (
+                    worker.trains is not None
+                    and start is not None
+                    and all((p.unit.index, p.at) != (start.unit.index, start.at) for p in training)
+                ):
+                    training.append(start)
+            if training:
+                return training
+        seeded = self.seed_placement(entry)
+        return [seeded] if seeded is not None else []
+
+    def seed_placement(self, entry: EntryPoint) -> Placement | None:
+        """Just before the main process's first seed, in the entry point's own file (the
+        statement there that leads to it), above the comment lines right before it."""
+        profile = entry.profile
+        chain: Chain | None = profile.first_seed
+        if chain is None:
+            chain = next(iter((*profile.seed.values(), *profile.later_seed.values())), None)
+        if chain is None:
+            return None
+        site = self.anchor(entry, chain)
+        if site[0] != entry.unit.index or site[1] < 0:
+            return None
+        unit = entry.unit
+        loop = unit.loop(site[1])
+        if loop is not None:
+            # A seed the program repeats (one run per seed): the settings, made once, go
+            # before the loop.
+            return Placement(unit, Location(loop[0], 1), loop[1])
+        _, _, indent, _ = unit.statement(site[1])
+        return Placement(unit, Location(unit.above(site[1]), 1), str(indent))
+
+    def worker_running(self, chain: Chain, workers: Sequence[Placement]) -> Placement | None:
+        """The placement of the worker function that ``chain`` (a path of the main process)
+        runs through, if it calls one of ``workers``' functions directly."""
+        for placement in workers:
+            spawn = placement.spawn
+            if spawn is None:
+                continue
+            inside = self.statements_of(self.units[spawn.unit], spawn.key)
+            if any(site[0] == spawn.unit and site[1] in inside for site in chain):
+                return placement
+        return None
+
+    def statements_of(self, unit: Unit, key: str) -> frozenset[int]:
+        """The statements of function ``key`` of ``unit`` that its events happen in."""
+        return frozenset(int(event[-2]) for event in unit.functions().get(key, ()))
 
     def entry_placement(self, entry: EntryPoint) -> Placement:
         """The start of an entry point (see ``entry_start``)."""
@@ -1622,9 +1745,10 @@ class Program:
     def rank(self, placement: Placement) -> str | None:
         """The parameter of a spawned worker that holds its process index, when it is an
         int on every path: ``torch.multiprocessing.spawn`` passes it first (or the first
-        parameter is named like a rank), and nothing in the run calls the function
-        directly, where the first argument could be anything (``main_worker(args.gpu,
-        ...)`` with ``--gpu`` defaulting to None)."""
+        parameter is named like a rank), and every direct call of the function in the run
+        passes an int literal for it (``train(0, a, h)``, ``fn(rank=0, ...)``); another
+        argument could be anything (``main_worker(args.gpu, ...)`` with ``--gpu``
+        defaulting to None)."""
         spawn = placement.spawn
         if spawn is None or not placement.params:
             return None
@@ -1632,15 +1756,41 @@ class Program:
         if not (spawn.indexed or "rank" in first.lower()):
             return None
         target = (spawn.unit, spawn.key)
-        for unit in self.units:
-            for events in unit.functions().values():
-                for event in events:
-                    if event[0] != "c" or event[1] == ["g"]:
-                        continue
-                    found = self._resolve_ref(unit, event[1])
-                    if isinstance(found, _Function) and (found.unit.index, found.key) == target:
-                        return None
+        if self._shards_data(self.units[spawn.unit], spawn.key):
+            # Every rank must build the same dataset for a DistributedSampler to split it:
+            # the ranks share one seed.
+            return None
+        for unit, ref, positional, keywords in self._direct_calls():
+            if positional is True or (positional is None and first in keywords):
+                continue
+            found = self._resolve_ref(unit, ref)
+            if isinstance(found, _Function) and (found.unit.index, found.key) == target:
+                return None
         return first
+
+    def _shards_data(self, unit: Unit, key: str) -> bool:
+        """Whether the path of function ``key`` reaches a file that splits a dataset across
+        ranks with a ``DistributedSampler``."""
+        seen: set[tuple[int, str]] = set()
+        todo = [(unit, key)]
+        while todo:
+            current, name = todo.pop()
+            if (current.index, name) in seen:
+                continue
+            seen.add((current.index, name))
+            if current.summary.get("data", {}).get("distributed"):
+                return True
+            for event in current.functions().get(name, ()):
+                todo.extend(self._callees(current, event))
+        return False
+
+    def _direct_calls(self) -> Iterator[tuple[Unit, Json, bool | None, list[str]]]:
+        """Every call of project code in the run: the unit, the callee's reference, whether
+        the first positional argument is an int literal, the keywords given int literals."""
+        for unit in self.units:
+            for ref, positional, keywords in unit.summary.get("arguments", ()):
+                if ref != ["g"]:
+                    yield unit, ref, positional, list(keywords)
 
     def program_seed(self, entry: EntryPoint) -> tuple[Unit, int, str, bool] | None:
         """The seed the program already passes, where it first seeds a generator itself
@@ -1854,6 +2004,7 @@ def analyse(
 
 
 __all__ = [
+    "FIX_PARTNERS",
     "Chain",
     "Ctx",
     "EntryPoint",

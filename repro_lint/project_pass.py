@@ -17,7 +17,7 @@ from repro_lint.codec import diagnostic_to_json
 from repro_lint.diagnostics import Diagnostic, FileResult
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile, display_name
-from repro_lint.program import Loader, ProjectRule, SettledRule, Unit, analyse
+from repro_lint.program import FIX_PARTNERS, Loader, ProjectRule, SettledRule, Unit, analyse
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, read_bytes
 from repro_lint.summary import DEFERRED, DEFERRED_KEY
@@ -98,7 +98,11 @@ def project_codes(settings: Settings) -> frozenset[str]:
 def unit_digest(result: FileResult, path: Path | None, settings: Settings) -> str:
     """A digest of what the project pass reads of one linted file (see ``ProjectMemo``)."""
     settled = {rule.CODE for rule in settings.settling_rules}
-    enabled = sorted(r.CODE for r in settings.rules_for(path) if r in settings.project_rules)
+    enabled = sorted(
+        r.CODE
+        for r in settings.rules_for(path)
+        if r in settings.project_rules or r.CODE in FIX_PARTNERS
+    )
     part = [
         result.filename,
         None if path is None else str(path),
@@ -194,7 +198,9 @@ def project_pass(
     findings: dict[str, list[Diagnostic]] = {}
     for result in results:
         path = paths.get(result.filename)
-        enabled = frozenset(r.CODE for r in settings.rules_for(path) if r.CODE in codes)
+        enabled = frozenset(
+            r.CODE for r in settings.rules_for(path) if r.CODE in codes or r.CODE in FIX_PARTNERS
+        )
         units.append(Unit(result.filename, path, result.summary, linted=True, codes=enabled))
         mine = [d for d in result.diagnostics if d.code in settled_codes]
         if mine:

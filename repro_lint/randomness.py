@@ -246,6 +246,21 @@ LAUNCHERS: dict[str, tuple[str, int]] = {
     "fairseq.distributed_utils.call_main": ("main", 1),
     "fairseq.distributed.call_main": ("main", 1),
 }
+# Cluster job executors' methods that run a callable in a job of its own (another process,
+# usually on another machine), by the qualified name of the executor's class.
+_JOB_EXECUTORS = (
+    "submitit.AutoExecutor", "submitit.SlurmExecutor", "submitit.LocalExecutor",
+    "submitit.auto.auto.AutoExecutor", "submitit.slurm.slurm.SlurmExecutor",
+    "submitit.local.local.LocalExecutor",
+)  # fmt: skip
+JOB_SUBMITS = frozenset(
+    f"{executor}.{method}"
+    for executor in _JOB_EXECUTORS
+    for method in ("submit", "map_array", "submit_array")
+)
+# Tools that time code (a profiler run, a benchmark timer; not the region labels of
+# ``record_function``): a program that calls them measures speed.
+TIMERS = ("torch.profiler.profile", "torch.autograd.profiler.profile", "torch.utils.benchmark.")
 # Command-line runners that call the function they are given (its first argument).
 RUNNERS = frozenset(
     {"fire.Fire", "typer.run", "jsonargparse.CLI", "jsonargparse.auto_cli", "tyro.cli",

@@ -85,7 +85,15 @@ class AddImport:
     before: cst.CSTNode | None = None
 
 
-NodeEdit = Replace | InsertBefore | InsertAfter | AddImport
+@dataclass(frozen=True)
+class DropComments:
+    """Delete the comment lines right above ``statement`` (no blank line between): they
+    argued for what a fix changes."""
+
+    statement: cst.CSTNode
+
+
+NodeEdit = Replace | InsertBefore | InsertAfter | AddImport | DropComments
 
 
 @dataclass

@@ -40,7 +40,7 @@ from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
 from repro_lint.walker import children
 
-SUMMARY_VERSION = 16
+SUMMARY_VERSION = 17
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -127,6 +127,9 @@ class _Open:
     node: cst.CSTNode
     row: int
     index: int = -1
+    # The first row of the comment lines right above the statement (no blank line between):
+    # code inserted before the statement goes above them, since they describe it.
+    above: int = 0
 
 
 @dataclass(frozen=True)
@@ -251,6 +254,13 @@ class SummaryCollector:
         # Per function: variable -> qualified name of the class it was built from.
         self._types: dict[str, dict[str, str]] = {}
         self._spawn_contexts: set[str] = set()
+        # The module hands work to a cluster job (a submitit executor's ``submit``).
+        self._submits_jobs = False
+        # The module measures speed (a profiler or a benchmark timer).
+        self._times = False
+        # Every call of project code: [ref, whether its first positional argument is an int
+        # literal (None: no positional argument), the keywords given int literals].
+        self._arguments: list[list[Json]] = []
         self._fresh_start = False
         self._anchor: list[Json] | None = None
         # The docstring, imports and constants that open the module (where fixes put imports
@@ -314,14 +324,14 @@ class SummaryCollector:
     def _enter(self, node: cst.CSTNode, leading: Sequence[cst.EmptyLine]) -> None:
         row = self.row + len(leading)
         top = not self._open
-        self._open.append(_Open(node, row))
+        above = len(leading)
+        while above > 0 and leading[above - 1].comment is not None:
+            above -= 1
+        self._open.append(_Open(node, row, above=self.row + above))
         owner = self._body_of.pop(id(node), None)
         if owner is not None:
             # Code inserted at the start of a body goes above the comment lines right before
             # its first statement: they describe that statement, not the inserted code.
-            above = len(leading)
-            while above > 0 and leading[above - 1].comment is not None:
-                above -= 1
             place = [self.row + above, self._indent(row)]
             if owner == MAIN and self._main is not None:
                 self._main["body"] = place
@@ -371,10 +381,30 @@ class SummaryCollector:
         if entry.index < 0:
             line = self._line(entry.row)
             entry.index = len(self._table)
+            loop = self._outer_loop(entry)
             self._table.append(
-                [entry.row, entry.row, self._indent(entry.row), len(line.rstrip()) + 1]
+                [
+                    entry.row,
+                    entry.row,
+                    self._indent(entry.row),
+                    len(line.rstrip()) + 1,
+                    entry.above or entry.row,
+                    None if loop is None else [loop.above or loop.row, self._indent(loop.row)],
+                ]
             )
         return entry.index
+
+    def _outer_loop(self, entry: _Open) -> _Open | None:
+        """The outermost ``for``/``while`` loop around ``entry`` in its own function (or in
+        the module's top-level code): where one-time set-up for what the loop repeats goes."""
+        position = next((i for i, e in enumerate(self._open) if e is entry), len(self._open))
+        found = None
+        for ancestor in reversed(self._open[:position]):
+            if isinstance(ancestor.node, cst.FunctionDef | cst.ClassDef):
+                break
+            if isinstance(ancestor.node, cst.For | cst.While):
+                found = ancestor
+        return found
 
     def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> None:
         self._enter(node, node.leading_lines)
@@ -757,9 +787,12 @@ class SummaryCollector:
     def visit_Subscript(self, node: cst.Subscript) -> None:
         self._ckpt.subscript(node)
 
-    def _call(self, node: cst.Call, ref: list[Json]) -> None:
+    def _call(self, node: cst.Call, ref: list[Json], *, direct: bool = True) -> None:
+        """A call of project code; ``direct``: ``node`` calls it (its arguments are the
+        callee's), not a thread or a command-line runner that calls it later."""
         self._ckpt.project_call(node, ref, self._function_key(), self._site())
         self._event(node, "c", ref, dedup=tuple(ref))
+        self._arguments.append([ref, *_int_arguments(node)] if direct else [ref, False, []])
         if self._scopes or not self._open:
             return
         if id(node) in self._bare_calls:
@@ -849,6 +882,8 @@ class SummaryCollector:
                 self._event(node, "f", ["q", target], dedup=("q", target))
 
     def _classify(self, node: cst.Call, qualified: str) -> None:
+        if qualified.startswith(rng.TIMERS):
+            self._times = True
         family = rng.SEEDS.get(qualified)
         if family is not None:
             self._seed(node, (family,))
@@ -894,7 +929,7 @@ class SummaryCollector:
             position = (None, 0) if qualified in rng.RUNNERS else ("target", 1)
             target = self._target(argument(node, *position))
             if target is not None:
-                self._call(node, target)
+                self._call(node, target, direct=False)
         elif qualified in rng.SET_START_METHOD:
             arg = argument(node, "method", 0)
             if arg is not None and literal_str(arg.value) in rng.FRESH_START_METHODS:
@@ -1015,6 +1050,16 @@ class SummaryCollector:
             method = f"{typed}.{attr}"
             if method in rng.SEEDING_METHODS:
                 self._seed(node, rng.FAMILIES)
+                deterministic = argument(node, "deterministic")
+                if deterministic is None or literal_bool(deterministic.value) is not False:
+                    # The trainer's init_seeds(deterministic=True by default) sets
+                    # cudnn.deterministic and warn-only deterministic mode.
+                    self._event(node, "d", "cudnn")
+                    self._event(node, "d", "algorithms")
+            elif method in rng.JOB_SUBMITS:
+                # The work runs in a cluster job, another process: settings and seeds made
+                # here never reach it.
+                self._submits_jobs = True
             elif not self._library(typed) and typed not in rng.CONFIG_MODELS:
                 self._call(node, ["q", method])
         if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls") and klass:
@@ -1280,6 +1325,9 @@ class SummaryCollector:
             "registries": self._registries,
             "seed_option": self._seed_option(),
             "fresh_start": self._fresh_start,
+            "arguments": self._arguments,
+            "jobs": self._submits_jobs,
+            "times": self._times,
             "imports": self._imports,
             "anchor": anchor,
             "header": self._header.header().to_json(),
@@ -1319,6 +1367,24 @@ class SummaryCollector:
         if lines[-1] == "":
             return [len(lines), 1, ""]
         return [len(lines), len(lines[-1]) + 1, self._newline]
+
+
+def _int_arguments(call: cst.Call) -> tuple[bool | None, list[str]]:
+    """Whether a call's first positional argument is an int literal (None when it has no
+    positional argument), and the keywords it gives int literals."""
+    first: bool | None = None
+    keywords: list[str] = []
+    for arg in call.args:
+        if arg.star:
+            if first is None and arg.star == "*":
+                first = False
+            continue
+        if arg.keyword is not None:
+            if literal_int(arg.value) is not None:
+                keywords.append(arg.keyword.value)
+        elif first is None:
+            first = literal_int(arg.value) is not None
+    return first, keywords
 
 
 def _registries(module: cst.Module) -> dict[str, list[str]]:

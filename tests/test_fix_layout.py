@@ -353,6 +353,31 @@ def test_a_helper_goes_after_imports_that_follow_an_environment_setting() -> Non
     assert out.index("def seed_worker") > out.index("import torch\n")
 
 
+def test_a_helper_goes_after_imports_that_follow_a_warnings_filter() -> None:
+    # Before: `def seed_worker` landed between `import warnings` and the imports that the
+    # script makes after silencing their warnings.
+    source = """\
+        import warnings
+        warnings.simplefilter(action='ignore', category=FutureWarning)
+        import numpy as np
+        import torch
+        from torch.utils.data import DataLoader, Dataset
+
+
+        class Noisy(Dataset):
+            def __init__(self):
+                self.rng = np.random.default_rng(0)
+
+            def __getitem__(self, index):
+                return self.rng.normal()
+
+
+        loader = DataLoader(Noisy(), batch_size=8, num_workers=2)
+        """
+    out = fixed(source, select="RPL301")
+    assert out.index("def seed_worker") > out.index("from torch.utils.data import")
+
+
 @pytest.mark.parametrize(
     ("imports", "statement", "kind"),
     [
@@ -360,6 +385,13 @@ def test_a_helper_goes_after_imports_that_follow_an_environment_setting() -> Non
         ("import os as system\n", 'system.environ.setdefault("A", "1")\n', layout.SETUP),
         ("import os.path\n", 'os.environ.update({"A": "1"})\n', layout.SETUP),
         ("import sys\n", 'sys.path.insert(0, "src")\n', layout.SETUP),
+        (
+            "import warnings\n",
+            "warnings.simplefilter(action='ignore', category=FutureWarning)\n",
+            layout.SETUP,
+        ),
+        ("import warnings\n", "warnings.filterwarnings('ignore')\n", layout.SETUP),
+        ("import warnings\n", "warnings.warn('old')\n", layout.OTHER),
         # Not the module: a name that only looks like it.
         ("from config import os\n", 'os.environ["A"] = "1"\n', layout.OTHER),
         ("import os\n", 'os.makedirs("out")\n', layout.OTHER),

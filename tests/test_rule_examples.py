@@ -54,6 +54,24 @@ def test_invalid_example_is_reported(rule: type[Rule], example: Invalid) -> None
     assert fix_source(outcome.text, settings, ALL_FIXES, "example.py").text == outcome.text
 
 
+NO_FIX = [
+    pytest.param(rule, example, id=f"{rule.CODE}-invalid-{i}")
+    for rule in ALL_RULES
+    for i, example in enumerate(rule.INVALID)
+    if "no fix" in example.note
+]
+
+
+@pytest.mark.parametrize(("rule", "example"), NO_FIX)
+def test_invalid_example_said_to_have_no_fix_has_none(rule: type[Rule], example: Invalid) -> None:
+    """An example whose note says "no fix" is reported without one (a fix there would be
+    wrong: the examples' `fixed=` cannot say so)."""
+    result = lint_text(example.code, "example.py", _settings(rule, example.config))
+    found = [d for d in result.diagnostics if d.code == rule.CODE]
+    assert found, example.code
+    assert all(d.fix is None for d in found), example.code
+
+
 @pytest.mark.parametrize(("rule", "example"), VALID)
 def test_valid_example_is_quiet(rule: type[Rule], example: Valid) -> None:
     result = lint_text(example.code, "example.py", _settings(rule, example.config))

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from repro_lint.arguments import argument, dict_literal_items, literal_bool, literal_str
 from repro_lint.determinism import RUNNERS
 from repro_lint.diagnostics import FixSafety
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
-from repro_lint.rule import Invalid, Replace, Rule, Valid
+from repro_lint.rule import DropComments, Invalid, NodeEdit, Replace, Rule, Valid
 
 _FALSE = cst.Name("False")
 # mmengine's environment settings: the config variable and the Runner keyword that hold them.
 ENV_CFG = "env_cfg"
 ENV_BENCHMARK = "cudnn_benchmark"
+# A comment that recommends benchmarking for speed.
+_ABOUT_SPEED = re.compile(r"speed|fast|accelerat|perform|benchmark", re.IGNORECASE)
 
 
 class CudnnBenchmarkEnabled(Rule):
@@ -36,7 +40,8 @@ class CudnnBenchmarkEnabled(Rule):
     switch `deterministic` off, whatever some recipes claim.
 
     ## Fix safety
-    Safe: setting the flag to `False` changes speed, never what the program computes.
+    Safe: setting the flag to `False` changes speed, never what the program computes. A
+    comment right above the line that recommends it for speed is removed with it.
 
     ## Options
     None. Values that are not literals (`benchmark = args.benchmark`) are not reported.
@@ -90,6 +95,20 @@ class CudnnBenchmarkEnabled(Rule):
             note="an mmengine config module: the Runner sets the cuDNN flag from it",
         ),
         Invalid(
+            "_base_ = ['../_base_/default_runtime.py']\n\nmax_keep_ckpts = 3\n"
+            "# Single-scale training is recommended to\n"
+            "# be turned on, which can speed up training.\n"
+            "env_cfg = dict(cudnn_benchmark=True)\n",
+            fixed="_base_ = ['../_base_/default_runtime.py']\n\nmax_keep_ckpts = 3\n"
+            "env_cfg = dict(cudnn_benchmark=False)\n",
+            note="the comment above recommended the speed-up: it goes with the value",
+        ),
+        Invalid(
+            "import torch\n\n# cuDNN\ntorch.backends.cudnn.benchmark = True\n",
+            fixed="import torch\n\n# cuDNN\ntorch.backends.cudnn.benchmark = False\n",
+            note="a comment that does not argue for speed stays",
+        ),
+        Invalid(
             "env_cfg = dict(\n    cudnn_benchmark=True,\n"
             "    mp_cfg=dict(mp_start_method='fork'),\n)\n"
         ),
@@ -130,7 +149,21 @@ class CudnnBenchmarkEnabled(Rule):
 
     def _flag(self, value_holder: cst.BaseExpression, node: cst.CSTNode) -> None:
         if literal_bool(value_holder) is True:
-            self.report(node, fix=[Replace(value_holder, _FALSE)])
+            self.report(node, fix=[Replace(value_holder, _FALSE), *self._stale_comment()])
+
+    def _stale_comment(self) -> list[NodeEdit]:
+        """The comment lines right above the statement, when they argue for the speed the
+        fix gives up: they would recommend what the line no longer does."""
+        statement = self.context.statement_stack[-1] if self.context.statement_stack else None
+        leading = getattr(statement, "leading_lines", ())
+        comments = []
+        for line in reversed(leading):
+            if line.comment is None:
+                break
+            comments.append(line.comment.value)
+        if statement is None or not _ABOUT_SPEED.search(" ".join(comments)):
+            return []
+        return [DropComments(statement)]
 
     def _env_cfg(self, value: cst.BaseExpression) -> None:
         """``dict(cudnn_benchmark=True)`` / ``{"cudnn_benchmark": True}``."""
@@ -157,7 +190,9 @@ class CudnnBenchmarkEnabled(Rule):
             if self.qualified_name(target.target) == f"{CUDNN}.benchmark":
                 if literal_bool(node.value) is True:
                     # ``a = cudnn.benchmark = True``: rewriting the value would change ``a`` too.
-                    fix = [Replace(node.value, _FALSE)] if len(node.targets) == 1 else []
+                    fix: list[NodeEdit] = []
+                    if len(node.targets) == 1:
+                        fix = [Replace(node.value, _FALSE), *self._stale_comment()]
                     self.report(node, fix=fix)
                 return
 

@@ -7,9 +7,11 @@ import libcst as cst
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
 from repro_lint.diagnostics import FixSafety
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
-from repro_lint.rule import Invalid, Replace, Rule, Valid
+from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
+from repro_lint.summary import is_main_check
 
 _TRUE = cst.Name("True")
+_WARN_ONLY = cst.ensure_type(cst.parse_expression("f(warn_only=True)"), cst.Call).args[0]
 
 
 class DeterministicModeDisabled(Rule):
@@ -30,8 +32,12 @@ class DeterministicModeDisabled(Rule):
     `torch.use_deterministic_algorithms(False)`, overriding what the script set before.
 
     ## Fix safety
-    Unsafe: the value was written explicitly, perhaps for speed, and
-    `use_deterministic_algorithms(True)` raises on ops without a deterministic kernel.
+    Unsafe: the value was written explicitly, perhaps for speed. The fix switches it on:
+    `use_deterministic_algorithms(False)` becomes `use_deterministic_algorithms(True,
+    warn_only=True)`, so ops without a deterministic kernel warn instead of raising. A
+    library module (no `__main__` block) that switches determinism off inside a function
+    does so for a caller that asks for it (`deterministic=False`): it is reported there
+    without a fix, since switching it on would take that choice away.
 
     ## Options
     None. Values that are not literals are not reported.
@@ -49,7 +55,27 @@ class DeterministicModeDisabled(Rule):
     INVALID = (
         Invalid(
             "import torch\ntorch.use_deterministic_algorithms(False)\n",
-            fixed="import torch\ntorch.use_deterministic_algorithms(True)\n",
+            fixed="import torch\ntorch.use_deterministic_algorithms(True, warn_only=True)\n",
+            note="switched on warn-only: ops without a deterministic kernel keep running",
+        ),
+        Invalid(
+            "from ultralytics import YOLO\nimport torch\ntorch.use_deterministic_algorithms(False)\n"
+            "import warnings\n\nmodel = YOLO('yolov8s.yaml')\nmodel.train(data='data.yaml')\n",
+            fixed="from ultralytics import YOLO\nimport torch\n"
+            "torch.use_deterministic_algorithms(True, warn_only=True)\n"
+            "import warnings\n\nmodel = YOLO('yolov8s.yaml')\nmodel.train(data='data.yaml')\n",
+            note="a training script's own switch",
+        ),
+        Invalid(
+            "import os\nimport torch\n\n\ndef init_seeds(seed=0, deterministic=False):\n"
+            "    torch.manual_seed(seed)\n    if deterministic:\n"
+            "        torch.use_deterministic_algorithms(True, warn_only=True)\n"
+            "    else:\n        unset_deterministic()\n\n\ndef unset_deterministic():\n"
+            "    torch.use_deterministic_algorithms(False)\n"
+            "    torch.backends.cudnn.deterministic = False\n"
+            '    os.environ.pop("CUBLAS_WORKSPACE_CONFIG", None)\n',
+            note="a library switches it off for a caller that asks (deterministic=False): "
+            "reported, but not switched on there (no fix)",
         ),
         Invalid("import torch as T\nT.use_deterministic_algorithms(mode=False)\n"),
         Invalid(
@@ -91,9 +117,38 @@ class DeterministicModeDisabled(Rule):
         "import torch\n\nclass Cfg:\n    deterministic = False\n",
     )
 
-    def _flag(self, value: cst.BaseExpression, node: cst.CSTNode, fixable: bool = True) -> None:
-        if literal_bool(value) is False:
-            self.report(node, fix=[Replace(value, _TRUE)] if fixable else [])
+    def __init__(self, context: FileContext) -> None:
+        super().__init__(context)
+        # A library module (no ``__main__`` block) that switches determinism off inside a
+        # function does so for its callers, on their request (``deterministic=False``):
+        # switching it on there would take that choice away.
+        self._library = not any(
+            isinstance(s, cst.If) and is_main_check(s.test) for s in context.module.body
+        )
+
+    def _fixable(self) -> bool:
+        in_function = any(isinstance(s, cst.FunctionDef) for s in self.context.statement_stack)
+        return not (self._library and in_function)
+
+    def _flag(
+        self,
+        value: cst.BaseExpression,
+        node: cst.CSTNode,
+        fixable: bool = True,
+        call: cst.Call | None = None,
+    ) -> None:
+        if literal_bool(value) is not False:
+            return
+        fix: list[NodeEdit] = []
+        if fixable and self._fixable():
+            fix = [Replace(value, _TRUE)]
+            if call is not None and argument(call, "warn_only") is None:
+                # Warn-only: ops without a deterministic kernel warn instead of raising, so
+                # a program that switched the mode off keeps running.
+                warn = _WARN_ONLY
+                switched = _with_true(call, value)
+                fix = [Replace(call, switched.with_changes(args=[*switched.args, warn]))]
+        self.report(node, fix=fix)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
@@ -106,7 +161,7 @@ class DeterministicModeDisabled(Rule):
         if name in ("torch.use_deterministic_algorithms", "torch.set_deterministic"):
             arg = argument(node, "mode", 0) or argument(node, "d", 0)
             if arg is not None:
-                self._flag(arg.value, node)
+                self._flag(arg.value, node, call=node if name.endswith("algorithms") else None)
         elif name == "torch.set_deterministic_debug_mode":
             arg = argument(node, "debug_mode", 0)
             if arg is not None and (
@@ -143,3 +198,10 @@ class DeterministicModeDisabled(Rule):
             )
         else:
             self._flag(deterministic.value, deterministic)
+
+
+def _with_true(call: cst.Call, value: cst.BaseExpression) -> cst.Call:
+    """``call`` with the argument ``value`` replaced by ``True``."""
+    return call.with_changes(
+        args=[arg.with_changes(value=_TRUE) if arg.value is value else arg for arg in call.args]
+    )

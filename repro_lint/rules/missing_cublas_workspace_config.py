@@ -6,7 +6,7 @@ import libcst as cst
 
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
 from repro_lint.diagnostics import FixSafety
-from repro_lint.rule import FileContext, InsertBefore, Invalid, NodeEdit, Rule, Valid
+from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Rule, Valid
 from repro_lint.torch_versions import TorchVersion
 
 VARIABLE = "CUBLAS_WORKSPACE_CONFIG"
@@ -35,8 +35,9 @@ class MissingCublasWorkspaceConfig(Rule):
 
     ## Fix safety
     Safe: `os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")` is inserted just
-    before the statement that enables deterministic mode, and keeps any value the launcher
-    already set; it costs about 24 MiB of GPU memory per stream. The variable only has to be
+    before the statement that enables deterministic mode (after the imports when that
+    statement sits among them), and keeps any value the launcher already set; it costs
+    about 24 MiB of GPU memory per stream. The variable only has to be
     set before the first cuBLAS call, which comes after a program's setup, so the imports
     stay together. (Enabling deterministic mode after the first matrix multiply on the GPU
     is too late for the variable: move both up.)
@@ -95,6 +96,20 @@ class MissingCublasWorkspaceConfig(Rule):
             "    torch.use_deterministic_algorithms(True)\n",
             config=_OLD,
             note="set once, before the first call that enables deterministic mode",
+        ),
+        Invalid(
+            "from ultralytics import YOLO\nimport torch\n"
+            "torch.use_deterministic_algorithms(True, warn_only=True)\nimport warnings\n"
+            "warnings.filterwarnings('ignore')\nimport os\n"
+            'os.environ["TORCH_CPP_LOG_LEVEL"] = "ERROR"\n\nmodel = YOLO("yolov8s.yaml")\n',
+            fixed="from ultralytics import YOLO\nimport torch\n"
+            "torch.use_deterministic_algorithms(True, warn_only=True)\nimport warnings\n"
+            "warnings.filterwarnings('ignore')\nimport os\n"
+            'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+            'os.environ["TORCH_CPP_LOG_LEVEL"] = "ERROR"\n\nmodel = YOLO("yolov8s.yaml")\n',
+            config=_OLD,
+            note="switched on among the imports: the variable goes after them, with the "
+            "file's own `os`",
         ),
         Invalid("import torch\ntorch.set_deterministic_debug_mode('error')\n", config=_OLD),
         Invalid(
@@ -184,6 +199,32 @@ class MissingCublasWorkspaceConfig(Rule):
         if not anchor:
             return []
         statement = anchor[-1]
+        last_import = _last_import_after(self.context.module, statement)
+        if last_import is not None:
+            # Deterministic mode is switched on among the imports: the variable goes after
+            # them (it only has to be set before the first cuBLAS call), not between two
+            # imports (ruff E402/I001).
+            body: list[cst.CSTNode] = list(self.context.module.body)
+            following = body.index(last_import) + 1
+            before = body[following] if following < len(body) else None
+            os_name, edits = self.reference("os", "os", before=before)
+            code = f'{os_name}.environ.setdefault("{VARIABLE}", ":4096:8")'
+            return [*edits, InsertAfter(last_import, code)]
         os_name, edits = self.reference("os", "os", before=statement)
         code = f'{os_name}.environ.setdefault("{VARIABLE}", ":4096:8")'
         return [*edits, InsertBefore(statement, code)]
+
+
+def _last_import_after(module: cst.Module, statement: cst.CSTNode) -> cst.CSTNode | None:
+    """The last import among the simple module-level statements that follow ``statement``
+    (a module-level one), if any."""
+    body: list[cst.CSTNode] = list(module.body)
+    if statement not in body:
+        return None
+    found = None
+    for following in body[body.index(statement) + 1 :]:
+        if not isinstance(following, cst.SimpleStatementLine):
+            break
+        if all(isinstance(small, cst.Import | cst.ImportFrom) for small in following.body):
+            found = following
+    return found

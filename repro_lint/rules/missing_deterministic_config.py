@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from repro_lint import determinism as det
-from repro_lint.diagnostics import Edit, FixSafety, Location
+from repro_lint.diagnostics import Edit, FixSafety
 from repro_lint.program import (
     Chain,
     EntryPoint,
@@ -15,7 +15,6 @@ from repro_lint.program import (
     ProjectReport,
     ProjectRule,
     Spawn,
-    Unit,
 )
 from repro_lint.rule import Invalid, Valid
 from repro_lint.torch_versions import TorchVersion
@@ -88,6 +87,7 @@ class MissingDeterministicConfig(ProjectRule):
     | Hugging Face `TrainingArguments(full_determinism=True)`, `enable_full_determinism()` | yes | yes |
     | accelerate `set_seed(seed, deterministic=True)` | yes | yes |
     | mmengine `randomness=dict(deterministic=True)`, `set_random_seed(..., deterministic=True)` | yes | yes |
+    | an ultralytics model's `train()` (its `deterministic=True` default) | yes | **no** |
     | `set_seed(seed)`, `seed_everything(seed)` alone | no | no |
 
     Framework switches are read through keyword dicts built in the same function
@@ -124,13 +124,21 @@ class MissingDeterministicConfig(ProjectRule):
     ":4096:8")` where the target torch still needs it (before 2.10). It is unsafe because
     deterministic mode raises on ops that have no deterministic implementation (RPL401).
 
-    Settings go into the process that does the work: when the kernels run in a worker that
-    `mp.spawn` or a spawn-context `Process` starts, at the start of that worker, since flags
-    set in the parent do not reach it. No fix is offered when a later statement on the
-    program's path switches the setting off again (`cudnn.deterministic = False`,
-    `use_deterministic_algorithms(False)`): the message names that statement instead. Nor
-    where warn-only deterministic mode is on already: the fix is to make that call strict (no
-    `warn_only`; Lightning's `deterministic=True`).
+    The settings go above the comment lines right before the seeding statement (they
+    describe it). They go into the process that does the work: when the kernels run in a
+    worker that `mp.spawn` or a spawn-context `Process` (or the spawn start method) starts,
+    at the start of that worker, since flags set in the parent do not reach it; when the
+    parent only builds the model and its workers train it, at the start of each training
+    worker; when the main process runs a worker function directly (`train(0, ...)` with one
+    GPU), only at that function's start, which covers both. No fix is offered when a later
+    statement on the program's path switches the setting off again (`cudnn.deterministic =
+    False`, `use_deterministic_algorithms(False)`), or when the program sets
+    `cudnn.benchmark` from a value that may be True (an option): the message names that
+    statement instead. Nor where warn-only deterministic mode is on already: the fix is to
+    make that call strict (no `warn_only`; Lightning's `deterministic=True`). Nor in a model
+    file's smoke test, a launcher that hands the work to a cluster job (a submitit
+    executor: the job's own code gets the fix), or a program that measures speed (it runs
+    a profiler or a benchmark timer: deterministic kernels change what it times).
 
     ## Options
     `target-torch` decides whether the unsafe fix also sets `CUBLAS_WORKSPACE_CONFIG`.
@@ -333,6 +341,77 @@ class MissingDeterministicConfig(ProjectRule):
             "needs its own",
         ),
         Invalid(
+            "import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def train(rank, model):\n    torch.manual_seed(1 + rank)\n"
+            "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+            "    model(torch.randn(8, 1, 28, 28, device='cuda')).sum().backward()\n"
+            "    opt.step()\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(1)\n"
+            "    mp.set_start_method('spawn', force=True)\n"
+            "    model = nn.Conv2d(1, 10, kernel_size=5).to('cuda')\n    model.share_memory()\n"
+            "    p = mp.Process(target=train, args=(0, model))\n    p.start()\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def train(rank, model):\n    torch.backends.cudnn.deterministic = True\n"
+            "    torch.backends.cudnn.benchmark = False\n    torch.manual_seed(1 + rank)\n"
+            "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+            "    model(torch.randn(8, 1, 28, 28, device='cuda')).sum().backward()\n"
+            "    opt.step()\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(1)\n"
+            "    mp.set_start_method('spawn', force=True)\n"
+            "    model = nn.Conv2d(1, 10, kernel_size=5).to('cuda')\n    model.share_memory()\n"
+            "    p = mp.Process(target=train, args=(0, model))\n    p.start()\n",
+            note="the parent builds the model and the workers of the spawn start method train "
+            "it: the settings go where it trains",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def train(rank, h):\n    model = nn.Conv1d(80, 512, 7).cuda(rank)\n"
+            "    model(torch.randn(1, 80, 32, device='cuda')).sum().backward()\n\n\n"
+            "def main(h):\n    torch.manual_seed(h.seed)\n    if h.num_gpus > 1:\n"
+            "        mp.spawn(train, nprocs=h.num_gpus, args=(h,))\n    else:\n"
+            "        train(0, h)\n\n\nif __name__ == '__main__':\n    main(h)\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\nfrom torch import nn\n\n\n"
+            "def train(rank, h):\n    torch.backends.cudnn.deterministic = True\n"
+            "    torch.backends.cudnn.benchmark = False\n"
+            "    model = nn.Conv1d(80, 512, 7).cuda(rank)\n"
+            "    model(torch.randn(1, 80, 32, device='cuda')).sum().backward()\n\n\n"
+            "def main(h):\n    torch.manual_seed(h.seed)\n    if h.num_gpus > 1:\n"
+            "        mp.spawn(train, nprocs=h.num_gpus, args=(h,))\n    else:\n"
+            "        train(0, h)\n\n\nif __name__ == '__main__':\n    main(h)\n",
+            note="the worker function also runs in the main process with one GPU: the "
+            "settings at its start cover both, once",
+        ),
+        Invalid(
+            "import argparse\nimport torch\nfrom torch import nn\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--seed', type=int, default=1)\n"
+            "args = parser.parse_args()\n\n# Set the random seed manually for reproducibility.\n"
+            "torch.manual_seed(args.seed)\nmodel = nn.Conv1d(4, 8, 3).cuda()\n"
+            "model(torch.randn(2, 4, 16, device='cuda')).sum().backward()\n",
+            fixed="import argparse\nimport torch\nfrom torch import nn\n\n"
+            "parser = argparse.ArgumentParser()\nparser.add_argument('--seed', type=int, default=1)\n"
+            "args = parser.parse_args()\n\ntorch.backends.cudnn.deterministic = True\n"
+            "torch.backends.cudnn.benchmark = False\n"
+            "# Set the random seed manually for reproducibility.\n"
+            "torch.manual_seed(args.seed)\nmodel = nn.Conv1d(4, 8, 3).cuda()\n"
+            "model(torch.randn(2, 4, 16, device='cuda')).sum().backward()\n",
+            note="the settings go above the comment that describes the seeding",
+        ),
+        Invalid(
+            "from ultralytics import YOLO\n\nmodel = YOLO('yolov8s.yaml')\n"
+            "model.train(data='data.yaml', epochs=150, deterministic=False)\n",
+            note="the trainer is told not to set its deterministic flags",
+        ),
+        Invalid(
+            "import torch\nfrom torch import nn\n\n\n"
+            "def training_loop(random_seed=0, cudnn_benchmark=True):\n"
+            "    torch.manual_seed(random_seed)\n"
+            "    torch.backends.cudnn.benchmark = cudnn_benchmark\n"
+            "    net = nn.Conv2d(3, 8, 3).cuda()\n    net(x).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    training_loop()\n",
+            note="`benchmark` comes from an option that may turn the autotuner on: no fix "
+            "(a setting inserted here would leave it on); the message names that line",
+        ),
+        Invalid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
             "    torch.manual_seed(0)\n    torch.backends.cudnn.benchmark = True\n"
             "    model = nn.Conv2d(3, 8, 3).cuda()\n",
@@ -361,6 +440,14 @@ class MissingDeterministicConfig(ProjectRule):
         ),
     )
     VALID = (
+        Valid(
+            "from ultralytics import YOLO\nimport torch\n"
+            "torch.use_deterministic_algorithms(False)\n\n"
+            "model = YOLO('yolov8s.yaml')\n"
+            "model.train(data='data.yaml', epochs=150, device='0,1')\n",
+            note="the trainer's init_seeds sets cudnn.deterministic and warn-only "
+            "deterministic mode (deterministic=True by default), which covers convolutions",
+        ),
         Valid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
             "    torch.manual_seed(0)\n    torch.backends.cudnn.deterministic = True\n"
@@ -536,7 +623,7 @@ class MissingDeterministicConfig(ProjectRule):
             if not trains and any(p.inference is not None for p in profiles):
                 # Inference only: no backward pass, where these kernels are nondeterministic.
                 continue
-            found = next((o for o in map(_uncovered, processes) if o is not None), None)
+            found = next((o for o in _candidates(processes) if o is not None), None)
             if found is None:
                 continue
             yield cls._report(program, entry, found, processes)
@@ -560,6 +647,15 @@ class MissingDeterministicConfig(ProjectRule):
         if off is not None:
             message += f"; it is switched off at {program.where(off[-1])}"
             return ProjectReport(entry.unit, entry.statement, message)
+        variable = found.process.profile.settings.get(det.BENCHMARK_VARIABLE)
+        if variable is not None:
+            # A deterministic setting inserted here would leave the autotuner to that
+            # statement: cuDNN may still pick a different (deterministic) algorithm per run.
+            message += (
+                f"; `cudnn.benchmark` is set at {program.where(variable[-1])} from a value "
+                "that may be True (make it False there)"
+            )
+            return ProjectReport(entry.unit, entry.statement, message)
         edits = cls._fix(program, entry, found, processes)
         attention = found.attention is not None
         return ProjectReport(
@@ -580,10 +676,10 @@ class MissingDeterministicConfig(ProjectRule):
             # it would be switched back to warn-only by it. The fix is to drop `warn_only`
             # there (the message says where); RPL204 already sees to CUBLAS_WORKSPACE_CONFIG.
             return ()
-        place = _placement(program, entry, found.process)
-        if place is None:
+        chains = [chain for chain in (found.conv, found.attention) if chain is not None]
+        places = program.settings_placements(entry, found.process.spawn, chains)
+        if not places:
             return ()
-        unit, at, indent = place
         everywhere = {kind for p in processes for kind in p.profile.settings}
         wanted: list[tuple[str, str]] = []
         if found.attention is not None:
@@ -597,24 +693,47 @@ class MissingDeterministicConfig(ProjectRule):
             wanted.append((DETERMINISTIC, " = True"))
             if det.BENCHMARK not in everywhere:
                 wanted.append((BENCHMARK, " = False"))
-        lines: list[str] = []
-        imports: list[str] = []
-        for name, rest in wanted:
-            spelled = program.spell(unit, name, at.row)
-            if spelled is None:
+        edits: list[Edit] = []
+        for place in places:
+            lines: list[str] = []
+            imports: list[str] = []
+            for name, rest in wanted:
+                spelled = program.spell(place.unit, name, place.at.row)
+                if spelled is None:
+                    return ()
+                text, module = spelled
+                lines.append(text + rest)
+                if module is not None and module not in imports:
+                    imports.append(module)
+            made = program.insert(place, lines, imports, finding=entry.unit)
+            if made is None:
                 return ()
-            text, module = spelled
-            lines.append(text + rest)
-            if module is not None and module not in imports:
-                imports.append(module)
-        return program.insertion(unit, at, lines, imports, indent=indent) or ()
+            edits.extend(made)
+        return tuple(edits)
 
 
-def _uncovered(process: _Process) -> _Open | None:
-    profile = process.profile
-    settings = set(profile.settings)
-    conv = profile.conv if not det.conv_covered(settings) else None
-    attention = profile.attention if not det.attention_covered(settings) else None
+def _candidates(processes: list[_Process]) -> Iterator[_Open | None]:
+    """Each process's kernels that no setting of its own covers, in order. A main process
+    that trains nowhere while spawned workers train hands its model over: its kernels run
+    in those workers (whose own code may not show them), so they are judged there."""
+    main, workers = processes[0], processes[1:]
+    training = [w for w in workers if w.profile.trains is not None]
+    if main.profile.trains is None and training:
+        for worker in training:
+            yield _uncovered(
+                worker,
+                worker.profile.conv or main.profile.conv,
+                worker.profile.attention or main.profile.attention,
+            )
+        return
+    for process in processes:
+        yield _uncovered(process, process.profile.conv, process.profile.attention)
+
+
+def _uncovered(process: _Process, conv: Chain | None, attention: Chain | None) -> _Open | None:
+    settings = set(process.profile.settings)
+    conv = conv if not det.conv_covered(settings) else None
+    attention = attention if not det.attention_covered(settings) else None
     if conv is None and attention is None:
         return None
     return _Open(process, conv, attention)
@@ -664,29 +783,3 @@ def _override(found: _Open) -> Chain | None:
     settings = found.process.profile.settings
     kind = det.ALGORITHMS_OFF if found.attention is not None else det.CUDNN_OFF
     return settings.get(kind)
-
-
-def _placement(
-    program: Program, entry: EntryPoint, process: _Process
-) -> tuple[Unit, Location, str] | None:
-    """Where the settings go: just before the process's first seed in the entry's file, at
-    the start of a spawned worker, or where the entry point's seeding would go."""
-    if process.spawn is not None:
-        worker = program.units[process.spawn.unit]
-        start = program.function_start(worker, process.spawn.key)
-        if start is None:
-            return None
-        at, indent, _ = start
-        return worker, at, indent
-    profile = process.profile
-    chain: Chain | None = profile.first_seed
-    if chain is None:
-        chain = next(iter((*profile.seed.values(), *profile.later_seed.values())), None)
-    if chain is None:
-        return None
-    site = program.anchor(entry, chain)
-    if site[0] != entry.unit.index or site[1] < 0:
-        return None
-    unit = entry.unit
-    row, _, indent, _ = unit.statement(site[1])
-    return unit, Location(int(row), 1), str(indent)

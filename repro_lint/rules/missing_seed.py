@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from repro_lint import randomness as rng
 from repro_lint.diagnostics import Edit, FixSafety
 from repro_lint.program import EntryPoint, Program, ProjectReport, ProjectRule
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
+
+# The rule that gives scikit-learn calls `random_state=` (its fix makes numpy's seed moot).
+_RANDOM_STATE = "RPL105"
 
 
 class MissingSeed(ProjectRule):
@@ -62,10 +66,17 @@ class MissingSeed(ProjectRule):
     itself, the others are seeded right after that call with the same value (its argument,
     option or config field, in its file). Otherwise they go where the work runs, with the
     configured `seed` (or the program's seed option, right after the entry point parses
-    it, when nothing is drawn before): the start of the entry point (the top of its `__main__` block, or
-    after the imports of a script), and the start of each worker function started in a
-    fresh process (`mp.spawn`), offset by the process index when it is an int on every
-    path. A model file's smoke test gets no finding and no seeds.
+    it, when nothing is drawn before): the start of the entry point (the top of its
+    `__main__` block, or after the imports of a script), and the start of each worker
+    function started in a fresh process (`mp.spawn`), offset by the process index when it
+    is an int on every path (`mp.spawn` passes it, and every direct call passes an int
+    literal). Ranks that split one dataset with a `DistributedSampler` share one seed: each
+    must build the same dataset. Each process is seeded for the generators it consumes
+    itself; work the main process does by calling a worker function directly is seeded at
+    that function's start. numpy is left out where its only consumers are scikit-learn
+    calls that RPL105 gives `random_state=`. A model file's smoke test gets no finding and
+    no seeds; a launcher that hands the work to a cluster job (a submitit executor) gets
+    no seeds: the job runs elsewhere, and its own entry point is the place.
 
     ## Options
     `seed` (default 0) is the value inserted; `seed-functions` lists project functions that
@@ -269,6 +280,43 @@ class MissingSeed(ProjectRule):
             note="the seed goes above the comment that describes the first statement",
         ),
         Invalid(
+            "import numpy as np\nimport torch\n\n\ndef subprocess_fn(rank, num_gpus):\n"
+            "    latents = np.random.randn(8, 512)\n"
+            "    noise = torch.randn(8, 512, device=torch.device('cuda', rank))\n\n\n"
+            "def calc_metrics(num_gpus):\n    if num_gpus == 1:\n"
+            "        subprocess_fn(rank=0, num_gpus=num_gpus)\n    else:\n"
+            "        torch.multiprocessing.spawn(fn=subprocess_fn, args=(num_gpus,), "
+            "nprocs=num_gpus)\n\n\nif __name__ == '__main__':\n    calc_metrics(1)\n",
+            fixed="import numpy as np\nimport torch\n\n\ndef subprocess_fn(rank, num_gpus):\n"
+            "    torch.manual_seed(rank)\n    np.random.seed(rank)  # noqa: NPY002\n"
+            "    latents = np.random.randn(8, 512)\n"
+            "    noise = torch.randn(8, 512, device=torch.device('cuda', rank))\n\n\n"
+            "def calc_metrics(num_gpus):\n    if num_gpus == 1:\n"
+            "        subprocess_fn(rank=0, num_gpus=num_gpus)\n    else:\n"
+            "        torch.multiprocessing.spawn(fn=subprocess_fn, args=(num_gpus,), "
+            "nprocs=num_gpus)\n\n\nif __name__ == '__main__':\n    calc_metrics(1)\n",
+            note="the worker also runs in the main process, called with rank 0: its seeds "
+            "cover both, and every rank draws its own samples",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n"
+            "from torch.utils.data import DataLoader\n"
+            "from torch.utils.data.distributed import DistributedSampler\n\n\n"
+            "def main(rank, world_size):\n"
+            "    data = [(torch.rand(20), torch.rand(1)) for _ in range(64)]\n"
+            "    loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data))\n\n\n"
+            "if __name__ == '__main__':\n    mp.spawn(main, args=(2,), nprocs=2)\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n"
+            "from torch.utils.data import DataLoader\n"
+            "from torch.utils.data.distributed import DistributedSampler\n\n\n"
+            "def main(rank, world_size):\n    torch.manual_seed(0)\n"
+            "    data = [(torch.rand(20), torch.rand(1)) for _ in range(64)]\n"
+            "    loader = DataLoader(data, batch_size=8, sampler=DistributedSampler(data))\n\n\n"
+            "if __name__ == '__main__':\n    mp.spawn(main, args=(2,), nprocs=2)\n",
+            note="a DistributedSampler splits one dataset across the ranks: every rank must "
+            "build the same one, so the ranks share a seed",
+        ),
+        Invalid(
             "import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
             "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
             "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
@@ -439,7 +487,10 @@ class MissingSeed(ProjectRule):
                 continue
             names = ", ".join(f"`{family}`" for family in missing)
             places = ", ".join(program.where(used[family][-1]) for family in missing)
-            edits = cls._fix(program, entry, missing)
+            # numpy consumed only by scikit-learn calls that RPL105's fix gives
+            # `random_state=`: seeding it would add nothing.
+            seeding = [f for f in missing if not _only_estimators(program, entry, f)]
+            edits = cls._fix(program, entry, seeding) if seeding else ()
             yield ProjectReport(
                 entry.unit,
                 entry.statement,
@@ -482,13 +533,21 @@ class MissingSeed(ProjectRule):
                 return ()
             return program.insert(placement, *made, finding=entry.unit) or ()
         edits: list[Edit] = []
+        workers = [p for p in placements if p.spawn is not None]
+        used = {spawn: worker.used() for spawn, worker in entry.workers}
         for placement in placements:
+            # Each process seeds what it consumes itself.
+            if placement.spawn is None:
+                mine = program.main_families(entry, workers) if workers else set(families)
+            else:
+                mine = set(used.get(placement.spawn, families))
+            wanted = [family for family in families if family in mine]
+            if not wanted:
+                continue
             offset = program.rank(placement)
             # A worker that receives the parsed options seeds with the user's seed.
             user = program.option_value(entry, placement.params) if placement.spawn else None
-            made = program.seed_lines(
-                placement.unit, families, placement.at.row, offset, value=user
-            )
+            made = program.seed_lines(placement.unit, wanted, placement.at.row, offset, value=user)
             if made is None:
                 return ()
             found = program.insert(placement, *made, finding=entry.unit)
@@ -496,3 +555,19 @@ class MissingSeed(ProjectRule):
                 return ()
             edits.extend(found)
         return tuple(edits)
+
+
+def _only_estimators(program: Program, entry: EntryPoint, family: str) -> bool:
+    """Whether every use of ``family`` on the entry point's path that is known is a
+    scikit-learn call without `random_state` in a file where RPL105 gives it one."""
+    profile = entry.profile
+    chains = [
+        *(chain for chain in (profile.use.get(family), profile.later_use.get(family)) if chain),
+        *(chain for _, chain in profile.exposed.get(family, ())),
+        *(chain for _, worker in entry.workers if (chain := worker.used().get(family))),
+    ]
+    return bool(chains) and all(
+        chain[-1][3] in (rng.SKLEARN, rng.ESTIMATOR)
+        and _RANDOM_STATE in program.units[chain[-1][0]].codes
+        for chain in chains
+    )

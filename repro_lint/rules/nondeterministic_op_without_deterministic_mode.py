@@ -12,7 +12,7 @@ from repro_lint.catalog import NEEDS_DETERMINISTIC_MODE
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety
 from repro_lint.fixes import touches
 from repro_lint.names import Names
-from repro_lint.program import EntryPoint, Program, SettledRule
+from repro_lint.program import EntryPoint, Placement, Program, SettledRule
 from repro_lint.randomness import LIGHTNING_TRAINERS
 from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Valid
 from repro_lint.rules.nondeterministic_op import (
@@ -148,14 +148,21 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     switches them to a deterministic kernel at some cost in speed; without it no seed helps.
 
     ## Fix safety
-    Safe: inserts `torch.use_deterministic_algorithms(True, warn_only=True)` at each entry
-    point whose program reaches the call and never turns the mode on (the top of its
-    `if __name__ == "__main__":` block, else after the script's imports); when the call is in
-    another module than the entry point, the fix edits the entry point's file. Library code
+    Safe: inserts `torch.use_deterministic_algorithms(True, warn_only=True)` into each
+    program that reaches the call and never turns the mode on, where its other
+    deterministic settings go (RPL202): just before its first seed in the entry point's
+    file (one block with the seeding and `cudnn.deterministic`), at the start of the
+    spawned worker functions that train, else at the top of its `if __name__ ==
+    "__main__":` block or after the script's imports; when the call is in another module
+    than the entry point, the fix edits the entry point's file. A model file's smoke test,
+    a launcher that hands the work to a cluster job (submitit) and a program that measures
+    speed (a profiler run, a benchmark timer) get none: the other programs that reach the
+    call do. Library code
     that no entry point of the run reaches (every call inside a function, no `__main__`
     block) gets no fix: switching a global mode on when a library is imported would change
-    every program that uses it; the place for it is the program's entry point. With `warn_only=True`, ops without a
-    deterministic kernel warn instead of raising, so the program still runs. Once those warnings are dealt with, switch to
+    every program that uses it; the place for it is the program's entry point. With
+    `warn_only=True`, ops without a deterministic kernel warn instead of raising, so the
+    program still runs. Once those warnings are dealt with, switch to
     `torch.use_deterministic_algorithms(True)` (`warn_only=False`): that variant is unsafe,
     because it raises on any op without a deterministic kernel, and is not offered as a fix.
 
@@ -543,20 +550,28 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         edits: list[Edit] = []
         note = ""
         for entry in needing:
-            override = cls._program_override(program, entry)
+            if not program.settles(entry):
+                # No place for it there (a smoke test, a job launcher, a speed measurement):
+                # the other programs get the fix.
+                continue
+            places = cls._places(program, entry)
+            override = cls._program_override(program, entry, places)
             if override is not None:
                 # The program switches the mode off again after the insertion point: a fix
                 # there would be undone, so the override is reported instead.
                 note = override_note(override)
                 edits = []
                 break
-            made = cls._entry_edits(program, entry) if entry.unit.linted else None
+            made = cls._entry_edits(program, entry, places) if entry.unit.linted else None
             if made is None:
                 edits = []
                 break
-            other = entry.unit.filename if entry.unit.filename != filename else None
-            edits.extend(dataclasses.replace(edit, filename=other) for edit in made)
-        where = ", ".join(sorted({e.unit.filename for e in needing}))
+            for made_edit in made:
+                owner = made_edit.filename or entry.unit.filename
+                edit = dataclasses.replace(made_edit, filename=owner if owner != filename else None)
+                if edit not in edits:
+                    edits.append(edit)
+        where = ", ".join(sorted({e.filename or filename for e in edits}))
         fix = Fix(FixSafety.SAFE, f"{cls.FIX_TITLE} in {where}", tuple(edits)) if edits else None
         return [
             dataclasses.replace(d, message=_without_note(d.message) + note, fix=fix)
@@ -564,41 +579,54 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         ]
 
     @staticmethod
-    def _program_override(program: Program, entry: EntryPoint) -> str | None:
+    def _places(program: Program, entry: EntryPoint) -> list[Placement]:
+        """Where the entry's program gets deterministic mode: with its other deterministic
+        settings (just before its seeding, or where its work runs: see
+        ``Program.settings_placements``), else at the start of the entry point."""
+        return program.settings_placements(entry) or [program.entry_placement(entry)]
+
+    @staticmethod
+    def _program_override(
+        program: Program, entry: EntryPoint, places: list[Placement]
+    ) -> str | None:
         """Where the entry's program switches deterministic mode off after the place a fix
         would insert it (``file:row``), if it does."""
         chain = entry.disables_deterministic_algorithms()
         if not chain:
             return None
         first = chain[0]
-        start = program.entry_start(entry)[0]
-        if len(chain) == 1 and first[0] == entry.unit.index and first[2] < start.row:
+        start = min(
+            (p.at.row for p in places if p.unit is entry.unit),
+            default=program.entry_start(entry)[0].row,
+        )
+        if len(chain) == 1 and first[0] == entry.unit.index and first[2] < start:
             # Module-level code before the insertion point: the fix comes after it.
             return None
         unit_index, _, row, _ = chain[-1]
         return f"{program.units[unit_index].filename}:{row}"
 
     @staticmethod
-    def _entry_edits(program: Program, entry: EntryPoint) -> tuple[Edit, ...] | None:
-        unit = entry.unit
-        at, indent, end, prefix, suffix = program.entry_start(entry)
-        spelled = program.spell(unit, ENABLE, at.row)
-        if spelled is None:
+    def _entry_edits(
+        program: Program, entry: EntryPoint, places: list[Placement]
+    ) -> tuple[Edit, ...] | None:
+        if not places:
             return None
-        text, module = spelled
-        edits = program.insertion(
-            unit,
-            at,
-            [f"{text}(True, warn_only=True)"],
-            [module] if module else [],
-            indent=indent,
-            prefix=prefix,
-            suffix=suffix,
-            end=end,
-        )
-        if not edits or touches(edits, program.protected_rows(unit)):
-            return None
-        return edits
+        edits: list[Edit] = []
+        for place in places:
+            spelled = program.spell(place.unit, ENABLE, place.at.row)
+            if spelled is None:
+                return None
+            text, module = spelled
+            made = program.insert(
+                place,
+                [f"{text}(True, warn_only=True)"],
+                [module] if module else [],
+                finding=entry.unit,
+            )
+            if not made or touches(made, program.protected_rows(place.unit)):
+                return None
+            edits.extend(made)
+        return tuple(edits)
 
     @classmethod
     def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:

@@ -6,7 +6,13 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from repro_lint.arguments import argument, dict_literal_items, has_double_star, literal_str
+from repro_lint.arguments import (
+    argument,
+    dict_literal_items,
+    has_double_star,
+    literal_int,
+    literal_str,
+)
 from repro_lint.diagnostics import FixSafety
 from repro_lint.options import Options
 from repro_lint.randomness import (
@@ -20,6 +26,7 @@ from repro_lint.randomness import (
     random_draw,
 )
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
+from repro_lint.summary import is_main_check
 
 # Seeding call -> (seed parameter, position).
 SEED_PARAMETERS: dict[str, tuple[str, int]] = {
@@ -66,6 +73,7 @@ SOURCES = frozenset(
 SOURCE_PREFIXES = ("secrets.", "random.SystemRandom")
 # torch.seed() reseeds every device: a CUDA reseed right after it is the same hazard.
 _CUDA_ENTROPY = frozenset({"torch.cuda.seed", "torch.cuda.seed_all"})
+_CPU_ENTROPY = frozenset({"torch.seed", "torch.random.seed"})
 # The mmengine config key whose ``seed`` the Runner replaces by a fresh random one when None.
 RANDOMNESS = "randomness"
 # detectron2's config key for the seed its setup uses: -1 by default, and a negative seed
@@ -81,6 +89,9 @@ class _Assigned:
     node: cst.CSTNode
     value: cst.BaseExpression
     anchor: tuple[cst.CSTNode, ...]
+    # Assigned to a parameter of the enclosing function (``if seed is None: seed = ...``):
+    # the function's documented way to pick a fresh seed when its caller passes none.
+    parameter: bool = False
 
 
 def _text(node: cst.BaseExpression) -> str | None:
@@ -184,7 +195,12 @@ class NondeterministicSeed(Rule):
     seed was given stays a fallback, so seeds that callers pass are kept, and the variable
     stays in use); a seeding call given no seed gets `<seed>`; a statement `torch.seed()`
     becomes `torch.manual_seed(<seed>)`. Code that deliberately varies the seed between
-    runs, to average over seeds, changes meaning.
+    runs, to average over seeds, changes meaning. No fix is offered where the entropy is a
+    library function's fallback for a seed parameter its caller left out (in a module of a
+    package without a `__main__` block: `def seed(self, seed=None): if seed is None: seed
+    = ...`): a constant would give every such call the same seed; the caller's seed is the
+    fix. Nor for a `torch.seed()` that follows a fixed seed in the same function
+    (reseeding from entropy after the reproducible part, on purpose).
 
     ## Options
     `seed` (default 0) is the value inserted.
@@ -297,6 +313,11 @@ class NondeterministicSeed(Rule):
             "right after is the same hazard (until the fix makes it one of its own)",
         ),
         Invalid(
+            "import torch\n\n\ndef main():\n    torch.manual_seed(42)\n    train()\n"
+            "    # Remove manual seed\n    torch.seed()\n",
+            note="reseeded from entropy after the fixed seed, on purpose: reported, no fix",
+        ),
+        Invalid(
             "import argparse\nimport time\nimport torch\n\nparser = argparse.ArgumentParser()\n"
             "parser.add_argument('--seed', type=int)\nargs = parser.parse_args()\n"
             "torch.manual_seed(args.seed or int(time.time()))\n",
@@ -368,6 +389,15 @@ class NondeterministicSeed(Rule):
         self._values: list[dict[str, _Assigned]] = [{}]
         # Per function scope: torch.seed() has reseeded every device.
         self._reseeded: list[bool] = [False]
+        # Per function scope: its parameters, and whether it seeded with a fixed value.
+        self._parameters: list[frozenset[str]] = [frozenset()]
+        self._seeded: list[bool] = [False]
+        # A module of a package with no ``__main__`` block: library code, whose functions
+        # document what they do for their callers.
+        module = context.module
+        self._library = "." in (context.module_name or "") and not any(
+            isinstance(s, cst.If) and is_main_check(s.test) for s in module.body
+        )
         self._statements: set[int] = set()
         self._pending: list[tuple[cst.Call, cst.Arg, cst.BaseExpression]] = []
         self._derived: dict[int, _Assigned] = {}
@@ -390,11 +420,21 @@ class NondeterministicSeed(Rule):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self._values.append({})
         self._reseeded.append(False)
+        params = node.params
+        self._parameters.append(
+            frozenset(
+                p.name.value
+                for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            )
+        )
+        self._seeded.append(False)
         self._options.visit_FunctionDef(node)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
         self._values.pop()
         self._reseeded.pop()
+        self._parameters.pop()
+        self._seeded.pop()
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._options.visit_Assign(node)
@@ -403,7 +443,9 @@ class NondeterministicSeed(Rule):
         text = _text(node.targets[0].target)
         if text is None:
             return
-        assigned = _Assigned(node, node.value, self.anchor())
+        assigned = _Assigned(
+            node, node.value, self.anchor(), self._library and text in self._parameters[-1]
+        )
         self._values[-1][text] = assigned
         name = _last_name(text)
         if name == D2_SEED:
@@ -440,7 +482,7 @@ class NondeterministicSeed(Rule):
                 return
             if qualified in ("torch.seed", "torch.random.seed"):
                 self._reseeded[-1] = True
-            self._entropy_seeder(node, ENTROPY_SEEDERS[qualified])
+            self._entropy_seeder(node, ENTROPY_SEEDERS[qualified], qualified in _CPU_ENTROPY)
             return
         parameter = SEED_PARAMETERS.get(qualified)
         if parameter is None and qualified in self.context.config.seed_functions:
@@ -453,6 +495,8 @@ class NondeterministicSeed(Rule):
                 self._without_seed(node, arg)
             return
         text = _text(arg.value)
+        if literal_int(arg.value) is not None or text is not None:
+            self._seeded[-1] = True
         assigned = self._assigned(text) if text is not None else None
         # Seeding a generator with a value drawn from that same generator does not seed it
         # before the draw (``s = random.randint(...)``; ``random.seed(s)``).
@@ -487,11 +531,10 @@ class NondeterministicSeed(Rule):
         # Judged at the end: ``random.randint`` feeds a good seed if random is seeded anywhere.
         for assigned in self._derived.values():
             if self._entropy(assigned.value):
-                self.report(
-                    assigned.node,
-                    fix=[Replace(assigned.value, self._seed())],
-                    anchor=assigned.anchor,
-                )
+                # A function's own fresh seed for callers that pass none is its documented
+                # behaviour: a constant there would give every such call the same seed.
+                fix = [] if assigned.parameter else [Replace(assigned.value, self._seed())]
+                self.report(assigned.node, fix=fix, anchor=assigned.anchor)
         for call, arg, value in self._pending:
             if self._entropy(value):
                 self.report(call, fix=[Replace(arg.value, self._seed())])
@@ -528,9 +571,14 @@ class NondeterministicSeed(Rule):
             fix = [Replace(arg.value, self._seed())]
         self.report(node, fix=fix)
 
-    def _entropy_seeder(self, node: cst.Call, replacement: str) -> None:
+    def _entropy_seeder(self, node: cst.Call, replacement: str, everything: bool) -> None:
         func = node.func
         fix: list[NodeEdit] = []
+        if everything and self._seeded[-1]:
+            # ``torch.seed()`` after a fixed seed in the same function: reseeding from
+            # entropy on purpose, after the reproducible part; a constant would undo that.
+            self.report(node, fix=fix)
+            return
         if id(node) in self._statements and isinstance(func, cst.Attribute) and not node.args:
             receiver = self.context.module.code_for_node(func.value)
             new = cst.parse_expression(f"{receiver}.{replacement}({self.context.config.seed})")
