@@ -358,7 +358,9 @@ class LoaderFacts:
         # Per scope: the seeds the program passes to a seeding call (the seed, the branch
         # path where it holds on every path, the bindings of its names then); the integers
         # passed as seeds anywhere in it; its seed-named parameter.
-        self._seeded: dict[int, list[tuple[ps.Seed, tuple[int, ...], list[str], list[Any]]]] = {}
+        self._seeded: dict[
+            int, list[tuple[ps.Seed, tuple[int, ...], list[str], list[Any], int]]
+        ] = {}
         self._literal_seeds: dict[int, list[str]] = {}
         # Per scope: when (in traversal order) it passes a seed it names (``seed``).
         self._seed_seqs: dict[int, list[int]] = {}
@@ -837,17 +839,18 @@ class LoaderFacts:
         names = list(ps.names_in(value))
         alive = [b for name in names for b in self._flow.alive(name) or []]
         seed = ps.Seed(text, ranked=self._mentions_rank(value), optional=optional)
-        self._seeded.setdefault(id(scope), []).append((seed, path, names, alive))
+        seq = self._flow.here_read().seq
+        self._seeded.setdefault(id(scope), []).append((seed, path, names, alive, seq))
         if qualified is not None:
             # A seeding function (not a generator object's ``manual_seed``, which may be
             # one a fix just wrote).
-            self._seed_seqs.setdefault(id(scope), []).append(self._flow.here_read().seq)
+            self._seed_seqs.setdefault(id(scope), []).append(seq)
 
     def _seed_here(self) -> ps.Seed | None:
         """The first seed the program passed earlier in this scope on every path to here,
         whose names still hold the same values."""
         here = self._flow.path()
-        for seed, path, names, alive in self._seeded.get(id(self._flow.scope), ()):
+        for seed, path, names, alive, _ in self._seeded.get(id(self._flow.scope), ()):
             if here[: len(path)] != path:
                 continue
             now = [b for name in names for b in self._flow.alive(name) or []]
@@ -1468,7 +1471,8 @@ class LoaderFacts:
     def _program_seed_at(self, pending: _Pending) -> ps.Seed | None:
         """The program's own seed at a loader or sampler (``program_seed``'s order): passed
         earlier in the scope, the parsed option through its namespace, the function's seed
-        parameter, the one integer the scope (or else the module) passes as a seed."""
+        parameter, a seed passed later whose names already hold it, the one integer the
+        scope (or else the module) passes as a seed."""
         if pending.seed is not None:
             return pending.seed
         at = pending.at
@@ -1484,6 +1488,14 @@ class LoaderFacts:
             bound = self._flow.alive(parameter.text, at) or []
             if len(bound) == 1 and bound[0].param is not None:
                 return parameter
+        for seed, _, names, alive, seq in self._seeded.get(id(at.scope), ()):
+            # A seed the scope passes later, made of names that already hold that value
+            # here (``seed = int(config["seed"])``, the loader, then ``set_seed(seed)``).
+            if seq < at.seq or not names:
+                continue
+            now = [b for name in names for b in self._flow.alive(name, at) or []]
+            if [id(b) for b in now] == [id(b) for b in alive]:
+                return seed
         if id(at.scope) in self._literal_seeds:
             return ps.only(self._literal_seeds[id(at.scope)])
         return ps.only(self._literal_seeds.get(id(self._flow.module), ()))

@@ -10,7 +10,8 @@ depend on 3 alone. What counts as the program's seed, most telling first:
 2. the parsed seed option read through its namespace where that is in scope (``args.seed``;
    optional when ``--seed`` defaults to None);
 3. a seed-named parameter of the enclosing function (``seed``, optional when it defaults to
-   None);
+   None); for a loader also a seed the function passes later from variables that already
+   hold it (``seed = int(config["seed"])``, the loader, ``set_seed(seed)``);
 4. the one integer the same function, or the module's top-level code, passes as a seed
    anywhere (``seed_everything(666)`` after the loader, ``train_test_split(..., seed=42)``).
 

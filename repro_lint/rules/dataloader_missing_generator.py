@@ -62,8 +62,10 @@ class DataloaderMissingGenerator(ProjectRule):
       without a seed as the program had it;
     - the file's parsed `--seed` option where its namespace is in scope (`args.seed`,
       conditional as above when it defaults to None), the function's own seed parameter,
-      or the one integer the function (else the module's top-level code) passes as a seed,
-      also after the loader (`seed_everything(666)`);
+      a seed the function passes after the loader from variables that already hold it
+      (`seed = int(config["seed"])`, the loader, `set_seed(seed)`), or the one integer the
+      function (else the module's top-level code) passes as a seed, also after the loader
+      (`seed_everything(666)`);
     - `torch.initial_seed()` where every path from the program's entry points seeds torch
       before the loader is built (a helper that the seeded training function calls): it
       returns that seed, in each process the one the program gave it;
@@ -255,6 +257,19 @@ class DataloaderMissingGenerator(ProjectRule):
             "                              generator=torch.Generator().manual_seed(666))\n"
             "    seed_everything(666)\n    Trainer().fit(model, train_loader)\n",
             note="the one seed the same block passes, even after the loader",
+        ),
+        Invalid(
+            "from torch.utils.data import DataLoader\nfrom transformers import set_seed\n\n\n"
+            "def training_function(config, train_set):\n    seed = int(config['seed'])\n"
+            "    train_dataloader = DataLoader(train_set, shuffle=True, batch_size=16)\n"
+            "    set_seed(seed)\n    return train_dataloader\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader\n"
+            "from transformers import set_seed\n\n\n"
+            "def training_function(config, train_set):\n    seed = int(config['seed'])\n"
+            "    train_dataloader = DataLoader(train_set, shuffle=True, batch_size=16,\n"
+            "                                  generator=torch.Generator().manual_seed(seed))\n"
+            "    set_seed(seed)\n    return train_dataloader\n",
+            note="seeded just after the loader, with a variable that already holds the seed",
         ),
         Invalid(
             "from torch.utils.data import DataLoader, SubsetRandomSampler\n\n"
