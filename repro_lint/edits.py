@@ -44,6 +44,14 @@ def end_of(rng: CodeRange) -> Location:
 # -- fixes: CST intents -> text edits -----------------------------------------------------------
 
 
+def _continues(line: str) -> bool:
+    """Whether a line leaves brackets open (or ends in a backslash): its statement goes on
+    on the next line, wrapped by hand."""
+    code = re.sub(r"(\"[^\"]*\"|'[^']*')", "", line.split("#", 1)[0])
+    opened = sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+    return opened > 0 or code.rstrip().endswith("\\")
+
+
 class EditBuilder:
     """Turns a rule's NodeEdits into text Edits for one file."""
 
@@ -194,7 +202,22 @@ class EditBuilder:
                     split = self._split_comprehension(old, new, block)
                     if split is not None:
                         return split
-                    inline = layout.break_wrapper(self.module, new, room)
+                    lines = self._all_lines()
+                    line = lines[syntactic.end.line - 1]
+                    after = line[syntactic.end.column :]
+                    if (
+                        not re.match(r"[\s)\]}:,]*(#|$)", after)
+                        and _continues(line)
+                        and any(len(other) > self.width for other in lines)
+                    ):
+                        # Code follows on a line the author continues by hand (``... in
+                        # sorted(os.listdir(d)) if`` / ``    os.path.isdir(x)]``), in a file
+                        # that does not keep to its line length: a ``sorted(`` / ``) if``
+                        # break is a shape no formatter writes; the line grows, as others of
+                        # the file did.
+                        inline = expression_code(self.module, new, block)
+                    else:
+                        inline = layout.break_wrapper(self.module, new, room)
                 return Edit(inline, start_of(syntactic), end_of(syntactic))
         if isinstance(new, cst.BaseExpression):
             return Edit(expression_code(self.module, new, block), start, end)

@@ -11,6 +11,7 @@ place their insertions with the same functions.
 from __future__ import annotations
 
 import configparser
+import dataclasses
 import functools
 import os
 import re
@@ -129,7 +130,10 @@ DOC, FUTURE, IMPORT, CONST, DEF, OTHER = "doc", "future", "import", "const", "de
 # Silencing warnings before noisy imports (``warnings.simplefilter(...)``) is set-up too: the
 # imports after it are the module's imports all the same.
 SETUP = "setup"
-_HEADER_KINDS = frozenset({DOC, FUTURE, IMPORT, CONST, SETUP})
+# A call on an imported module between two imports (``warnings.simplefilter(...)``,
+# ``matplotlib.use("Agg")``): the imports after it still belong to the module's opening.
+INTERLUDE = "interlude"
+_HEADER_KINDS = frozenset({DOC, FUTURE, IMPORT, CONST, SETUP, INTERLUDE})
 # The objects whose changes count as set-up: module, attribute.
 _SETUP_OBJECTS = frozenset(
     {
@@ -290,6 +294,25 @@ def _is_setup(node: cst.SimpleStatementLine, imported: Sequence[ImportName]) -> 
     return True
 
 
+def _calls_module(node: cst.CSTNode, imported: Sequence[ImportName]) -> bool:
+    """Whether a statement only calls functions of imported modules (``warnings.simplefilter
+    (...)``, ``matplotlib.use("Agg")``)."""
+    if not isinstance(node, cst.SimpleStatementLine):
+        return False
+    modules = {n.asname or n.module.split(".")[0] for n in imported if not n.is_from}
+    for small in node.body:
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return False
+        func: cst.BaseExpression = small.value.func
+        if not isinstance(func, cst.Attribute):
+            return False
+        while isinstance(func, cst.Attribute):
+            func = func.value
+        if not (isinstance(func, cst.Name) and func.value in modules):
+            return False
+    return True
+
+
 def statement_kind(
     node: cst.CSTNode, first: bool, imported: Sequence[ImportName] = ()
 ) -> tuple[str, tuple[ImportName, ...]]:
@@ -339,6 +362,8 @@ class HeaderRecorder:
         self._imported: list[ImportName] = []
         self._after: Statement | None = None
         self._open: tuple[int, int, int, str, tuple[ImportName, ...]] | None = None
+        # A call on an imported module after an import: an interlude if an import follows.
+        self._held: Statement | None = None
         self.done = False
 
     def enter(self, node: cst.CSTNode, lead: int, leading: Sequence[cst.EmptyLine]) -> None:
@@ -347,13 +372,24 @@ class HeaderRecorder:
         kind, names = statement_kind(node, first=not self._statements, imported=self._imported)
         text = lead + _blank_prefix(leading)
         row = lead + len(leading)
+        held, self._held = self._held, None
+        if held is not None:
+            if kind not in (FUTURE, IMPORT):
+                self._after, self.done = held, True
+                return
+            self._statements.append(dataclasses.replace(held, kind=INTERLUDE))
         if kind not in _HEADER_KINDS:
+            if self._imported and _calls_module(node, self._imported):
+                self._held = Statement(lead, text, row, row, kind)
+                return
             self._after = Statement(lead, text, row, row, kind)
             self.done = True
             return
         self._open = (lead, text, row, kind, names)
 
     def leave(self, end: int) -> None:
+        if self._held is not None and self._held.end < end:
+            self._held = dataclasses.replace(self._held, end=end)
         if self._open is None:
             return
         lead, text, row, kind, names = self._open
@@ -362,7 +398,7 @@ class HeaderRecorder:
         self._open = None
 
     def header(self) -> Header:
-        return Header(tuple(self._statements), self._after)
+        return Header(tuple(self._statements), self._after or self._held)
 
 
 def _blank_prefix(leading: Sequence[cst.EmptyLine]) -> int:

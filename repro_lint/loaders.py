@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import libcst as cst
 
 from repro_lint import layout
+from repro_lint import program_seed as ps
 from repro_lint import randomness as rng
 from repro_lint.arguments import (
     argument,
@@ -32,6 +33,7 @@ from repro_lint.arguments import (
 )
 from repro_lint.names import Names, dotted_name
 from repro_lint.positions import Positions
+from repro_lint.torch_versions import TorchVersion
 from repro_lint.values import (
     Bound,
     Entered,
@@ -78,6 +80,10 @@ LOADERS: dict[str, tuple[str, ...]] = {
 # Loaders that install a worker_init_fn of their own when the caller passes none (MONAI's
 # reseeds its randomizable transforms in every worker).
 SEEDS_WORKERS = frozenset({"monai.data.DataLoader", "monai.data.dataloader.DataLoader"})
+
+# The release that gave DataLoader, the random samplers and ``random_split`` their
+# ``generator`` parameter (pytorch/pytorch#39737): before it, passing one raises.
+GENERATORS_SINCE = TorchVersion(1, 6)
 
 # Random samplers -> the position of their ``generator`` parameter.
 RANDOM_SAMPLERS: dict[str, int] = {
@@ -235,6 +241,8 @@ class CallSite:
     indent: str
     top: cst.CSTNode | None
     helper_row: int
+    # The branches the call runs in within its function (the summary's ``ctx`` form).
+    context: tuple[tuple[int, int], ...] = ()
 
 
 class SiteSource(Protocol):
@@ -253,9 +261,10 @@ class _Pending:
     site: CallSite
     record: dict[str, Json]
     rank: str | None = None
-    # The seed the program passed before this call in the same scope (``args.seed``), and
-    # whether it already involves the rank.
-    seed: tuple[str, bool] | None = None
+    # The seed the program passed before this call in the same scope (``args.seed``).
+    seed: ps.Seed | None = None
+    # Where the call is, to read which names are bound there once the file is done.
+    at: Value | None = None
 
 
 # Sampler kinds, most telling first: a random sampler without a generator decides the order
@@ -279,6 +288,14 @@ def _names_in(node: cst.BaseExpression) -> Iterator[cst.Name]:
             stack.append(current.value)
         else:
             stack.extend(current.children)
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
 
 
 def _conditions(test: cst.BaseExpression) -> list[list[Json]]:
@@ -347,9 +364,22 @@ class LoaderFacts:
         self._text = text
         self._split: list[str] | None = None
         self._seed = context.config.seed
-        # Per scope: the seeds the program passes to a seeding call, as written, with the
-        # branch path of that call, the bindings of its names then, and whether it has a rank.
-        self._seeded: dict[int, list[tuple[str, tuple[int, ...], list[Any], bool]]] = {}
+        self._seed_functions = context.config.seed_functions
+        # Per scope: the seeds the program passes to a seeding call (the seed, the branch
+        # path where it holds on every path, the bindings of its names then); the integers
+        # passed as seeds anywhere in it; its seed-named parameter.
+        self._seeded: dict[
+            int, list[tuple[ps.Seed, tuple[int, ...], list[str], list[Any], int]]
+        ] = {}
+        self._literal_seeds: dict[int, list[str]] = {}
+        # Per scope: when (in traversal order) it passes a seed it names (``seed``).
+        self._seed_seqs: dict[int, list[int]] = {}
+        self._seed_params: dict[int, ps.Seed] = {}
+        # ``if x is not None:`` blocks (by id) -> the code of ``x``.
+        self._none_guards: dict[int, str] = {}
+        # Names bound to a parsed command line (``args = parser.parse_args()``).
+        self._namespaces: set[str] = set()
+        self._option: tuple[str, bool] | None = None
         self._flow = Flow()
         self._classes: list[str] = []
         self._loaders: list[_Pending] = []
@@ -394,6 +424,9 @@ class LoaderFacts:
             named = [p.name.value for p in (*params.params, *params.kwonly_params)]
             scope.accepts = (named, isinstance(params.star_kwarg, cst.Param))
         self._flow.enter_scope(scope)
+        parameter = ps.seed_parameter(node)
+        if parameter is not None:
+            self._seed_params[id(scope)] = parameter
         defaults: dict[str, Json] = {}
         for name, index, default in parameters(node):
             self._flow.bind(name, None, param=(index, name), default=default)
@@ -419,8 +452,12 @@ class LoaderFacts:
     def branches(self, node: cst.CSTNode) -> None:
         """A compound statement whose blocks may run or not (``if``, loops, ``try``)."""
         self._flow.branches(node)
-        if isinstance(node, cst.If) and self._method_class() is not None:
-            self._guard_chain(node, [])
+        if isinstance(node, cst.If):
+            guarded = ps.none_guard(node.test)
+            if guarded is not None:
+                self._none_guards[id(node.body)] = self._module.code_for_node(guarded)
+            if self._method_class() is not None:
+                self._guard_chain(node, [])
 
     def _guard_chain(self, node: cst.If, before: list[list[Json]]) -> None:
         """``if self.split: ...``: each block of the chain runs only while the conditions
@@ -468,6 +505,13 @@ class LoaderFacts:
         if self._flow.dead:
             return
         scope = self._flow.scope
+        if (
+            len(targets) == 1
+            and isinstance(targets[0], cst.Name)
+            and isinstance(value, cst.Call)
+            and _callee_name(value.func) == "parse_args"
+        ):
+            self._namespaces.add(targets[0].value)
         for target in targets:
             if isinstance(target, cst.Name) and scope.kind == "class" and value is not None:
                 # ``rng = np.random.default_rng(0)`` in a class body: every instance shares it.
@@ -713,6 +757,7 @@ class LoaderFacts:
                 and func.value.func.value == "super"
             ):
                 self._super_init(node)
+        self._program_seed(node, qualified)
         if qualified is None:
             self._unresolved(node, where)
             return
@@ -787,7 +832,6 @@ class LoaderFacts:
 
     def _seeding(self, node: cst.Call, qualified: str) -> None:
         family = rng.SEEDS.get(qualified)
-        self._program_seed(node, qualified)
         if family in ("torch", None):
             if any(self._mentions_rank(arg.value) for arg in node.args):
                 self._flags.add("rank_seed")
@@ -799,39 +843,47 @@ class LoaderFacts:
                 # Lightning then gives every loader a worker_init_fn that mixes in the rank.
                 self._flags.add("seeds_workers")
 
-    def _program_seed(self, node: cst.Call, qualified: str) -> None:
+    def _program_seed(self, node: cst.Call, qualified: str | None) -> None:
         """Remember the seed a seeding call passes (``torch.manual_seed(args.seed)``,
-        ``set_seed(seed)``) when it is a plain value that later code of the scope may repeat."""
-        if qualified in rng.SEEDS or qualified in rng.HELPERS:
-            if "default_setup" in qualified:
-                return  # its first argument is the config
-            found = argument(node, "seed", 0)
-            value = found.value if found is not None else None
-            if isinstance(value, cst.Integer):
-                text, alive = value.value, []
-            elif isinstance(value, cst.Name | cst.Attribute):
-                try:
-                    text = dotted_name(value)
-                except TypeError:  # ``make().seed``: not a plain value
-                    return
-                alive = self._flow.alive(text.split(".", 1)[0]) or []
-            else:
-                return
-            entry = (text, self._flow.path(), list(alive), self._mentions_rank(value))
-            self._seeded.setdefault(id(self._flow.scope), []).append(entry)
+        ``set_seed(seed)``, ``set_random_seed(seed)``) when it is a plain value that later
+        code of the scope may repeat, and every integer the scope passes as a seed."""
+        scope = self._flow.scope
+        number = ps.literal_seed(node, qualified, self._seed_functions)
+        if number is not None:
+            self._literal_seeds.setdefault(id(scope), []).append(number)
+        value = ps.seeding_argument(node, qualified, self._seed_functions)
+        if value is None or not ps.is_plain(value):
+            return
+        text = self._module.code_for_node(value)
+        if "\n" in text or "\r" in text:
+            return
+        path = self._flow.path()
+        optional = False
+        if path and self._none_guards.get(path[-1]) == text:
+            # ``if args.seed is not None: torch.manual_seed(args.seed)``: after the block
+            # the seed is the option's, or None where the program runs unseeded.
+            path, optional = path[:-1], True
+        names = list(ps.names_in(value))
+        alive = [b for name in names for b in self._flow.alive(name) or []]
+        seed = ps.Seed(text, ranked=self._mentions_rank(value), optional=optional)
+        seq = self._flow.here_read().seq
+        self._seeded.setdefault(id(scope), []).append((seed, path, names, alive, seq))
+        if qualified is not None:
+            # A seeding function (not a generator object's ``manual_seed``, which may be
+            # one a fix just wrote).
+            self._seed_seqs.setdefault(id(scope), []).append(seq)
 
-    def _seed_here(self) -> tuple[str, bool] | None:
+    def _seed_here(self) -> ps.Seed | None:
         """The first seed the program passed earlier in this scope on every path to here,
         whose names still hold the same values."""
         here = self._flow.path()
-        for text, path, alive, ranked in self._seeded.get(id(self._flow.scope), ()):
+        for seed, path, names, alive, _ in self._seeded.get(id(self._flow.scope), ()):
             if here[: len(path)] != path:
                 continue
-            if not text[0].isdigit():
-                now = self._flow.alive(text.split(".", 1)[0]) or []
-                if [id(b) for b in now] != [id(b) for b in alive]:
-                    continue
-            return text, ranked
+            now = [b for name in names for b in self._flow.alive(name) or []]
+            if [id(b) for b in now] != [id(b) for b in alive]:
+                continue
+            return seed
         return None
 
     def _mentions_rank(self, node: cst.BaseExpression) -> bool:
@@ -982,7 +1034,7 @@ class LoaderFacts:
         }
         if forwarded is not None:
             record["kwp"] = forwarded
-        pending = _Pending(node, site, record, self._rank_variable(), self._seed_here())
+        pending = self._pending(node, site, record)
         self._loaders.append(pending)
         self._by_call[id(node)] = pending
 
@@ -993,8 +1045,16 @@ class LoaderFacts:
             return
         site = where.site(node)
         record = {"s": site.statement, "row": site.row, "class": qualified.rsplit(".", 1)[-1]}
-        self._samplers.append(
-            _Pending(node, site, record, self._rank_variable(), self._seed_here())
+        self._samplers.append(self._pending(node, site, record))
+
+    def _pending(self, node: cst.Call, site: CallSite, record: dict[str, Json]) -> _Pending:
+        """A loader or sampler call to finish at the end, with what its fix's seed needs."""
+        # The summary's function (``summary.MAIN`` for the ``__main__`` block) and the
+        # branches the call runs in there, for whether the program has seeded torch by then.
+        record["fn"] = self._key
+        record["ctx"] = site.context
+        return _Pending(
+            node, site, record, self._rank_variable(), self._seed_here(), self._flow.here_read()
         )
 
     def _distributed_sampler(self, node: cst.Call, site: CallSite) -> None:
@@ -1105,7 +1165,7 @@ class LoaderFacts:
             and generator_chain(v.node, self._names) == "torch.Generator"
         ]
         if generators:
-            ranked = all(mentions_rank(g, self._names) for g in generators)
+            ranked = all(self._mentions_rank(g) for g in generators)
             found["g"] = "rank" if ranked else "set"
         return found
 
@@ -1361,8 +1421,11 @@ class LoaderFacts:
 
     # -- the result -----------------------------------------------------------------------------
 
-    def summary(self) -> dict[str, Json] | None:
-        """The ``data`` part of the summary (None when the file builds and owns nothing)."""
+    def summary(self, option: tuple[str, bool] | None = None) -> dict[str, Json] | None:
+        """The ``data`` part of the summary (None when the file builds and owns nothing).
+        ``option``: the file's seed option (``seed`` of ``--seed``) and whether it defaults
+        to None, for fixes that seed with it."""
+        self._option = option
         for key, names in self._object_uses.items():
             for name in sorted(names):
                 kind = self._objects.get(name)
@@ -1407,16 +1470,73 @@ class LoaderFacts:
         site = pending.site
         record["helper_row"] = site.helper_row
         generator, binding = self._names.expression_for(rng.TORCH_GENERATOR)
-        seed = str(self._seed)
-        ranked = False
+        seed = self._program_seed_at(pending)
+        rank = pending.rank if "distributed" in self._flags else None
+        if seed is None:
+            # No seed of the program reaches here: the configured one, unless the program
+            # seeds torch on every path before the call (the project phase knows), where
+            # ``torch.initial_seed()`` is that seed by value (per rank where it is set so).
+            seed = ps.Seed(str(self._seed))
+            initial, known = self._names.expression_for("torch.initial_seed")
+            record["fallback"] = True
+            record["initial"] = self._fit(
+                pending, positions, f"{generator}().manual_seed({initial}())"
+            )
+            record["initial_import"] = known is None
+            at = pending.at
+            if at is not None and any(
+                seq > at.seq for seq in self._seed_seqs.get(id(at.scope), ())
+            ):
+                # The scope seeds later with a value of its own (``for seed in seeds:
+                # set_random_seed(seed)``): the order is meant to follow that seed.
+                record["seeded_later"] = True
+        record["ranked"] = seed.ranked or rank is not None
+        record["generator"] = self._fit(
+            pending, positions, seed.call(f"{generator}().manual_seed(", rank)
+        )
+        record["import"] = binding is None
+        if loader:
+            record["init"] = self._fit(pending, positions, HELPER, "worker_init_fn")
+        return record
+
+    def _program_seed_at(self, pending: _Pending) -> ps.Seed | None:
+        """The program's own seed at a loader or sampler (``program_seed``'s order): passed
+        earlier in the scope, the parsed option through its namespace, the function's seed
+        parameter, a seed passed later whose names already hold it, the one integer the
+        scope (or else the module) passes as a seed."""
         if pending.seed is not None:
-            # The program's own seed, as it passes it just before (``args.seed``).
-            seed, ranked = pending.seed
-        if pending.rank is not None and "distributed" in self._flags and not ranked:
-            seed = f"{seed} + {pending.rank}"
-        call, indent = pending.node, site.indent
-        value = f"{generator}().manual_seed({seed})"
-        # Laid out as the call is, within the file's line length.
+            return pending.seed
+        at = pending.at
+        if at is None:
+            return None
+        if self._option is not None:
+            dest, optional = self._option
+            for name in sorted(self._namespaces):
+                if self._flow.alive(name, at):
+                    return ps.Seed(f"{name}.{dest}", optional=optional)
+        parameter = self._seed_params.get(id(at.scope))
+        if parameter is not None:
+            bound = self._flow.alive(parameter.text, at) or []
+            if len(bound) == 1 and bound[0].param is not None:
+                return parameter
+        for seed, _, names, alive, seq in self._seeded.get(id(at.scope), ()):
+            # A seed the scope passes later, made of names that already hold that value
+            # here (``seed = int(config["seed"])``, the loader, then ``set_seed(seed)``).
+            if seq < at.seq or not names:
+                continue
+            now = [b for name in names for b in self._flow.alive(name, at) or []]
+            if [id(b) for b in now] == [id(b) for b in alive]:
+                return seed
+        if id(at.scope) in self._literal_seeds:
+            return ps.only(self._literal_seeds[id(at.scope)])
+        return ps.only(self._literal_seeds.get(id(self._flow.module), ()))
+
+    def _fit(
+        self, pending: _Pending, positions: Positions, value: str, keyword: str = "generator"
+    ) -> str:
+        """The call with ``keyword=value`` added, laid out as the call is, within the file's
+        line length."""
+        call, indent = pending.node, pending.site.indent
         found = positions.syntactic(call)
         room = layout.room_at(
             self._lines(),
@@ -1425,12 +1545,4 @@ class LoaderFacts:
             indent,
             layout.line_length(self._path),
         )
-        record["generator"] = layout.fit_call(
-            self._module, call, [layout.keyword_arg("generator", value)], room
-        )
-        record["import"] = binding is None
-        if loader:
-            record["init"] = layout.fit_call(
-                self._module, call, [layout.keyword_arg("worker_init_fn", HELPER)], room
-            )
-        return record
+        return layout.fit_call(self._module, call, [layout.keyword_arg(keyword, value)], room)

@@ -905,8 +905,7 @@ class Program:
             target = self._resolve_ref(unit, event[1])
             prefix = ((unit.index, statement, row, ""),)
             kind = event[2]
-            fresh = kind in ("spawn", "context", "launch") or bool(unit.summary.get("fresh_start"))
-            if isinstance(target, _Function) and fresh:
+            if isinstance(target, _Function) and self._fresh(unit, event):
                 known = {(s.unit, s.key) for s in profile.spawns}
                 if (target.unit.index, target.key) not in known:
                     spawn = Spawn(prefix, target.unit.index, target.key, kind == "spawn")
@@ -914,6 +913,30 @@ class Program:
             elif target is not None:
                 # A forked process starts from the parent's (seeded) state: an ordinary call.
                 self._enter(profile, target, prefix, context)
+
+    @staticmethod
+    def _fresh(unit: Unit, event: list[Json]) -> bool:
+        """Whether a process event starts its target in a fresh interpreter."""
+        kind = event[2]
+        return kind in ("spawn", "context", "launch") or bool(unit.summary.get("fresh_start"))
+
+    def step(self, profile: Profile, unit: Unit, key: str, index: int) -> None:
+        """Add event ``index`` of function ``key`` to ``profile`` (in its branches), as
+        ``profile`` does for each event in turn: for analyses that stop part-way through a
+        function or act between its events (``seed_paths``)."""
+        event = unit.functions()[key][index]
+        context = unit.contexts(key).get(index, ())
+        self._apply(profile, unit, event, context, index in unit.overwritten(key))
+
+    def starts_fresh(self, unit: Unit, event: list[Json]) -> bool:
+        """Whether an event starts a project function in a fresh interpreter
+        (``torch.multiprocessing.spawn``, a spawn context): it runs from the defaults, not
+        after what its caller seeded."""
+        return (
+            event[0] == "p"
+            and isinstance(self._resolve_ref(unit, event[1]), _Function)
+            and self._fresh(unit, event)
+        )
 
     def _dispatched(self, unit: Unit, ref: Json) -> list[str] | None:
         """The functions a call through a table may run (``globals()[name]``: any module

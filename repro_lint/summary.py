@@ -1233,8 +1233,9 @@ class SummaryCollector:
         statement = self._index(self._open[-1]) if self._open else -1
         top = self._open[0] if self._open else None
         indent = self._indent(self._open[-1].row) if self._open else ""
+        context = tuple((int(branch), int(arm)) for branch, arm in self._context())
         if top is None:
-            return CallSite(statement, self.node_row(node), indent, None, 1)
+            return CallSite(statement, self.node_row(node), indent, None, 1, context)
         leading: Sequence[cst.EmptyLine] = getattr(top.node, "leading_lines", ())
         blank = 0
         for line in leading:
@@ -1244,7 +1245,7 @@ class SummaryCollector:
         # After the blank lines (so the inserted text never starts with a line break, which
         # would join a lone "\r" before it into "\r\n"), before comments and decorators.
         helper_row = top.row - len(leading) + blank
-        return CallSite(statement, self.node_row(node), indent, top.node, helper_row)
+        return CallSite(statement, self.node_row(node), indent, top.node, helper_row, context)
 
     def visit_Name(self, node: cst.Name) -> None:
         if node.value in self._grad.imported:
@@ -1296,7 +1297,8 @@ class SummaryCollector:
                 exports[binding.local] = qualified
         taken = [name for name in _FIX_NAMES if self._taken(name)]
         anchor = self._anchor or self._end_anchor()
-        data = self._data.summary()
+        option = self._options.seed_option()
+        data = self._data.summary(None if option is None else (option.dest, option.default_is_none))
         ckpt = self._ckpt.summary()
         grad = self._grad.summary()
         notes = self._positioned_notes()

@@ -102,6 +102,11 @@ def _from_pyproject(path: Path) -> TorchVersion | None:
     return None
 
 
+# A conda package pin, as ``conda list --export`` writes it into a requirements file
+# (``pytorch=1.4.0=py3.7_cuda10.1.243_cudnn7.6.3_0``).
+_CONDA_PIN = re.compile(r"(?:py)?torch=(\d+(?:\.\d+)*)(?:=\S*)?", re.I)
+
+
 def _from_requirements(path: Path) -> TorchVersion | None:
     text = _text(path)
     if text is None:
@@ -109,7 +114,12 @@ def _from_requirements(path: Path) -> TorchVersion | None:
     lines = text.splitlines()
     for raw in lines:
         line = raw.split(" #", 1)[0].strip()
-        if line and not line.startswith(("#", "-")) and (found := _lower_bound(line)):
+        if not line or line.startswith(("#", "-")):
+            continue
+        if found := _lower_bound(line):
+            return found
+        conda = _CONDA_PIN.fullmatch(line)
+        if conda is not None and (found := parse_version(conda.group(1))):
             return found
     return None
 

@@ -158,6 +158,21 @@ def test_multi_worker_loaders_with_unresolved_datasets(source: str, row: int) ->
     assert found(source, "RPL301") == [("RPL301", row, GENERAL)]
 
 
+def test_the_general_recommendation_offers_no_helper() -> None:
+    # Since torch 1.9 every worker reseeds torch, numpy and random itself: the recipe's
+    # `seed_worker` would do nothing for a dataset that cannot be resolved.
+    source = (
+        LOADER
+        + "def f(ds, workers):\n    return DataLoader(ds, shuffle=True, num_workers=workers)\n"
+    )
+    assert rows(source, "RPL301") == [3]
+    assert fixed(source, "RPL301") == source
+    # Before torch 1.9 numpy's state is copied into every worker: the helper reseeds numpy.
+    old = fixed(source, "RPL301", options={"target-torch": "1.8"})
+    assert "np.random.seed(worker_seed)  # noqa: NPY002\n" in old
+    assert "random.seed(" not in old.replace("np.random.seed(", "")
+
+
 @pytest.mark.parametrize(
     "source",
     [
@@ -846,9 +861,9 @@ def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
         + "def f(ds, local_rank):\n    dist.init_process_group('nccl')\n"
         "    return DataLoader(ds, 8, True)\n"
     )
+    # The configured seed 0 plus the rank is the rank alone, never ``0 + local_rank``.
     assert (
-        "    return DataLoader(ds, 8, True,\n"
-        "                      generator=torch.Generator().manual_seed(0 + local_rank))\n"
+        "    return DataLoader(ds, 8, True, generator=torch.Generator().manual_seed(local_rank))\n"
         in fixed(source, "RPL302")
     )
     # Not distributed: a rank-named variable alone does not change the seed.
@@ -891,9 +906,19 @@ def test_the_sampler_fix_and_the_loader_fix_together() -> None:
         "def f(ds):\n    sampler = RandomSampler(ds)\n    return DataLoader(ds, sampler=sampler)\n"
     )
     assert rows(source, "RPL302") == [6, 7]
+    # The sampler decides the order: it gets the generator; one on the loader, which does
+    # not shuffle by itself, would change nothing.
     assert fixed(source, "RPL302") == source.replace(
         "RandomSampler(ds)", "RandomSampler(ds, generator=torch.Generator().manual_seed(0))"
-    ).replace("sampler=sampler)", "sampler=sampler, generator=torch.Generator().manual_seed(0))")
+    )
+    # With workers, the loader's generator still seeds their base seeds: it gets one too.
+    workers = source.replace("sampler=sampler)", "sampler=sampler, num_workers=4)")
+    assert fixed(workers, "RPL302").count("generator=torch.Generator().manual_seed(0)") == 2
+    # A loader that shuffles by itself when there is no sampler keeps its own fix.
+    either = source.replace(
+        "    sampler = RandomSampler(ds)\n", "    sampler = RandomSampler(ds) if ds else None\n"
+    ).replace("sampler=sampler)", "sampler=sampler, shuffle=sampler is None)")
+    assert fixed(either, "RPL302").count("generator=torch.Generator().manual_seed(0)") == 2
 
 
 def test_a_subclass_that_takes_no_generator_gets_no_fix() -> None:
@@ -906,6 +931,90 @@ def test_a_subclass_that_takes_no_generator_gets_no_fix() -> None:
     assert rows(source, "RPL302") == [9]
     # ``Loader(ds, True, generator=...)`` would raise a TypeError.
     assert fixed(source, "RPL302") == source
+
+
+def test_no_generator_fix_before_torch_1_6() -> None:
+    # DataLoader, the random samplers and random_split took no `generator=` before 1.6: the
+    # fix would raise a TypeError there. The findings stand, without a fix.
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader, RandomSampler, random_split\n\n"
+        "train, val = random_split(ds, [80, 20])\n"
+        "loader = DataLoader(train, batch_size=8, shuffle=True)\n"
+        "other = DataLoader(val, sampler=RandomSampler(val), num_workers=2)\n"
+    )
+    old = {"target-torch": "1.5"}
+    assert rows(source, "RPL302", "RPL303", options=old) == [4, 5, 6, 6]
+    assert fixed(source, "RPL302", "RPL303", options=old) == source
+    assert (
+        fixed(source, "RPL302", "RPL303", options={"target-torch": "1.6"}).count(
+            "generator=torch.Generator().manual_seed(0)"
+        )
+        == 4
+    )
+
+
+def test_a_seed_loop_after_the_sampler_gets_no_constant() -> None:
+    # The program runs once per seed and reseeds torch for each run: the sampler's order
+    # follows that seed now, and a generator seeded 0 here would pin every run to one order.
+    source = (
+        "import torch\nfrom torch.utils.data import SubsetRandomSampler\n\n\n"
+        "def main(args, train_idx):\n    sampler = SubsetRandomSampler(train_idx)\n"
+        "    for seed in args.seeds:\n        torch.manual_seed(seed)\n"
+        "        run(sampler)\n"
+    )
+    assert rows(source, "RPL302") == [6]
+    assert fixed(source, "RPL302") == source
+    # A literal seed passed later in the same block is the program's seed: it is used.
+    literal = source.replace("    for seed in args.seeds:\n        torch.manual_seed(seed)\n", "")
+    literal = literal.replace(
+        "        run(sampler)\n", "    torch.manual_seed(3)\n    run(sampler)\n"
+    )
+    assert "SubsetRandomSampler(train_idx, generator=torch.Generator().manual_seed(3))" in fixed(
+        literal, "RPL302"
+    )
+
+
+PER_RANK = (
+    "import torch\nimport torch.multiprocessing as mp\nfrom torch.utils.data import DataLoader\n\n\n"
+    "def build(dataset):\n    return DataLoader(dataset, batch_size=8, shuffle=True)\n\n\n"
+    "def worker(rank, args, dataset):\n    torch.manual_seed(args.seed + rank)\n"
+    "    for batch in build(dataset):\n        pass\n"
+)
+
+
+def test_ranks_seeded_apart_keep_their_own_orders() -> None:
+    # Run by spawned workers that seed themselves first: the seed of each process.
+    spawned = PER_RANK + (
+        "\n\nif __name__ == '__main__':\n    mp.spawn(worker, args=(args, dataset), nprocs=2)\n"
+    )
+    assert (
+        "DataLoader(dataset, batch_size=8, shuffle=True,\n"
+        "                      generator=torch.Generator().manual_seed(torch.initial_seed()))"
+        in fixed(spawned, "RPL302")
+    )
+    # Nothing shows which process builds the loader: a constant would give every process
+    # the order of one, so there is no fix.
+    assert rows(PER_RANK, "RPL302") == [7]
+    assert fixed(PER_RANK, "RPL302") == PER_RANK
+
+
+def test_a_seed_in_another_branch_does_not_reach_the_loader() -> None:
+    source = (
+        "import torch\nfrom torch.utils.data import DataLoader\n\n\n"
+        "def build(dataset):\n    return DataLoader(dataset, batch_size=8, shuffle=True)\n\n\n"
+        "if __name__ == '__main__':\n    if resume:\n        torch.manual_seed(args.seed)\n"
+        "    build(dataset)\n"
+    )
+    # Seeded on one path only: `torch.initial_seed()` would not be the program's seed on
+    # the other path; the configured seed is written.
+    assert "generator=torch.Generator().manual_seed(0))" in fixed(source, "RPL302")
+    seeded = source.replace(
+        "    if resume:\n        torch.manual_seed(args.seed)\n",
+        "    torch.manual_seed(args.seed)\n",
+    )
+    assert "generator=torch.Generator().manual_seed(torch.initial_seed()))" in fixed(
+        seeded, "RPL302"
+    )
 
 
 # -- RPL303 -------------------------------------------------------------------------------------

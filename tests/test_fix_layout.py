@@ -199,8 +199,8 @@ def test_new_imports_go_to_their_sorted_section_and_reuse_the_conventional_alias
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Before: `import numpy` and `import random` above `import os`, numpy spelled in full
-    # (the dataset, in another module, owns a numpy generator and draws from `random`: the
-    # helper reseeds both).
+    # (the dataset, in another module, owns a numpy generator and draws from `random`, and
+    # every rank seeds alike: the helper reseeds both).
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
     (tmp_path / "data.py").write_text(
         "import random\n\nimport numpy as np\nfrom torch.utils.data import Dataset\n\n\n"
@@ -212,10 +212,12 @@ def test_new_imports_go_to_their_sorted_section_and_reuse_the_conventional_alias
     )
     (tmp_path / "train.py").write_text(
         '"""Train."""\n\nimport argparse\nimport os\n\nimport torch\n'
+        "import torch.distributed as dist\n"
         "from torch.utils.data import DataLoader\n\nfrom data import Shapes\n\n\n"
         "def main(workers):\n    loader = DataLoader(Shapes(), batch_size=2, num_workers=workers)\n"
         "    return argparse, os, loader\n\n\n"
-        'if __name__ == "__main__":\n    torch.manual_seed(0)\n    main(2)\n',
+        'if __name__ == "__main__":\n    dist.init_process_group("gloo")\n'
+        "    torch.manual_seed(0)\n    main(2)\n",
         encoding="utf-8",
     )
     monkeypatch.chdir(tmp_path)
@@ -224,7 +226,8 @@ def test_new_imports_go_to_their_sorted_section_and_reuse_the_conventional_alias
     out = (tmp_path / "train.py").read_text(encoding="utf-8")
     assert out.startswith(
         '"""Train."""\n\nimport argparse\nimport os\nimport random\n\nimport numpy as np\n'
-        "import torch\nfrom torch.utils.data import DataLoader\n\nfrom data import Shapes\n\n\n"
+        "import torch\nimport torch.distributed as dist\nfrom torch.utils.data import DataLoader\n\n"
+        "from data import Shapes\n\n\n"
         "def seed_worker(worker_id: int) -> None:\n"
     )
     assert "    dataset.rng = np.random.default_rng(worker_seed)\n" in out
@@ -394,7 +397,9 @@ def test_a_helper_goes_after_imports_that_follow_a_warnings_filter() -> None:
         ("import warnings\n", "warnings.warn('old')\n", layout.OTHER),
         # Not the module: a name that only looks like it.
         ("from config import os\n", 'os.environ["A"] = "1"\n', layout.OTHER),
-        ("import os\n", 'os.makedirs("out")\n', layout.OTHER),
+        # A call on an imported module that imports follow: an interlude of the header.
+        ("import os\n", 'os.makedirs("out")\n', layout.INTERLUDE),
+        ("import warnings\n", 'warnings.simplefilter("ignore")\n', layout.INTERLUDE),
         ("import os\n", "os.environ.setdefault('A', '1'); print()\n", layout.OTHER),
     ],
 )
@@ -403,11 +408,18 @@ def test_environment_settings_between_imports_belong_to_the_header(
 ) -> None:
     header = layout.header_of(cst.parse_module(imports + statement + "import torch\n"))
     kinds = [s.kind for s in header.statements]
-    if kind == layout.SETUP:
-        assert kinds == [layout.IMPORT, layout.SETUP, layout.IMPORT] and header.after is None
+    if kind in (layout.SETUP, layout.INTERLUDE):
+        assert kinds == [layout.IMPORT, kind, layout.IMPORT] and header.after is None
     else:
         assert kinds == [layout.IMPORT] and header.after is not None
         assert header.after.kind == kind
+
+
+def test_a_module_call_the_code_starts_with_ends_the_header() -> None:
+    # Not followed by an import: the call is the first statement of the work, as before.
+    header = layout.header_of(cst.parse_module('import os\nos.makedirs("out")\nx = 1\n'))
+    assert [s.kind for s in header.statements] == [layout.IMPORT]
+    assert header.after is not None and header.after.kind == layout.OTHER
 
 
 # -- counts -------------------------------------------------------------------------------------

@@ -33,6 +33,15 @@ from repro_lint.torch_versions import TorchVersion, parse_version, resolve_targe
         ),
         ({"requirements-dev.txt": "-r base.txt\ntorch==1.12\n"}, (1, 12), None),
         (
+            {
+                "requirements.txt": "# $ conda create --name <env> --file <this file>\n"
+                "numpy=1.18.1=py37h4f9e942_0\npytorch=1.4.0=py3.7_cuda10.1.243_cudnn7.6.3_0\n"
+                "torchvision=0.5.0=py37_cu101\n"
+            },
+            (1, 4),
+            "requirements.txt",
+        ),
+        (
             {"setup.cfg": "[options]\ninstall_requires =\n    numpy\n    torch>=1.9\n"},
             (1, 9),
             "setup.cfg install_requires",

@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from repro_lint.datasets import data, loaders, span
+from repro_lint.datasets import Context, contexts, data, loaders, span
 from repro_lint.diagnostics import Edit, FixSafety
+from repro_lint.loaders import GENERATORS_SINCE
 from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.rule import Invalid, Valid
+from repro_lint.seed_paths import seeded_paths
 
 
 class DataloaderMissingGenerator(ProjectRule):
@@ -50,13 +52,36 @@ class DataloaderMissingGenerator(ProjectRule):
     only on that seed and the epoch count.
 
     ## Fix safety
-    Safe: `generator=torch.Generator().manual_seed(<seed>)` is added (with `+ rank` when a
-    rank-named variable is in scope in distributed code, so that ranks shuffle differently).
-    The seed is the program's own where it passes one to a seeding call earlier in the same
-    function on every path to the loader (`torch.manual_seed(args.seed)`, `set_seed(seed)`),
-    with no rank added when that seed already has one; otherwise the configured `seed`.
-    The order is still random, now from its own repeatable stream. No fix is offered for a
-    project subclass whose `__init__` takes no `generator` (nor `**kwargs`).
+    Safe: `generator=torch.Generator().manual_seed(<seed>)` is added, seeded with the
+    program's own seed wherever the loader can reach it, so that `--seed 3` still decides
+    the order:
+    - the seed a seeding call passes earlier in the same function on every path
+      (`torch.manual_seed(args.seed + rank)`, `set_seed(config["seed"])`); a seed passed
+      under `if args.seed is not None:` is used the same way,
+      `... .manual_seed(args.seed) if args.seed is not None else None`, which keeps a run
+      without a seed as the program had it;
+    - the file's parsed `--seed` option where its namespace is in scope (`args.seed`,
+      conditional as above when it defaults to None), the function's own seed parameter,
+      a seed the function passes after the loader from variables that already hold it
+      (`seed = int(config["seed"])`, the loader, `set_seed(seed)`), or the one integer the
+      function (else the module's top-level code) passes as a seed, also after the loader
+      (`seed_everything(666)`);
+    - `torch.initial_seed()` where every path from the program's entry points seeds torch
+      before the loader is built (a helper that the seeded training function calls): it
+      returns that seed, in each process the one the program gave it;
+    - otherwise the configured `seed`.
+
+    `+ rank` is added when a rank-named variable is in scope in distributed code and the
+    seed has no rank yet (the rank alone for a seed of 0), so that ranks shuffle
+    differently. A loader whose order comes from a random sampler, and that does not
+    shuffle by itself, gets a generator only when it has workers (their base seeds come from
+    it): the sampler's own finding gives the sampler one, and without workers one on the
+    loader would change nothing. The order is still random, now from its own
+    repeatable stream. No fix is offered where a constant would override the program's
+    seed: the function seeds later with a value of its own (a loop over seeds), or the
+    program seeds each rank apart and no rank is in scope (every process would get the same
+    order); nor before torch 1.6, which has no `generator=` parameter; nor for a project
+    subclass whose `__init__` takes no `generator` (nor `**kwargs`).
 
     ## Options
     `seed` (default 0) is the value inserted where the program passes no seed of its own.
@@ -142,9 +167,119 @@ class DataloaderMissingGenerator(ProjectRule):
             fixed="import torch\nfrom torch.utils.data import DataLoader\n\n\n"
             "def main(args, train_set):\n    if args.seed is not None:\n"
             "        torch.manual_seed(args.seed)\n"
-            "    return DataLoader(train_set, batch_size=64, shuffle=True,\n"
-            "                      generator=torch.Generator().manual_seed(0))\n",
-            note="a seed passed only on some paths may be None here: the configured seed",
+            "    return DataLoader(\n        train_set,\n        batch_size=64,\n"
+            "        shuffle=True,\n"
+            "        generator=torch.Generator().manual_seed(args.seed) if args.seed is not None else None,\n"
+            "    )\n",
+            note="a seed given only on request: the same choice for the loader",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\n"
+            "def train(rank, args, model, dataset, dataloader_kwargs):\n"
+            "    torch.manual_seed(args.seed + rank)\n"
+            "    train_loader = torch.utils.data.DataLoader(dataset, **dataloader_kwargs)\n"
+            "    for data, target in train_loader:\n        model(data)\n\n\n"
+            "def main(args, model, dataset):\n"
+            "    kwargs = {'batch_size': args.batch_size, 'shuffle': True}\n"
+            "    for rank in range(args.num_processes):\n"
+            "        mp.Process(target=train, args=(rank, args, model, dataset, kwargs)).start()\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n\n\n"
+            "def train(rank, args, model, dataset, dataloader_kwargs):\n"
+            "    torch.manual_seed(args.seed + rank)\n"
+            "    train_loader = torch.utils.data.DataLoader(\n        dataset,\n"
+            "        **dataloader_kwargs,\n"
+            "        generator=torch.Generator().manual_seed(args.seed + rank),\n    )\n"
+            "    for data, target in train_loader:\n        model(data)\n\n\n"
+            "def main(args, model, dataset):\n"
+            "    kwargs = {'batch_size': args.batch_size, 'shuffle': True}\n"
+            "    for rank in range(args.num_processes):\n"
+            "        mp.Process(target=train, args=(rank, args, model, dataset, kwargs)).start()\n",
+            note="each process seeds apart: its loader keeps its own order",
+        ),
+        Invalid(
+            "import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--seed', default=None, type=int)\n\n\ndef main():\n"
+            "    args = parser.parse_args()\n"
+            "    loader = torch.utils.data.DataLoader(train_set, batch_size=256, shuffle=True)\n",
+            fixed="import argparse\n\nimport torch\n\nparser = argparse.ArgumentParser()\n"
+            "parser.add_argument('--seed', default=None, type=int)\n\n\ndef main():\n"
+            "    args = parser.parse_args()\n"
+            "    loader = torch.utils.data.DataLoader(\n        train_set,\n"
+            "        batch_size=256,\n        shuffle=True,\n"
+            "        generator=torch.Generator().manual_seed(args.seed) if args.seed is not None else None,\n"
+            "    )\n",
+            note="the `--seed` option, read where its namespace is",
+        ),
+        Invalid(
+            "import torch\n\n\ndef build_dataloader(dataset, opt, sampler=None, seed=None):\n"
+            "    return torch.utils.data.DataLoader(\n"
+            "        dataset, batch_size=opt['batch_size'], shuffle=sampler is None, sampler=sampler\n"
+            "    )\n",
+            fixed="import torch\n\n\ndef build_dataloader(dataset, opt, sampler=None, seed=None):\n"
+            "    return torch.utils.data.DataLoader(\n"
+            "        dataset, batch_size=opt['batch_size'], shuffle=sampler is None, sampler=sampler,\n"
+            "        generator=torch.Generator().manual_seed(seed) if seed is not None else None\n"
+            "    )\n",
+            note="the seed parameter of the function that builds the loader",
+        ),
+        Invalid(
+            "import torch\nfrom accelerate.utils import set_seed\n"
+            "from torch.utils.data import DataLoader\n\n\n"
+            "def get_dataloaders(dataset, batch_size=16):\n"
+            "    return DataLoader(dataset, shuffle=True, batch_size=batch_size)\n\n\n"
+            "def training_function(config, dataset):\n    seed = int(config['seed'])\n"
+            "    set_seed(seed)\n"
+            "    train_dataloader = get_dataloaders(dataset, config['batch_size'])\n\n\n"
+            "if __name__ == '__main__':\n"
+            "    training_function({'seed': 42, 'batch_size': 16}, list(range(8)))\n",
+            fixed="import torch\nfrom accelerate.utils import set_seed\n"
+            "from torch.utils.data import DataLoader\n\n\n"
+            "def get_dataloaders(dataset, batch_size=16):\n"
+            "    return DataLoader(dataset, shuffle=True, batch_size=batch_size,\n"
+            "                      generator=torch.Generator().manual_seed(torch.initial_seed()))\n\n\n"
+            "def training_function(config, dataset):\n    seed = int(config['seed'])\n"
+            "    set_seed(seed)\n"
+            "    train_dataloader = get_dataloaders(dataset, config['batch_size'])\n\n\n"
+            "if __name__ == '__main__':\n"
+            "    training_function({'seed': 42, 'batch_size': 16}, list(range(8)))\n",
+            note="seeded on every path before the helper runs: `torch.initial_seed()` is that seed",
+        ),
+        Invalid(
+            "from lightning.pytorch import Trainer, seed_everything\n"
+            "from torch.utils.data import DataLoader\n\n"
+            "if __name__ == '__main__':\n"
+            "    train_loader = DataLoader(train_ds, batch_size=8, shuffle=True)\n"
+            "    seed_everything(666)\n    Trainer().fit(model, train_loader)\n",
+            fixed="import torch\nfrom lightning.pytorch import Trainer, seed_everything\n"
+            "from torch.utils.data import DataLoader\n\n"
+            "if __name__ == '__main__':\n"
+            "    train_loader = DataLoader(train_ds, batch_size=8, shuffle=True,\n"
+            "                              generator=torch.Generator().manual_seed(666))\n"
+            "    seed_everything(666)\n    Trainer().fit(model, train_loader)\n",
+            note="the one seed the same block passes, even after the loader",
+        ),
+        Invalid(
+            "from torch.utils.data import DataLoader\nfrom transformers import set_seed\n\n\n"
+            "def training_function(config, train_set):\n    seed = int(config['seed'])\n"
+            "    train_dataloader = DataLoader(train_set, shuffle=True, batch_size=16)\n"
+            "    set_seed(seed)\n    return train_dataloader\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader\n"
+            "from transformers import set_seed\n\n\n"
+            "def training_function(config, train_set):\n    seed = int(config['seed'])\n"
+            "    train_dataloader = DataLoader(train_set, shuffle=True, batch_size=16,\n"
+            "                                  generator=torch.Generator().manual_seed(seed))\n"
+            "    set_seed(seed)\n    return train_dataloader\n",
+            note="seeded just after the loader, with a variable that already holds the seed",
+        ),
+        Invalid(
+            "from torch.utils.data import DataLoader, SubsetRandomSampler\n\n"
+            "train_sampler = SubsetRandomSampler(train_idx)\n"
+            "train_loader = DataLoader(dataset, sampler=train_sampler, batch_size=32)\n",
+            fixed="import torch\nfrom torch.utils.data import DataLoader, SubsetRandomSampler\n\n"
+            "train_sampler = SubsetRandomSampler(train_idx,\n"
+            "                                    generator=torch.Generator().manual_seed(0))\n"
+            "train_loader = DataLoader(dataset, sampler=train_sampler, batch_size=32)\n",
+            note="the sampler decides the order: it gets the generator, the loader none",
         ),
     )
     VALID = (
@@ -197,24 +332,32 @@ class DataloaderMissingGenerator(ProjectRule):
 
     @classmethod
     def check(cls, program: Program) -> Iterator[ProjectReport]:
+        known = contexts(program)
+        target = program.options.target_torch
+        # Before torch 1.6 there is no ``generator=`` to pass: the finding stands, unfixed.
+        available = target is None or target >= GENERATORS_SINCE
         for loader in loaders(program):
             if loader.given("generator") or loader.opaque:
                 continue
             kinds = loader.samplers()
             shuffle = loader.args.get("shuffle", {"v": False}).get("v", True) not in (False, None)
+            # Also ``shuffle=(sampler is None)`` where the sampler may be None.
+            shuffles_itself = shuffle and bool(kinds & {"none", "other"})
             if "random" in kinds:
                 message = (
                     "This DataLoader's random sampler has no `generator=`: its order comes "
                     "from the global RNG"
                 )
-            elif shuffle and kinds & {"none", "other"}:
-                # Also ``shuffle=(sampler is None)`` where the sampler may be None.
+            elif shuffles_itself:
                 message = cls.MESSAGE
             else:
                 continue
-            yield cls._report(
-                program, loader.unit, loader.record, message, fixable=loader.takes("generator")
-            )
+            # A random sampler decides the order where the loader does not shuffle itself: its
+            # own finding gives it the generator. One on the loader still seeds the workers'
+            # base seeds; without workers it would change nothing.
+            needed = shuffles_itself or loader.may_be_positive("num_workers")
+            fixable = available and loader.takes("generator") and needed
+            yield cls._report(program, loader.unit, loader.record, message, known, fixable=fixable)
         for unit in program.units:
             if not unit.linted:
                 continue
@@ -222,7 +365,7 @@ class DataloaderMissingGenerator(ProjectRule):
                 message = (
                     f"`{record['class']}` without `generator=` takes its order from the global RNG"
                 )
-                yield cls._report(program, unit, record, message)
+                yield cls._report(program, unit, record, message, known, fixable=available)
 
     @classmethod
     def _report(
@@ -231,14 +374,18 @@ class DataloaderMissingGenerator(ProjectRule):
         unit: Unit,
         record: Mapping[str, Any],
         message: str,
+        known: Mapping[int, Context],
         fixable: bool = True,
     ) -> ProjectReport:
         start, end = span(record)
-        imports = program.import_edits(unit, ["torch"] if record.get("import") else [], start)
+        generator = cls._generator(program, unit, record, known)
         edits: tuple[Edit, ...] = ()
         # A project subclass whose ``__init__`` takes no ``generator`` would raise with one.
-        if imports is not None and fixable:
-            edits = (*imports, Edit(str(record["generator"]), start, end))
+        if generator is not None and fixable:
+            text, needs_import = generator
+            imports = program.import_edits(unit, ["torch"] if needs_import else [], start)
+            if imports is not None:
+                edits = (*imports, Edit(text, start, end))
         return ProjectReport(
             unit,
             int(record["s"]),
@@ -247,3 +394,26 @@ class DataloaderMissingGenerator(ProjectRule):
             fix_safety=FixSafety.SAFE if edits else None,
             span=(start, end),
         )
+
+    @staticmethod
+    def _generator(
+        program: Program, unit: Unit, record: Mapping[str, Any], known: Mapping[int, Context]
+    ) -> tuple[str, bool] | None:
+        """The call with its generator (and whether it needs ``import torch``): seeded with
+        the program's seed in scope, else ``torch.initial_seed()`` where torch is seeded on
+        every path before it, else the configured seed. None where a constant would
+        override the program's choice: a seed the same function passes later (a loop over
+        seeds), or ranks the program seeds apart (every process would get one order)."""
+        if not record.get("fallback"):
+            return str(record["generator"]), bool(record.get("import"))
+        paths = seeded_paths(program)
+        if "fn" in record and paths.seeded(
+            unit, str(record["fn"]), int(record["row"]), record.get("ctx", ())
+        ):
+            needs = bool(record.get("import")) or bool(record.get("initial_import"))
+            return str(record["initial"]), needs
+        if record.get("seeded_later"):
+            return None
+        if "rank_seed" in known[unit.index].flags and not record.get("ranked"):
+            return None
+        return str(record["generator"]), bool(record.get("import"))

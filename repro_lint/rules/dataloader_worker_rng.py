@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from repro_lint.datasets import Judge, Loader, Randomness, contexts, data, loaders, span
 from repro_lint.diagnostics import Edit, FixSafety, Location
-from repro_lint.loaders import GENERATOR_KINDS, HELPER
+from repro_lint.loaders import GENERATOR_KINDS, GENERATORS_SINCE, HELPER
 from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
@@ -40,6 +40,12 @@ class _Finding:
     randomness: Randomness
     distributed: bool
     fixable: bool
+    # How the workers' streams collide: "owned" (a generator object), "library", "ranks"
+    # (one seed on every rank), "old" (numpy's state before torch 1.9) or "general".
+    kind: str = "general"
+    # Distributed, and every rank seeds alike: worker k's global generators are the same on
+    # every rank, whatever else collides.
+    shared: bool = False
 
 
 class DataloaderWorkerRng(ProjectRule):
@@ -109,19 +115,29 @@ class DataloaderWorkerRng(ProjectRule):
 
     ## Fix safety
     Safe: `worker_init_fn=seed_worker` is added to the loader and `seed_worker` is defined
-    once per module, as in the PyTorch recipe, with only what the workers need: it
-    reseeds numpy's and Python's global generators from `torch.initial_seed()` (distinct
-    per worker, repeatable for a seeded run) where the dataset draws from them (or cannot
-    be resolved), gives the dataset's own generator attributes that seed (through
-    `torch.utils.data.get_worker_info().dataset`, looking inside `Subset`s), reseeds
-    `imgaug`/`cupy`/`tensorflow` when the dataset uses them, and in distributed code mixes
-    in the rank (`torch.distributed.get_rank()`) and reseeds torch. It changes which random
-    numbers the workers draw, which is the point, and nothing else. The helper goes after
-    the module's imports and constants with two blank lines on each side (PEP 8), never
-    between the statements of a script. A module that already defines `seed_worker` keeps
-    its own. No fix is offered when the colliding generator belongs to a transform object
-    or a module (the helper cannot reach it), or when the loader is a project subclass
-    whose `__init__` takes no `worker_init_fn` (nor `**kwargs`).
+    once per module, as in the PyTorch recipe, with only what the workers need: it gives
+    the dataset's own generator attributes a seed from `torch.initial_seed()` (distinct per
+    worker, repeatable for a seeded run; through `torch.utils.data.get_worker_info().dataset`,
+    looking inside `Subset`s) and reseeds `imgaug`/`cupy`/`tensorflow` when the dataset uses
+    them. It reseeds numpy's and Python's global generators only where PyTorch's own
+    reseeding falls short: numpy's before torch 1.9, and, in distributed code whose ranks
+    seed alike, torch's and every global generator the dataset draws from (or may, when it
+    cannot be resolved), with the rank mixed in (`torch.distributed.get_rank()`). When the
+    ranks seed alike and a rank-named variable is in scope (torch 1.6 and later), the loader
+    gets a generator that adds the rank to the program's seed instead
+    (`generator=torch.Generator().manual_seed(args.seed + rank)`, the edit
+    `dataloader-missing-generator` writes): the workers' base seeds, from which PyTorch
+    reseeds every global generator, then differ per rank. It changes which random numbers
+    the workers draw, which is the point, and nothing else. The helper goes after the
+    module's imports and constants (also after imports that follow a call such as
+    `warnings.simplefilter(...)`) with two blank lines on each side (PEP 8), never between
+    the statements of a script. A module that already defines `seed_worker` keeps its own.
+    No fix is offered for the general recommendation (a dataset that cannot be resolved,
+    torch 1.9 or later, ranks not seeded alike): every worker already reseeds the global
+    generators, so the recipe's helper would have nothing to do; nor when the colliding
+    generator belongs to a transform object or a module (the helper cannot reach it), or
+    when the loader is a project subclass whose `__init__` takes no `worker_init_fn` (nor
+    `**kwargs`).
 
     ## Options
     `dataloader-worker-rng` (`"always"`, default, or `"when-proven"`): with `"when-proven"`
@@ -236,6 +252,74 @@ class DataloaderWorkerRng(ProjectRule):
             "with Frames('train.h5') as frames:\n"
             "    loader = DataLoader(frames, shuffle=True, num_workers=4)\n",
             note="`__enter__` returns the dataset, whose generator every worker copies",
+        ),
+        Invalid(
+            "import numpy as np\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Blurred(Dataset):\n    def __len__(self):\n        return 8\n\n"
+            "    def __getitem__(self, index):\n        return np.random.uniform(0.1, 2.0)\n\n\n"
+            "loader = DataLoader(Blurred(), batch_size=2, shuffle=True, num_workers=2)\n",
+            fixed="import numpy as np\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "def seed_worker(worker_id: int) -> None:\n"
+            '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
+            "    worker_seed = torch.initial_seed() % 2**32\n"
+            "    np.random.seed(worker_seed)  # noqa: NPY002\n\n\n"
+            "class Blurred(Dataset):\n    def __len__(self):\n        return 8\n\n"
+            "    def __getitem__(self, index):\n        return np.random.uniform(0.1, 2.0)\n\n\n"
+            "loader = DataLoader(Blurred(), batch_size=2, shuffle=True, num_workers=2,\n"
+            "                    worker_init_fn=seed_worker)\n",
+            config={"target-torch": "1.4"},
+            note="torch 1.4 reseeds `random` and torch in workers, not numpy: numpy only",
+        ),
+        Invalid(
+            "import torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset, DistributedSampler\n\n\n"
+            "class Views(Dataset):\n    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return torch.rand(3)\n\n\n"
+            "def main(gpu, args):\n    rank = args.nr * args.gpus + gpu\n"
+            "    dist.init_process_group('nccl', rank=rank, world_size=args.world_size)\n"
+            "    torch.manual_seed(args.seed)\n    dataset = Views()\n"
+            "    sampler = DistributedSampler(dataset, num_replicas=args.world_size, rank=rank)\n"
+            "    return DataLoader(dataset, batch_size=64, num_workers=args.workers, sampler=sampler)\n",
+            fixed="import torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import DataLoader, Dataset, DistributedSampler\n\n\n"
+            "class Views(Dataset):\n    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return torch.rand(3)\n\n\n"
+            "def main(gpu, args):\n    rank = args.nr * args.gpus + gpu\n"
+            "    dist.init_process_group('nccl', rank=rank, world_size=args.world_size)\n"
+            "    torch.manual_seed(args.seed)\n    dataset = Views()\n"
+            "    sampler = DistributedSampler(dataset, num_replicas=args.world_size, rank=rank)\n"
+            "    return DataLoader(dataset, batch_size=64, num_workers=args.workers, sampler=sampler,\n"
+            "                      generator=torch.Generator().manual_seed(args.seed + rank))\n",
+            note="ranks seeded alike, the rank in scope: a generator per rank sets the workers apart",
+        ),
+        Invalid(
+            "import warnings\nwarnings.simplefilter(action='ignore', category=FutureWarning)\n"
+            "import random\n\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n"
+            "torch.backends.cudnn.benchmark = True\n\n\n"
+            "class Clips(Dataset):\n    def __init__(self, seed):\n"
+            "        self.rng = random.Random(seed)\n\n"
+            "    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return self.rng.randint(0, 9)\n\n\n"
+            "def train(h):\n"
+            "    loader = DataLoader(Clips(h.seed), batch_size=16, num_workers=h.num_workers)\n",
+            fixed="import warnings\nwarnings.simplefilter(action='ignore', category=FutureWarning)\n"
+            "import random\n\nimport torch\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "def seed_worker(worker_id: int) -> None:\n"
+            '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
+            "    worker_seed = torch.initial_seed() % 2**32\n"
+            "    dataset = torch.utils.data.get_worker_info().dataset\n"
+            "    while isinstance(dataset, torch.utils.data.Subset):\n"
+            "        dataset = dataset.dataset\n"
+            "    dataset.rng.seed(worker_seed)\n\n\n"
+            "torch.backends.cudnn.benchmark = True\n\n\n"
+            "class Clips(Dataset):\n    def __init__(self, seed):\n"
+            "        self.rng = random.Random(seed)\n\n"
+            "    def __len__(self):\n        return 64\n\n"
+            "    def __getitem__(self, index):\n        return self.rng.randint(0, 9)\n\n\n"
+            "def train(h):\n"
+            "    loader = DataLoader(Clips(h.seed), batch_size=16, num_workers=h.num_workers,\n"
+            "                        worker_init_fn=seed_worker)\n",
+            note="a warnings filter between the imports: the helper still goes after all of them",
         ),
     )
     VALID = (
@@ -374,12 +458,20 @@ class DataloaderWorkerRng(ProjectRule):
                 findings.setdefault(loader.unit.index, []).append(finding)
         for index, found in findings.items():
             unit = program.units[index]
-            helper = cls._helper(program, unit, [f for f in found if f.fixable])
+            generators: dict[int, tuple[Edit, ...]] = {}
+            for finding in found:
+                ranked = cls._ranked_generator(program, finding) if finding.fixable else None
+                if ranked is not None:
+                    generators[id(finding)] = ranked
+            helped = [f for f in found if f.fixable and id(f) not in generators]
+            helper = cls._helper(program, unit, helped, old)
             for finding in found:
                 record = finding.loader.record
                 start, end = span(record)
                 edits: tuple[Edit, ...] = ()
-                if finding.fixable and helper is not None:
+                if id(finding) in generators:
+                    edits = generators[id(finding)]
+                elif finding.fixable and helper is not None:
                     edits = (Edit(str(record["init"]), start, end), *helper)
                 yield ProjectReport(
                     unit,
@@ -412,16 +504,17 @@ class DataloaderWorkerRng(ProjectRule):
             shared = seeded and "rank_seed" not in context
         shared = distributed and shared
 
-        def found(message: str, fixable: bool = True) -> _Finding:
+        def found(message: str, kind: str, fixable: bool = True) -> _Finding:
             # A project subclass whose ``__init__`` takes no ``worker_init_fn`` would raise.
             fixable = fixable and loader.takes("worker_init_fn")
-            return _Finding(loader, message, randomness, distributed, fixable)
+            return _Finding(loader, message, randomness, distributed, fixable, kind, shared)
 
         for owned in randomness.owned:
             if owned.where == "dataset":
                 return found(
                     f"`{owned.owner}.{owned.name}` is copied into every DataLoader worker: "
                     "workers repeat its random numbers",
+                    "owned",
                     fixable=all(o.where == "dataset" for o in randomness.owned),
                 )
         for owned in randomness.owned:
@@ -429,12 +522,14 @@ class DataloaderWorkerRng(ProjectRule):
             return found(
                 f"{what} `{owned.owner}.{owned.name}` is copied into every DataLoader worker: "
                 "workers repeat its random numbers",
+                "owned",
                 fixable=False,
             )
         if randomness.libraries:
             return found(
                 f"`{randomness.libraries[0]}` keeps its own random state, which every "
-                "DataLoader worker copies unchanged"
+                "DataLoader worker copies unchanged",
+                "library",
             )
         # An unresolved dataset proves nothing: like the general message, it is reported only
         # for a shuffling (training) loader, and never under "when-proven".
@@ -442,19 +537,51 @@ class DataloaderWorkerRng(ProjectRule):
         if shared and (randomness.draws or unproven):
             return found(
                 "Every rank seeds alike: DataLoader worker k draws the same random numbers "
-                "on every rank"
+                "on every rank",
+                "ranks",
             )
         if old and (randomness.numpy_global or unproven):
             return found(
-                f"With torch {target}, every DataLoader worker copies numpy's global random state"
+                f"With torch {target}, every DataLoader worker copies numpy's global random state",
+                "old",
             )
         if unproven:
-            return found(cls.MESSAGE)
+            # Every worker already reseeds the global generators (torch >= 1.9): the
+            # recipe's ``seed_worker`` would have nothing to do until the dataset is known.
+            return found(cls.MESSAGE, "general", fixable=False)
         return None
+
+    @staticmethod
+    def _ranked_generator(program: Program, finding: _Finding) -> tuple[Edit, ...] | None:
+        """For ranks that seed alike, a loader without a generator: one seeded with the
+        program's seed plus the rank (``generator=torch.Generator().manual_seed(args.seed +
+        rank)``, the edit ``dataloader-missing-generator`` writes). The workers' base seeds
+        then differ per rank, and every global generator they reseed with them; None where
+        no such seed is in scope."""
+        loader = finding.loader
+        record = loader.record
+        target = program.options.target_torch
+        if (
+            finding.kind != "ranks"
+            or (target is not None and target < GENERATORS_SINCE)
+            or loader.given("generator")
+            or not loader.takes("generator")
+            or record.get("fallback")
+            or not record.get("ranked")
+            or "generator" not in record
+        ):
+            return None
+        start, end = span(record)
+        imports = program.import_edits(
+            loader.unit, ["torch"] if record.get("import") else [], start
+        )
+        if imports is None:
+            return None
+        return (*imports, Edit(str(record["generator"]), start, end))
 
     @classmethod
     def _helper(
-        cls, program: Program, unit: Unit, found: Sequence[_Finding]
+        cls, program: Program, unit: Unit, found: Sequence[_Finding], old: bool
     ) -> tuple[Edit, ...] | None:
         """The edits defining ``seed_worker`` in ``unit`` for its fixable findings (none when
         the module already binds the name); None when it cannot be written there."""
@@ -475,7 +602,7 @@ class DataloaderWorkerRng(ProjectRule):
                 imports.append(module)
             return text
 
-        lines = cls._lines(unit, found, name)
+        lines = cls._lines(unit, found, name, old)
         if lines is None:
             return None
         # Imports in the order the seeding fixes use (torch, numpy, random), then others.
@@ -498,7 +625,7 @@ class DataloaderWorkerRng(ProjectRule):
 
     @staticmethod
     def _lines(
-        unit: Unit, found: Sequence[_Finding], name: Callable[[str], str | None]
+        unit: Unit, found: Sequence[_Finding], name: Callable[[str], str | None], old: bool
     ) -> list[str] | None:
         """The lines of ``seed_worker`` (unindented; the body carries its own indent)."""
         attributes: dict[str, str] = {}
@@ -509,13 +636,20 @@ class DataloaderWorkerRng(ProjectRule):
         imports_numpy = any(
             n.split(".", 1)[0] == "numpy" for _, n, _ in unit.summary.get("bindings", ())
         )
-        # Reseed a global generator only where the workers may draw from it: a dataset
-        # that draws nothing from `random` gets no `random.seed` (nor `import random`).
+        # Reseed a global generator only where the workers may draw from it (a dataset
+        # that draws nothing from `random` gets no `random.seed`, nor `import random`), and
+        # only where PyTorch's own reseeding falls short: numpy's before torch 1.9, and all
+        # of them where every rank seeds alike (their worker seeds are then the same).
         unknown = any(not f.randomness.known for f in found)
-        numpy = any("numpy" in f.randomness.families for f in found) or (
+        ranks = any(f.shared for f in found)
+        uses_numpy = any("numpy" in f.randomness.families for f in found) or (
             unknown and (imports_numpy or any(f.randomness.numpy for f in found))
         )
-        python_random = unknown or any("random" in f.randomness.families for f in found)
+        uses_random = unknown or any("random" in f.randomness.families for f in found)
+        # An "old" finding is about numpy's copied state: reseed it even where the dataset's
+        # use of numpy cannot be seen.
+        numpy = (uses_numpy and (ranks or old)) or any(f.kind == "old" for f in found)
+        python_random = uses_random and ranks
         numpy_generator = any(GENERATOR_KINDS[kind] == "numpy" for kind in attributes.values())
         libraries = sorted({lib for f in found for lib in f.randomness.libraries})
         distributed = any(f.distributed for f in found)

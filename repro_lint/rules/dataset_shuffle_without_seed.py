@@ -6,9 +6,10 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from repro_lint import program_seed as ps
 from repro_lint.arguments import argument, expression_code, literal_bool, with_keyword
 from repro_lint.diagnostics import FixSafety
-from repro_lint.loaders import block_indent
+from repro_lint.loaders import block_indent, mentions_rank
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.values import target_names
 
@@ -83,11 +84,16 @@ class DatasetShuffleWithoutSeed(Rule):
     and buffer order differ on every run even when numpy is seeded.
 
     ## Fix safety
-    Safe: `seed=<seed>` is passed (`seed=None` is replaced). The order is still shuffled,
-    now repeatably and on its own.
+    Safe: `seed=<seed>` is passed (`seed=None` is replaced), with the program's own seed
+    where the call can reach it: the seed a seeding call passes earlier in the same function
+    on every path, the function's seed parameter, or the one integer the function (else the
+    module's top-level code) passes as a seed (`train_test_split(..., seed=42)` just
+    above); otherwise the configured `seed`. A seed that differs per rank is passed over:
+    every rank must shuffle and split the dataset alike before it takes its shard. The
+    order is still shuffled, now repeatably and on its own.
 
     ## Options
-    `seed` (default 0) is the value inserted.
+    `seed` (default 0) is the value inserted where the program passes no seed of its own.
 
     ## References
     - Hugging Face `datasets`: `Dataset.shuffle`, `Dataset.train_test_split` (a missing
@@ -129,6 +135,19 @@ class DatasetShuffleWithoutSeed(Rule):
             "    def train_stream(self):\n"
             "        return self.stream.shuffle(seed=0, buffer_size=10_000)\n",
             note="an `IterableDataset` kept in an attribute, with `seed=None`",
+        ),
+        Invalid(
+            "from datasets import load_dataset\n\n\ndef train(data_path, val_set_size):\n"
+            "    data = load_dataset('json', data_files=data_path)\n"
+            "    train_val = data['train'].train_test_split(\n"
+            "        test_size=val_set_size, shuffle=True, seed=42\n    )\n"
+            "    return train_val['train'].shuffle().map(tokenize)\n",
+            fixed="from datasets import load_dataset\n\n\ndef train(data_path, val_set_size):\n"
+            "    data = load_dataset('json', data_files=data_path)\n"
+            "    train_val = data['train'].train_test_split(\n"
+            "        test_size=val_set_size, shuffle=True, seed=42\n    )\n"
+            "    return train_val['train'].shuffle(seed=42).map(tokenize)\n",
+            note="the seed the same function already gives the split",
         ),
     )
     VALID = (
@@ -224,9 +243,19 @@ class DatasetShuffleWithoutSeed(Rule):
         )
 
     def _fix(self, node: cst.Call, seed: cst.Arg | None) -> list[NodeEdit]:
-        value = str(self.context.config.seed)
+        # The program's seed, the same on every rank: each rank must shuffle and split the
+        # dataset alike before it takes its shard. ``seed=None`` is no seed, as before.
+        names = self.context.names
+        found = ps.file_seed(
+            self.context.statement_stack,
+            self.context.module,
+            self.qualified_name,
+            self.context.config.seed_functions,
+            ranked=lambda node: mentions_rank(node, names),
+        )
+        value = found.keyword() if found is not None else str(self.context.config.seed)
         if seed is not None:
-            return [Replace(seed.value, cst.Integer(value))]
+            return [Replace(seed.value, cst.parse_expression(value))]
         module = self.context.module
         indent = block_indent(self.context.statement_stack, module)
         new = with_keyword(node, "seed", value)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from repro_lint import program_seed as ps
 from repro_lint.arguments import argument, expression_code, has_double_star, with_keyword
 from repro_lint.diagnostics import FixSafety
-from repro_lint.loaders import SPLITS, block_indent
+from repro_lint.loaders import GENERATORS_SINCE, SPLITS, block_indent, mentions_rank
 from repro_lint.randomness import TORCH_GENERATOR
 from repro_lint.rule import Invalid, NodeEdit, Replace, Rule, Valid
 
@@ -32,12 +33,19 @@ class RandomSplitMissingGenerator(Rule):
     samples can leak into training between runs.
 
     ## Fix safety
-    Safe: `generator=torch.Generator().manual_seed(<seed>)` is added. The rank is never
-    mixed in, even in distributed code: every rank must split the data the same way, or the
-    validation samples of one rank are the training samples of another.
+    Safe: `generator=torch.Generator().manual_seed(<seed>)` is added, with the program's own
+    seed where the split can reach it: the seed a seeding call passes earlier in the same
+    function on every path (conditional, `... if args.seed is not None else None`, where it
+    is passed only under `if args.seed is not None:`), the function's seed parameter, or the
+    one integer the function (else the module's top-level code) passes as a seed
+    (`torch.manual_seed(17)  # Reproducibility on the dataset splitting`); otherwise the
+    configured `seed`. The rank is never mixed in, even in distributed code, and a seed
+    that differs per rank is passed over: every rank must split the data the same way, or
+    the validation samples of one rank are the training samples of another. Before torch
+    1.6 `random_split` takes no generator: the finding comes without a fix.
 
     ## Options
-    `seed` (default 0) is the value inserted.
+    `seed` (default 0) is the value inserted where the program passes no seed of its own.
 
     ## References
     - PyTorch: `torch.utils.data.random_split`
@@ -54,6 +62,29 @@ class RandomSplitMissingGenerator(Rule):
             "from torch.utils.data import random_split\ntrain, val = random_split(ds, [80, 20])\n",
             fixed="import torch\nfrom torch.utils.data import random_split\n"
             "train, val = random_split(ds, [80, 20], generator=torch.Generator().manual_seed(0))\n",
+        ),
+        Invalid(
+            "import torch\nfrom torch.utils.data import random_split\n\n"
+            "torch.manual_seed(17)  # Reproducibility on the dataset splitting\n\n\n"
+            "def main(conf, total_set):\n"
+            "    train_set, val_set = random_split(total_set, [900, 100])\n",
+            fixed="import torch\nfrom torch.utils.data import random_split\n\n"
+            "torch.manual_seed(17)  # Reproducibility on the dataset splitting\n\n\n"
+            "def main(conf, total_set):\n"
+            "    train_set, val_set = random_split(total_set, [900, 100],\n"
+            "                                      generator=torch.Generator().manual_seed(17))\n",
+            note="the seed the module sets for this very split",
+        ),
+        Invalid(
+            "import torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import random_split\n\n\n"
+            "def build(args, dataset):\n    torch.manual_seed(args.seed + dist.get_rank())\n"
+            "    return random_split(dataset, [0.9, 0.1])\n",
+            fixed="import torch\nimport torch.distributed as dist\n"
+            "from torch.utils.data import random_split\n\n\n"
+            "def build(args, dataset):\n    torch.manual_seed(args.seed + dist.get_rank())\n"
+            "    return random_split(dataset, [0.9, 0.1], generator=torch.Generator().manual_seed(0))\n",
+            note="a seed that differs per rank would split every rank differently",
         ),
     )
     VALID = (
@@ -77,11 +108,24 @@ class RandomSplitMissingGenerator(Rule):
             return
         if argument(node, "generator", GENERATOR_POSITION) is not None or has_double_star(node):
             return
-        statement = self.context.statement_stack[-1] if self.context.statement_stack else None
+        if self.context.target_torch < GENERATORS_SINCE:
+            # ``random_split`` takes no generator before torch 1.6: no fix to offer.
+            self.report(node, fix=[])
+            return
+        stack = self.context.statement_stack
+        statement = stack[-1] if stack else None
         generator, imports = self.reference(TORCH_GENERATOR, "torch", statement)
-        seed = self.context.config.seed
         module = self.context.module
-        new = with_keyword(node, "generator", f"{generator}().manual_seed({seed})")
+        names = self.context.names
+        # Every rank must split alike: a seed that differs per rank is not the one to use.
+        seed = ps.file_seed(
+            stack,
+            module,
+            self.qualified_name,
+            self.context.config.seed_functions,
+            ranked=lambda node: mentions_rank(node, names),
+        ) or ps.Seed(str(self.context.config.seed))
+        new = with_keyword(node, "generator", seed.call(f"{generator}().manual_seed("))
         code = expression_code(module, new, block_indent(self.context.statement_stack, module))
         fix: list[NodeEdit] = [*imports, Replace(node, cst.parse_expression(code))]
         self.report(node, fix=fix)

@@ -249,6 +249,19 @@ class UnsortedFileListing(SettledRule):
             "    def __len__(self):\n        return 0\n",
             note="the first of several text files: which one is read depends on the machine",
         ),
+        Invalid(
+            "import os\n\n\ndef splits(speech_dataset):\n"
+            "    speakers = [os.path.join(speech_dataset, x) for x in os.listdir(speech_dataset) if\n"
+            "                os.path.isdir(os.path.join(speech_dataset, x))]\n"
+            "    print(f'{len(speakers)} speakers found in {speech_dataset}: eighty percent are for training')\n"
+            "    cut = int(0.8 * len(speakers))\n    return speakers[:cut], speakers[cut:]\n",
+            fixed="import os\n\n\ndef splits(speech_dataset):\n"
+            "    speakers = [os.path.join(speech_dataset, x) for x in sorted(os.listdir(speech_dataset)) if\n"
+            "                os.path.isdir(os.path.join(speech_dataset, x))]\n"
+            "    print(f'{len(speakers)} speakers found in {speech_dataset}: eighty percent are for training')\n"
+            "    cut = int(0.8 * len(speakers))\n    return speakers[:cut], speakers[cut:]\n",
+            note="code follows on the line, in a file past its line length: `sorted(...)` stays inline",
+        ),
     )
     VALID = (
         Valid(
