@@ -104,12 +104,12 @@ class MissingCublasWorkspaceConfig(Rule):
             'os.environ["TORCH_CPP_LOG_LEVEL"] = "ERROR"\n\nmodel = YOLO("yolov8s.yaml")\n',
             fixed="from ultralytics import YOLO\nimport torch\n"
             "torch.use_deterministic_algorithms(True, warn_only=True)\nimport warnings\n"
-            "warnings.filterwarnings('ignore')\nimport os\n"
+            "warnings.filterwarnings('ignore')\nimport os\n\n"
             'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
             'os.environ["TORCH_CPP_LOG_LEVEL"] = "ERROR"\n\nmodel = YOLO("yolov8s.yaml")\n',
             config=_OLD,
             note="switched on among the imports: the variable goes after them, with the "
-            "file's own `os`",
+            "file's own `os`, a blank line after the import block (isort)",
         ),
         Invalid("import torch\ntorch.set_deterministic_debug_mode('error')\n", config=_OLD),
         Invalid(
