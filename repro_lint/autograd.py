@@ -20,7 +20,8 @@ may" so that only what is provable keeps a rule quiet:
   torch creates (``zeros``, ``arange``, ``tensor``... without ``requires_grad=True``),
   ``detach()``, ``.data``, shapes and devices, checkpoints (``torch.load``, ``state_dict()``,
   ``load_state_dict_from_url``), a module's registered buffers, values computed in a no-grad
-  scope, batches from a DataLoader (a loop over a loader built in the file, or over a name
+  scope, a function parameter named as a mask (``mask``, ``attn_mask``: by convention, not
+  provably), batches from a DataLoader (a loop over a loader built in the file, or over a name
   that says it is one: ``train_loader``) and whatever is computed from these alone.
   Everything else may (parameters, module outputs, unknown calls), except what depends only
   on the enclosing function's parameters or on what a function of the file returns: those
@@ -190,6 +191,13 @@ def _words(name: str) -> list[str]:
     return [word.lower() for part in name.split("_") for word in _WORD.findall(part)]
 
 
+def mask_name(name: str) -> bool:
+    """Whether a parameter's name says it holds a mask (``mask``, ``masks``, ``attn_mask``,
+    ``key_padding_mask``; not ``mask_token`` or ``mask_logits``)."""
+    words = _words(name)
+    return bool(words) and words[-1] in ("mask", "masks")
+
+
 def evaluation_name(name: str) -> bool:
     """Whether a function's name says it evaluates (``validate``, ``test_step``,
     ``compute_metrics``, ``predictImage``)."""
@@ -342,6 +350,11 @@ class Autograd:
         # Parameters are open while the file's call sites are followed, else unknown.
         for param in [*params, *node.params.kwonly_params]:
             name = param.name.value
+            if mask_name(name):
+                # A mask passed in (``mask``, ``attn_mask``, ``key_padding_mask``) selects or
+                # weights positions: data, not an activation that autograd records.
+                function.bindings[name] = NO_GRAD
+                continue
             function.bindings[name] = Grad(False, frozenset({f"p:{name}"})) if key else MAYBE
         for star in (node.params.star_arg, node.params.star_kwarg):
             if isinstance(star, cst.Param):

@@ -824,7 +824,10 @@ class NondeterministicOp(CatalogRule, SettledRule):
     A hazard of the backward pass is reported only where a backward can reach it: not under
     `torch.no_grad()`/`inference_mode()`, in data code (a Dataset, a transform, a collate
     function), in an evaluation function that never calls `backward`, nor on a value that
-    cannot require grad. A value that comes from a function's parameter is judged by the
+    cannot require grad (nor on a parameter named as a mask, `mask`, `attn_mask`,
+    `key_padding_mask`: by convention data that selects or weights positions, which a
+    learned mask passed in as an argument would break). A value that comes from a
+    function's parameter is judged by the
     function's callers: those in its own file, or, when its file never calls it nor passes
     it on, those in the other modules of the project (found by its name; none may pass it
     on as a value). A call in a private function (`_name`) that no file of the project

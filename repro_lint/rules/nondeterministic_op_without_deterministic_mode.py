@@ -388,6 +388,17 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             note="integer index tensors cannot require grad",
         ),
         Valid(
+            "import torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+            "class MaskedReconstruction(nn.Module):\n"
+            "    def __init__(self, encoder, patch_size):\n        super().__init__()\n"
+            "        self.encoder = encoder\n        self.patch_size = patch_size\n\n"
+            "    def forward(self, x, mask):\n        x_rec = self.encoder(x, mask)\n"
+            "        mask = mask.repeat_interleave(self.patch_size, 1).unsqueeze(1)\n"
+            "        loss = F.l1_loss(x, x_rec, reduction='none')\n"
+            "        return (loss * mask).sum() / (mask.sum() + 1e-5)\n",
+            note="a mask passed to forward is data: its repeat_interleave has no backward",
+        ),
+        Valid(
             "import torch\n\ndef random_masking(x, keep):\n"
             "    n, length, _ = x.shape\n"
             "    restore = torch.argsort(torch.argsort(torch.rand(n, length), dim=1), dim=1)\n"
