@@ -130,7 +130,7 @@ DOC, FUTURE, IMPORT, CONST, DEF, OTHER = "doc", "future", "import", "const", "de
 # Silencing warnings before noisy imports (``warnings.simplefilter(...)``) is set-up too: the
 # imports after it are the module's imports all the same.
 SETUP = "setup"
-# A call on an imported module between two imports (``warnings.simplefilter(...)``,
+# A call on an imported module between two imports (``os.makedirs(...)``,
 # ``matplotlib.use("Agg")``): the imports after it still belong to the module's opening.
 INTERLUDE = "interlude"
 _HEADER_KINDS = frozenset({DOC, FUTURE, IMPORT, CONST, SETUP, INTERLUDE})
@@ -295,7 +295,7 @@ def _is_setup(node: cst.SimpleStatementLine, imported: Sequence[ImportName]) -> 
 
 
 def _calls_module(node: cst.CSTNode, imported: Sequence[ImportName]) -> bool:
-    """Whether a statement only calls functions of imported modules (``warnings.simplefilter
+    """Whether a statement only calls functions of imported modules (``os.makedirs
     (...)``, ``matplotlib.use("Agg")``)."""
     if not isinstance(node, cst.SimpleStatementLine):
         return False

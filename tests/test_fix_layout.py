@@ -394,12 +394,12 @@ def test_a_helper_goes_after_imports_that_follow_a_warnings_filter() -> None:
             layout.SETUP,
         ),
         ("import warnings\n", "warnings.filterwarnings('ignore')\n", layout.SETUP),
-        ("import warnings\n", "warnings.warn('old')\n", layout.OTHER),
         # Not the module: a name that only looks like it.
         ("from config import os\n", 'os.environ["A"] = "1"\n', layout.OTHER),
         # A call on an imported module that imports follow: an interlude of the header.
         ("import os\n", 'os.makedirs("out")\n', layout.INTERLUDE),
-        ("import warnings\n", 'warnings.simplefilter("ignore")\n', layout.INTERLUDE),
+        ("import matplotlib\n", 'matplotlib.use("Agg")\n', layout.INTERLUDE),
+        ("import warnings\n", "warnings.warn('old')\n", layout.INTERLUDE),
         ("import os\n", "os.environ.setdefault('A', '1'); print()\n", layout.OTHER),
     ],
 )
