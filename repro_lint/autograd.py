@@ -50,6 +50,7 @@ from repro_lint.arguments import literal_bool
 from repro_lint.catalog import canonical
 from repro_lint.names import Names
 from repro_lint.tensors import Tensors
+from repro_lint.walker import children
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +268,7 @@ def _is_self_call(func: cst.BaseExpression, self_name: str | None) -> str | None
 def _mentions(node: cst.CSTNode, attributes: frozenset[str], nested: bool) -> bool:
     """Whether ``node`` calls a method named in ``attributes`` (``loss.backward()``), or
     contains a ``yield`` (``attributes`` empty); ``nested`` functions count only if asked."""
-    stack: list[cst.CSTNode] = list(node.children)
+    stack: list[cst.CSTNode] = children(node)
     while stack:
         current = stack.pop()
         if isinstance(current, cst.FunctionDef | cst.Lambda | cst.ClassDef) and not nested:
@@ -278,7 +279,7 @@ def _mentions(node: cst.CSTNode, attributes: frozenset[str], nested: bool) -> bo
                 return True
         if not attributes and isinstance(current, cst.Yield):
             return True
-        stack.extend(current.children)
+        stack.extend(children(current))
     return False
 
 

@@ -37,6 +37,7 @@ from repro_lint.program import Program, SettledRule, Unit
 from repro_lint.rule import FileContext, Invalid, Note, Rule, Valid
 from repro_lint.tensors import Tensors
 from repro_lint.torch_versions import TorchVersion
+from repro_lint.walker import children
 
 # -- classifying calls ------------------------------------------------------------------------
 
@@ -506,7 +507,7 @@ def _name_counts(module: cst.Module) -> dict[str, int]:
         node = stack.pop()
         if isinstance(node, cst.Name):
             counts[node.value] = counts.get(node.value, 0) + 1
-        stack.extend(node.children)
+        stack.extend(children(node))
     return counts
 
 
