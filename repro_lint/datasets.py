@@ -11,7 +11,6 @@ it builds, in whatever file they live.
 from __future__ import annotations
 
 import dataclasses
-import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -291,15 +290,9 @@ class Callers:
         return {k: merge_descriptions(v) for k, v in items.items()}, opaque
 
 
-_CALLERS: weakref.WeakKeyDictionary[Program, Callers] = weakref.WeakKeyDictionary()
-
-
 def callers(program: Program) -> Callers:
     """The program's call index (built once, shared by the rules)."""
-    found = _CALLERS.get(program)
-    if found is None:
-        found = _CALLERS[program] = Callers(program)
-    return found
+    return program.derived(Callers)
 
 
 def _bind(

@@ -290,14 +290,6 @@ def _names_in(node: cst.BaseExpression) -> Iterator[cst.Name]:
             stack.extend(current.children)
 
 
-def _callee_name(func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name):
-        return func.value
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return None
-
-
 def _conditions(test: cst.BaseExpression) -> list[list[Json]]:
     """Conditions on ``self`` attributes a test is made of (all must hold): ``self.a``,
     ``not self.a``, ``self.a is None``, ``self.a is not None``, ``self.a == "x"``,
@@ -509,7 +501,7 @@ class LoaderFacts:
             len(targets) == 1
             and isinstance(targets[0], cst.Name)
             and isinstance(value, cst.Call)
-            and _callee_name(value.func) == "parse_args"
+            and ps.callee_name(value.func) == "parse_args"
         ):
             self._namespaces.add(targets[0].value)
         for target in targets:

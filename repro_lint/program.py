@@ -17,7 +17,7 @@ import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from repro_lint import determinism as det
 from repro_lint import layout
@@ -502,6 +502,9 @@ class SettledRule(Rule):
         return diagnostics
 
 
+_Built = TypeVar("_Built")
+
+
 class Program:
     """The summaries of one run joined: modules, resolved calls, profiles and entry points."""
 
@@ -539,6 +542,15 @@ class Program:
         # The files read as text to find where a name is used, with their stamps (ditto).
         self.read: dict[str, Stamp] = {}
         self._trees: dict[Path, list[tuple[Path, bytes]] | None] = {}
+        # Indexes built from the program on first use and shared by the rules (``derived``).
+        self._derived: dict[Callable[[Program], object], object] = {}
+
+    def derived(self, build: Callable[[Program], _Built]) -> _Built:
+        """What ``build`` makes of this program (a call index, the seeded paths): built on
+        the first request, then shared by every rule that asks."""
+        if build not in self._derived:
+            self._derived[build] = build(self)
+        return cast(_Built, self._derived[build])
 
     def _add(self, unit: Unit) -> Unit:
         unit.index = len(self.units)

@@ -105,7 +105,8 @@ def names_in(node: cst.BaseExpression) -> Iterator[str]:
         yield from names_in(node.right)
 
 
-def _callee_name(func: cst.BaseExpression) -> str | None:
+def callee_name(func: cst.BaseExpression) -> str | None:
+    """The name a call's function ends in (``parse_args`` of ``parser.parse_args``)."""
     if isinstance(func, cst.Name):
         return func.value
     if isinstance(func, cst.Attribute):
@@ -124,7 +125,7 @@ def seeding_argument(
     known = qualified is not None and (
         qualified in rng.SEEDS or qualified in rng.HELPERS or qualified in seed_functions
     )
-    name = _callee_name(call.func)
+    name = callee_name(call.func)
     if not known and (name is None or not rng.is_seed_name(name)):
         return None
     found = argument(call, "seed", 0) or argument(call, "a", 0)

@@ -14,7 +14,6 @@ it; code that no entry point reaches is not.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -96,15 +95,9 @@ class SeededPaths:
         return profile.covered(_TORCH, where)
 
 
-_PATHS: weakref.WeakKeyDictionary[Program, SeededPaths] = weakref.WeakKeyDictionary()
-
-
 def seeded_paths(program: Program) -> SeededPaths:
     """The program's seeded paths (built once, shared by the rules)."""
-    found = _PATHS.get(program)
-    if found is None:
-        found = _PATHS[program] = SeededPaths(program)
-    return found
+    return program.derived(SeededPaths)
 
 
 __all__ = ["SeededPaths", "seeded_paths"]

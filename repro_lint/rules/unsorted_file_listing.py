@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any
 
 import libcst as cst
 
@@ -980,16 +979,9 @@ class _Listers:
     callers: dict[tuple[int, str], set[tuple[int, str]]] = field(default_factory=dict)
     built: int = 0
 
-    _BY_PROGRAM: ClassVar[weakref.WeakKeyDictionary[Program, _Listers]] = (
-        weakref.WeakKeyDictionary()
-    )
-
     @classmethod
     def of(cls, program: Program) -> _Listers:
-        found = cls._BY_PROGRAM.get(program)
-        if found is None:
-            found = cls._BY_PROGRAM[program] = cls(program)
-        return found
+        return program.derived(cls)
 
     def _facts(self, unit: Unit, key: str) -> list[list[Any]]:
         facts: list[list[Any]] = data(unit).get("facts", {}).get(key, [])
