@@ -82,7 +82,7 @@ def lint_document(
     when the project pass of ``previous`` (the last version linted) still holds."""
     result = lint_one(text, filename, settings, path)
     if previous is not None and previous.settings is settings:
-        again = reused(previous.memo, {filename: previous.result}, [(result, path)], settings)
+        again = reused(previous.memo, {filename: previous.result}, [(result, path)], settings, load)
         if again is not None:
             return Document(settings, text, _with_text(again[0], text), previous.memo)
     merged, memo = project_pass([result], {filename: path}, settings, load)
@@ -342,7 +342,7 @@ def lint_run(
     if previous is not None and changed is not None:
         again = [f for f in ordered if f.display in changed]
         fresh = _per_file_results(again, settings, jobs, cache, {}, progress=progress)
-        outcome = _reuse(previous, ordered, fresh, settings, sources)
+        outcome = _reuse(previous, ordered, fresh, settings, sources, cache)
         if outcome is not None:
             return outcome
     linted: list[int] = [len(fresh)]
@@ -350,9 +350,7 @@ def lint_run(
     paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
     results = [per_file[file.display][0] for file in ordered]
     merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache))
-    data = (
-        project_to_json(memo.digests, memo.loaded, memo.probed) if settings.needs_project else None
-    )
+    data = _memo_to_json(memo) if settings.needs_project else None
     return RunOutcome(
         [
             _sourced(r, f, sources, per_file[f.display][1])
@@ -370,6 +368,7 @@ def _reuse(
     fresh: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
     settings: Settings,
     sources: bool,
+    cache: Cache | None,
 ) -> RunOutcome | None:
     """The earlier run's answer with the files linted again put in, if its project pass
     still holds for them (see ``project_pass.reused``)."""
@@ -380,7 +379,7 @@ def _reuse(
     if [f.display for f in ordered] != [f.display for f in previous.files]:
         return None
     again = [(fresh[f.display][0], f.path) for f in ordered if f.display in fresh]
-    revised = reused(memo, before, again, settings)
+    revised = reused(memo, before, again, settings, summary_loader(settings, cache))
     if revised is None:
         return None
     # The digests still hold for the other files: their per-file results are unchanged.
@@ -393,7 +392,15 @@ def _reuse(
         _sourced(now.get(f.display, before[f.display]), f, sources, stamps[f.display])
         for f in ordered
     ]
-    return RunOutcome(results, stamps, previous.project, len(fresh), project_reused=True)
+    # The memo's stamps were brought up to date: the next run need not look again.
+    project = _memo_to_json(memo) if previous.project is not None else None
+    return RunOutcome(results, stamps, project, len(fresh), project_reused=True)
+
+
+def _memo_to_json(memo: ProjectMemo) -> dict[str, Any]:
+    return project_to_json(
+        memo.digests, memo.loaded, memo.summaries, memo.probed, memo.texts, memo.asked
+    )
 
 
 def _per_file_results(

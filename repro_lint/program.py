@@ -39,6 +39,10 @@ FIX_PARTNERS = frozenset({"RPL105"})
 
 Json = Any
 
+# A question asked of the project's text: (kind, project root, word, answer); kind is
+# "mentioning" (the files naming the word, sorted; None when too many or unreadable) or
+# "unreferenced" (whether it is named only where it is defined).
+TextQuestion = tuple[str, str, str, Any]
 # (unit index, statement index, row, what): one step of a path through the program.
 Site = tuple[int, int, int, str]
 Chain = tuple[Site, ...]
@@ -541,7 +545,10 @@ class Program:
         self.probed: set[str] = set()
         # The files read as text to find where a name is used, with their stamps (ditto).
         self.read: dict[str, Stamp] = {}
-        self._trees: dict[Path, list[tuple[Path, bytes]] | None] = {}
+        self._trees: dict[Path, Tree | None] = {}
+        # What was asked of those files' text, with the answers: a later run whose files
+        # changed only where the answers stay the same may reuse this analysis.
+        self.asked: list[TextQuestion] = []
         # Indexes built from the program on first use and shared by the rules (``derived``).
         self._derived: dict[Callable[[Program], object], object] = {}
 
@@ -1110,6 +1117,9 @@ class Program:
             and self.options.entry_points is not None
             and self.options.entry_points(unit.path)
         )
+        if main is None and not forced and self._plainly_library(unit):
+            # Known without the module's profile, which would summarise everything it imports.
+            return None
         profile = Profile()
         profile.absorb(self.profile(unit, MODULE), ())
         if main is not None:
@@ -1162,6 +1172,19 @@ class Program:
         ):
             return int(first)
         return None if work is None else int(work)
+
+    def _plainly_library(self, unit: Unit) -> bool:
+        """Whether the summary alone shows that ``_script_statement`` finds no start: no work
+        statement, no top-level call of a function or class, and no random draw outside a
+        branch at top level."""
+        summary = unit.summary
+        if summary.get("work") is not None or summary.get("bare") or summary.get("calls"):
+            return False
+        contexts = unit.contexts(MODULE)
+        return not any(
+            event[0] == "u" and index not in contexts and event[2] not in rng.DEFERRED
+            for index, event in enumerate(unit.functions().get(MODULE, ()))
+        )
 
     def _module_work(self, unit: Unit) -> int | None:
         """The first statement of a module's top-level code that does a program's work: it
@@ -1384,13 +1407,12 @@ class Program:
         """The project files (under ``unit``'s project root) whose code names ``word``
         (``unit``'s own included when it does): those summarised already first, then the
         smaller ones; None when the tree is too large to read or too many files name it."""
-        tree = self._tree(unit)
-        if tree is None:
-            return None
-        pattern = _word(word)
-        text = word.encode()
-        found = [(path, len(data)) for path, data in tree if text in data and pattern.search(data)]
-        if len(found) > _MAX_MENTIONING:
+        root = self._root_of(unit)
+        tree = self._tree(root) if root is not None else None
+        found = mentioning_files(tree, word) if tree is not None else None
+        answer = None if found is None else sorted(str(path) for path, _ in found)
+        self.asked.append(("mentioning", str(root), word, answer))
+        if found is None:
             return None
 
         def cost(item: tuple[Path, int]) -> tuple[bool, int]:
@@ -1410,60 +1432,28 @@ class Program:
     def unreferenced(self, unit: Unit, name: str) -> bool:
         """Whether the project's code names ``name`` only where it defines it (``def name``):
         a function nothing calls, nor passes on."""
-        tree = self._tree(unit)
-        if tree is None or not name:
-            return False
-        used = _word(name)
-        defined = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\b")
-        total = definitions = 0
-        for _, data in tree:
-            if name.encode() in data:
-                total += len(used.findall(data))
-                definitions += len(defined.findall(data))
-        return total == definitions
+        root = self._root_of(unit)
+        tree = self._tree(root) if root is not None and name else None
+        answer = tree is not None and named_only_where_defined(tree, name)
+        self.asked.append(("unreferenced", str(root), name, answer))
+        return answer
 
-    def _tree(self, unit: Unit) -> list[tuple[Path, bytes]] | None:
-        """The Python files under ``unit``'s project root and their bytes (read once), or
-        None when there is no root or the tree is larger than this is worth."""
+    def _root_of(self, unit: Unit) -> Path | None:
+        """The project root above ``unit``'s file (None for a text without a path)."""
         if unit.path is None:
             return None
         directory = self._real_path(unit.path).parent
         root = self._project_roots.get(directory)
         if root is None:
             root = self._project_roots[directory] = find_project_root(directory)
-        if root in self._trees:
-            return self._trees[root]
-        files: list[tuple[Path, bytes]] = []
-        size = 0
-        complete = True
-        for folder, names, filenames in os.walk(root):
-            names[:] = sorted(
-                name
-                for name in names
-                if not name.startswith(".")
-                and name not in DEFAULT_EXCLUDES
-                and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
-            )
-            self.probed.add(folder)
-            for filename in sorted(filenames):
-                if not filename.endswith(".py"):
-                    continue
-                path = Path(folder, filename)
-                read = _read_regular(path)
-                if read is None:
-                    continue
-                data, stamp = read
-                self.read[str(path)] = stamp
-                size += len(data)
-                files.append((path, data))
-                if len(files) > _MAX_TREE_FILES or size > _MAX_TREE_BYTES:
-                    complete = False
-                    break
-            if not complete:
-                break
-        found = files if complete else None
-        self._trees[root] = found
-        return found
+        return root
+
+    def _tree(self, root: Path) -> Tree | None:
+        """The Python files under ``root`` and their bytes (read once), or None when the
+        tree is larger than this is worth."""
+        if root not in self._trees:
+            self._trees[root] = read_tree(root, self.probed, self.read)
+        return self._trees[root]
 
     def linted_unit(self, filename: str) -> Unit | None:
         """The unit of a file linted in this run."""
@@ -1939,6 +1929,87 @@ _MAX_TREE_BYTES = 64 * 1024 * 1024
 _MAX_MENTIONING = 24
 
 
+# The Python files under a project root with their bytes: what names used across files are
+# looked up in.
+Tree = list[tuple[Path, bytes]]
+
+
+def read_tree(
+    root: Path, probed: set[str] | None = None, read: dict[str, Stamp] | None = None
+) -> Tree | None:
+    """The Python files under ``root`` and their bytes, in a fixed order, or None when the
+    tree holds more than ``_MAX_TREE_FILES`` files or ``_MAX_TREE_BYTES`` bytes. ``probed``
+    receives the directories walked, ``read`` the files read with their stamps."""
+    files: Tree = []
+    size = 0
+    for folder, names, filenames in os.walk(root):
+        names[:] = sorted(
+            name
+            for name in names
+            if not name.startswith(".")
+            and name not in DEFAULT_EXCLUDES
+            and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
+        )
+        if probed is not None:
+            probed.add(folder)
+        for filename in sorted(filenames):
+            if not filename.endswith(".py"):
+                continue
+            path = Path(folder, filename)
+            found = _read_regular(path)
+            if found is None:
+                continue
+            data, stamp = found
+            if read is not None:
+                read[str(path)] = stamp
+            size += len(data)
+            files.append((path, data))
+            if len(files) > _MAX_TREE_FILES or size > _MAX_TREE_BYTES:
+                return None
+    return files
+
+
+def mentioning_files(tree: Tree, word: str) -> list[tuple[Path, int]] | None:
+    """The files of ``tree`` whose bytes name ``word`` as a whole identifier, with their
+    sizes; None when more than ``_MAX_MENTIONING`` do (too common a name to follow)."""
+    pattern = _word(word)
+    text = word.encode()
+    found = [(path, len(data)) for path, data in tree if text in data and pattern.search(data)]
+    return None if len(found) > _MAX_MENTIONING else found
+
+
+def named_only_where_defined(tree: Tree, name: str) -> bool:
+    """Whether ``tree`` names ``name`` only in ``def name`` statements."""
+    used = _word(name)
+    defined = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\b")
+    total = definitions = 0
+    for _, data in tree:
+        if name.encode() in data:
+            total += len(used.findall(data))
+            definitions += len(defined.findall(data))
+    return total == definitions
+
+
+def answer_again(asked: Sequence[TextQuestion], read: dict[str, Stamp] | None = None) -> list[Json]:
+    """The answers the project's text gives now to questions a program asked
+    (``Program.asked``), each tree read afresh once (its files noted in ``read``)."""
+    trees: dict[str, Tree | None] = {}
+    answers: list[Json] = []
+    for kind, root, word, _ in asked:
+        if root == "None":
+            tree = None
+        else:
+            if root not in trees:
+                trees[root] = read_tree(Path(root), None, read)
+            tree = trees[root]
+        if kind == "mentioning":
+            found = mentioning_files(tree, word) if tree is not None else None
+            answers.append(None if found is None else sorted(str(path) for path, _ in found))
+        else:
+            answers.append(tree is not None and bool(word) and named_only_where_defined(tree, word))
+    return answers
+
+
 def _read_regular(path: Path) -> tuple[bytes, Stamp] | None:
     """A regular file's bytes and stamp, opened without blocking (a FIFO is refused, not
     waited for); None when it is not one, is too large or cannot be read."""
@@ -2016,11 +2087,12 @@ def analyse(
     settling: Sequence[type[SettledRule]] = (),
     probed: set[str] | None = None,
     read: dict[str, Stamp] | None = None,
+    asked: list[TextQuestion] | None = None,
 ) -> tuple[dict[str, list[Diagnostic]], dict[str, list[Diagnostic]]]:
     """Project-level diagnostics of a run, by file name; and the per-file ``findings`` of the
     ``settling`` rules revised by ``SettledRule.settle`` now that the programs are known.
     ``probed`` receives the directories the module lookups listed, ``read`` the files read
-    as text (with their stamps)."""
+    as text (with their stamps), ``asked`` what was asked of that text and the answers."""
     if not rules and not settling:
         return {}, {}
     program = Program(units, options, load)
@@ -2035,6 +2107,8 @@ def analyse(
         probed.update(program.probed)
     if read is not None:
         read.update(program.read)
+    if asked is not None:
+        asked.extend(program.asked)
     return found, settled
 
 
@@ -2053,8 +2127,10 @@ __all__ = [
     "SettledRule",
     "Site",
     "Spawn",
+    "TextQuestion",
     "Unit",
     "analyse",
+    "answer_again",
     "compatible",
     "seed_value",
 ]

@@ -5,19 +5,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import marshal
 import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from repro_lint.cache import Cache, digest, listing
 from repro_lint.codec import diagnostic_to_json
 from repro_lint.diagnostics import Diagnostic, FileResult
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile, display_name
-from repro_lint.program import FIX_PARTNERS, Loader, ProjectRule, SettledRule, Unit, analyse
+from repro_lint.program import (
+    FIX_PARTNERS,
+    Loader,
+    ProjectRule,
+    SettledRule,
+    TextQuestion,
+    Unit,
+    analyse,
+    answer_again,
+)
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, read_bytes
 from repro_lint.summary import DEFERRED, DEFERRED_KEY
@@ -35,11 +45,25 @@ def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
 
     def load(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
         file = SourceFile(display_name(path), path)
+        read: tuple[bytes, Stamp] | None = None
+        if imported:
+            # Reading the text to find no seeding word in it is cheaper than decoding the
+            # cache shard that holds the file's summary (a one-file run in a large project
+            # asks for thousands of imported modules), and answers the same.
+            try:
+                read = read_bytes(path, settings.config.max_file_size)
+                text = decode(read[0]).text
+            except SourceError:
+                return None
+            if not any(word in text for word in seeding_words):
+                return file.display, DEFERRED
         result = cache.get(file) if cache is not None else None
         if result is not None and not result.summary.get(DEFERRED_KEY):
             return (result.filename, result.summary) if result.summary else None
         try:
-            data, stamp = read_bytes(path, settings.config.max_file_size)
+            if read is None:
+                read = read_bytes(path, settings.config.max_file_size)
+            data, stamp = read
             text = decode(data).text
         except SourceError:
             return None
@@ -57,20 +81,61 @@ def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
 class ProjectMemo:
     """What a project pass read: a digest of each linted file's part in it (name, path,
     summary, the findings it settles, the project rules enabled there), the stamps of the
-    files it loaded for their summaries, and the mtimes of the directories its module
-    lookups listed. A later pass whose inputs all match would add exactly the same findings."""
+    files it loaded for their summaries, the mtimes of the directories its module lookups
+    listed, and what it asked of the project's text (which files name a function), with the
+    stamps of the files that text came from. A later pass whose inputs all match would add
+    exactly the same findings."""
 
     digests: dict[str, str] = field(default_factory=dict)
     loaded: dict[str, Stamp] = field(default_factory=dict)
+    # What the loader answered for each file it was asked for: (path, imported, digest).
+    summaries: list[tuple[str, bool, str]] = field(default_factory=list)
     # Directory -> (mtime, digest of its entries): an entry added or removed changes both.
     probed: dict[str, tuple[int, str]] = field(default_factory=dict)
+    texts: dict[str, Stamp] = field(default_factory=dict)
+    asked: list[TextQuestion] = field(default_factory=list)
 
-    def still_valid(self) -> bool:
-        """Whether the files loaded and the directories listed are as they were."""
-        return all(_stamp(path) == stamp for path, stamp in self.loaded.items()) and all(
+    def still_valid(self, load: Loader | None = None) -> bool:
+        """Whether the directories listed are as they were, the files loaded give the same
+        summaries (loaded again through ``load`` if their stamps changed; without it, a
+        changed stamp is a change), and the project's text answers what was asked of it as
+        it did. An edit that leaves all of these (a comment, a line moved in a file read
+        only as text or only for its import-time code) keeps the analysis. The stamps
+        are brought up to date when it holds."""
+        if not all(
             _mtime(directory) == mtime or listing(directory) == names
             for directory, (mtime, names) in self.probed.items()
-        )
+        ):
+            return False
+        loaded = {path: _stamp(path) for path in self.loaded}
+        changed = {path for path, stamp in loaded.items() if stamp != self.loaded[path]}
+        if changed:
+            if load is None:
+                return False
+            for path, imported, known in self.summaries:
+                if path in changed and answer_digest(load(Path(path), imported)) != known:
+                    return False
+        texts = {path: _stamp(path) for path in self.texts}
+        if texts != self.texts:
+            read: dict[str, Stamp] = {}
+            if answer_again(self.asked, read) != [answer for *_, answer in self.asked]:
+                return False
+            texts = read
+        self.loaded, self.texts = loaded, texts
+        return True
+
+
+def answer_digest(answer: tuple[str, Mapping[str, Any]] | None) -> str:
+    """A digest of what a loader answered for a file (its name and summary, or None). Equal
+    digests mean equal answers; equal answers built differently (a tuple where the cache
+    gives a list) may differ, which only costs a project pass. marshal's format 2 writes
+    no back-references, so the same data gives the same bytes; it is several times faster
+    than JSON, and a one-file run loads thousands of summaries."""
+    try:
+        data = marshal.dumps(cast(Any, answer), 2)
+    except ValueError:  # a type marshal does not write
+        data = json.dumps(answer, sort_keys=True, separators=(",", ":"), default=repr).encode()
+    return digest(data)
 
 
 def _stamp(path: str) -> Stamp:
@@ -119,17 +184,20 @@ def reused(
     previous: Mapping[str, FileResult],
     fresh: Sequence[tuple[FileResult, Path | None]],
     settings: Settings,
+    load: Loader | None = None,
 ) -> list[FileResult] | None:
     """The final results of files linted again (``fresh``, per-file results), when the last
     project pass still holds: the other linted files are unchanged, and neither these files'
-    parts in it nor anything it loaded or listed changed. Their project findings are then
-    the ones the last pass added (``previous``: its final results). None otherwise."""
+    parts in it nor anything it loaded (through ``load``, when a stamp changed), listed or
+    asked of the text changed (``ProjectMemo.still_valid``, which brings ``memo``'s stamps up
+    to date). Their project findings are then the ones the last pass added (``previous``:
+    its final results). None otherwise."""
     if not settings.needs_project:
         return [result for result, _ in fresh]
     for result, path in fresh:
         if memo.digests.get(result.filename) != unit_digest(result, path, settings):
             return None
-    if not memo.still_valid():
+    if not memo.still_valid(load):
         return None
     codes = project_codes(settings)
     settled = {rule.CODE for rule in settings.settling_rules}
@@ -189,7 +257,7 @@ def project_pass(
     if not settings.needs_project:
         return list(results), memo
     if load is not None:
-        load = _recording(load, memo.loaded)
+        load = _recording(load, memo)
     rules = settings.project_rules
     codes = {rule.CODE for rule in rules}
     settling = list(settings.settling_rules)
@@ -206,12 +274,11 @@ def project_pass(
         if mine:
             findings[result.filename] = mine
     probed: set[str] = set()
-    read: dict[str, Stamp] = {}
     options = settings.project_options()
-    found, settled = analyse(units, rules, options, load, findings, settling, probed, read)
+    found, settled = analyse(
+        units, rules, options, load, findings, settling, probed, memo.texts, memo.asked
+    )
     memo.probed = {d: (_mtime(d), listing(d) or "") for d in sorted(probed)}
-    for name, stamp in read.items():
-        memo.loaded.setdefault(name, stamp)
     memo.digests = {r.filename: unit_digest(r, paths.get(r.filename), settings) for r in results}
     merged = []
     for result in results:
@@ -229,12 +296,19 @@ def project_pass(
     return merged, memo
 
 
-def _recording(load: Loader, loaded: dict[str, Stamp]) -> Loader:
-    """``load``, noting the stamp of every file it is asked for (before it reads it)."""
+def _recording(load: Loader, memo: ProjectMemo) -> Loader:
+    """``load``, noting in ``memo`` the stamp of every file it is asked for (taken before it
+    reads it) and a digest of each answer."""
+
+    asked: set[tuple[str, bool]] = set()
 
     def recorded(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
-        loaded.setdefault(str(path), _stamp(str(path)))
-        return load(path, imported)
+        memo.loaded.setdefault(str(path), _stamp(str(path)))
+        answer = load(path, imported)
+        if (str(path), imported) not in asked:
+            asked.add((str(path), imported))
+            memo.summaries.append((str(path), imported, answer_digest(answer)))
+        return answer
 
     return recorded
 
@@ -252,6 +326,7 @@ def per_file_part(result: FileResult, settings: Settings) -> FileResult:
 
 __all__ = [
     "ProjectMemo",
+    "answer_digest",
     "memoized_loader",
     "per_file_part",
     "project_codes",

@@ -445,13 +445,36 @@ def record_from_json(value: Json, key: str) -> RunRecord:
 def project_to_json(
     digests: Mapping[str, str],
     loaded: Mapping[str, Stamp],
+    summaries: Sequence[tuple[str, bool, str]],
     probed: Mapping[str, tuple[int, str]],
+    texts: Mapping[str, Stamp],
+    asked: Sequence[tuple[str, str, str, Json]],
 ) -> dict[str, Json]:
     return {
         "digests": dict(digests),
         "loaded": {path: list(stamp) for path, stamp in loaded.items()},
+        "summaries": [list(entry) for entry in summaries],
         "probed": {path: list(seen) for path, seen in probed.items()},
+        "texts": {path: list(stamp) for path, stamp in texts.items()},
+        "asked": [list(question) for question in asked],
     }
+
+
+def _stamps(value: Json, what: str) -> dict[str, Stamp]:
+    if not isinstance(value, dict) or not all(
+        isinstance(v, list) and len(v) == 2 and all(type(n) is int for n in v)
+        for v in value.values()
+    ):
+        raise FormatError(f"{what} are not pairs of integers")
+    return {str(path): (stamp[0], stamp[1]) for path, stamp in value.items()}
+
+
+def _answer_valid(kind: Json, answer: Json) -> bool:
+    if kind == "mentioning":
+        return answer is None or (
+            isinstance(answer, list) and all(isinstance(p, str) for p in answer)
+        )
+    return kind == "unreferenced" and isinstance(answer, bool)
 
 
 def _project_from_json(value: Json) -> dict[str, Json] | None:
@@ -459,25 +482,42 @@ def _project_from_json(value: Json) -> dict[str, Json] | None:
         return None
     if not isinstance(value, dict):
         raise FormatError("the project part is not an object")
-    digests, loaded, probed = value.get("digests"), value.get("loaded"), value.get("probed")
+    digests, probed, asked = value.get("digests"), value.get("probed"), value.get("asked")
+    summaries = value.get("summaries")
+    if not isinstance(summaries, list) or not all(
+        isinstance(e, list)
+        and len(e) == 3
+        and isinstance(e[0], str)
+        and isinstance(e[1], bool)
+        and isinstance(e[2], str)
+        for e in summaries
+    ):
+        raise FormatError("summaries loaded by the project pass are malformed")
     if not isinstance(digests, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in digests.items()
     ):
         raise FormatError("project digests are not strings")
-    if not isinstance(loaded, dict) or not all(
-        isinstance(v, list) and len(v) == 2 and all(type(n) is int for n in v)
-        for v in loaded.values()
-    ):
-        raise FormatError("project stamps are not pairs of integers")
     if not isinstance(probed, dict) or not all(
         isinstance(v, list) and len(v) == 2 and type(v[0]) is int and isinstance(v[1], str)
         for v in probed.values()
     ):
         raise FormatError("project directories are not (mtime, listing) pairs")
+    if not isinstance(asked, list) or not all(
+        isinstance(q, list)
+        and len(q) == 4
+        and isinstance(q[1], str)
+        and isinstance(q[2], str)
+        and _answer_valid(q[0], q[3])
+        for q in asked
+    ):
+        raise FormatError("questions asked of the project's text are malformed")
     return {
         "digests": dict(digests),
-        "loaded": {str(path): (stamp[0], stamp[1]) for path, stamp in loaded.items()},
+        "loaded": _stamps(value.get("loaded"), "project stamps"),
+        "summaries": [(e[0], e[1], e[2]) for e in summaries],
         "probed": {str(path): (seen[0], seen[1]) for path, seen in probed.items()},
+        "texts": _stamps(value.get("texts"), "stamps of the project's text"),
+        "asked": [(str(q[0]), q[1], q[2], q[3]) for q in asked],
     }
 
 

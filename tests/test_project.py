@@ -9,12 +9,16 @@ import pytest
 from click.testing import CliRunner
 from projects import write
 
+from repro_lint.cache import Cache
 from repro_lint.cli import main
 from repro_lint.config import Config, load_config
+from repro_lint.diagnostics import FileResult
 from repro_lint.engine import lint_files, lint_paths
 from repro_lint.files import SourceFile, display_name
 from repro_lint.program import Program, ProjectOptions, Unit
+from repro_lint.project_pass import summary_loader
 from repro_lint.settings import Settings
+from repro_lint.summary import DEFERRED
 
 PROJECT_CODES = {"RPL101", "RPL104", "RPL107", "RPL202"}
 
@@ -421,7 +425,8 @@ def test_crlf_sources_keep_their_line_endings(
 
 def _module_lookups(root: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> int:
     """How many module lookups the project pass makes over ``count`` files, each a library
-    module (top-level code, no entry point) importing the next."""
+    module importing the next, whose top-level code calls its own function (so whether it
+    is a script is asked, and whether another file imports it)."""
     tree = root / str(count)
     tree.mkdir()
     write(
@@ -429,7 +434,7 @@ def _module_lookups(root: Path, count: int, monkeypatch: pytest.MonkeyPatch) -> 
         {
             f"layer{i}.py": (
                 f"import torch\nimport layer{i + 1}\n\n\ndef block(x):\n"
-                "    return torch.relu(x)\n\n\nprint(block)\n"
+                "    return torch.relu(x)\n\n\nprint(block(1.0))\n"
             )
             for i in range(count)
         },
@@ -459,3 +464,66 @@ def test_the_project_pass_grows_linearly_with_the_modules(
     small = _module_lookups(tmp_path, 20, monkeypatch)
     large = _module_lookups(tmp_path, 40, monkeypatch)
     assert small > 0 and large <= 2.2 * small
+
+
+def test_a_library_module_alone_loads_nothing_it_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pre-commit passes one changed library module: its summary shows it starts no program
+    (no __main__ block, no top-level call, no draw), so the modules it imports, which in a
+    large project reach most of it, are not loaded to find that out."""
+    write(
+        tmp_path,
+        {
+            f"layer{i}.py": (
+                f"import torch\nimport layer{i + 1}\n\n\ndef block(x):\n"
+                "    return torch.relu(torch.rand(3) + x)\n"
+            )
+            for i in range(10)
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    loaded: list[str] = []
+    real = Program._unit_at
+
+    def counted(self: Program, path: Path, imported: bool = False) -> Unit | None:
+        loaded.append(path.name)
+        return real(self, path, imported)
+
+    monkeypatch.setattr(Program, "_unit_at", counted)
+    settings = Settings.from_config(Config(root=tmp_path))
+    results = lint_files([SourceFile("layer0.py", tmp_path / "layer0.py")], settings, jobs=1)
+    assert results[0].summary.get("main") is None and not results[0].summary.get("deferred")
+    assert loaded == []
+    # The same module with a top-level call may be a script: then its imports are followed.
+    text = (tmp_path / "layer0.py").read_text(encoding="utf-8")
+    (tmp_path / "layer0.py").write_text(text + "\nblock(1)\n", encoding="utf-8")
+    lint_files([SourceFile("layer0.py", tmp_path / "layer0.py")], settings, jobs=1)
+    assert "layer1.py" in loaded
+
+
+def test_an_imported_module_that_never_seeds_is_answered_from_its_text(tmp_path: Path) -> None:
+    """Its import-time code cannot seed: the loader says so from the text, without decoding
+    the cache shard that holds its summary (a one-file run asks for thousands)."""
+    (tmp_path / "layers.py").write_text(
+        "import torch\n\n\ndef block(x):\n    return torch.relu(x)\n", encoding="utf-8"
+    )
+    (tmp_path / "seeding.py").write_text(SEEDING, encoding="utf-8")
+    settings = Settings.from_config(Config(root=tmp_path))
+
+    class Counted(Cache):
+        asked: list[str] = []
+
+        def get(self, file: SourceFile) -> FileResult | None:
+            self.asked.append(file.path.name if file.path is not None else file.display)
+            return super().get(file)
+
+    cache = Counted(tmp_path, settings.cache_key())
+    load = summary_loader(settings, cache)
+    answer = load(tmp_path / "layers.py", True)
+    assert answer is not None and answer[1] == DEFERRED and Counted.asked == []
+    answer = load(tmp_path / "seeding.py", True)
+    assert answer is not None and "funcs" in answer[1] and Counted.asked == ["seeding.py"]
+    # Asked for all of it (not for its import-time code only), the module is summarised.
+    answer = load(tmp_path / "layers.py", False)
+    assert answer is not None and "funcs" in answer[1]

@@ -206,3 +206,63 @@ def test_random_edits_never_leave_stale_findings(
             text.insert(where, chooser.choice(lines))
         path.write_text("".join(text), encoding="utf-8")
         same_as_without_cache(tree, monkeypatch, fmt="concise")
+
+
+OPS = """\
+import torch.nn.functional as F
+
+
+def upscale(x, factor):
+    return F.interpolate(x, scale_factor=factor, mode="bicubic")
+"""
+FRAMES = """\
+import torch
+from torch.utils.data import Dataset
+
+from ops import upscale
+
+
+class Frames(Dataset):
+    def __getitem__(self, index):
+        return upscale(torch.load(f"{index}.pt"), 4)
+"""
+TRAIN = """\
+import torch
+
+from ops import upscale
+
+
+def step(model, images, target, optimizer):
+    loss = (upscale(model(images), 2) - target).abs().mean()
+    loss.backward()
+    optimizer.step()
+"""
+
+
+def test_text_read_for_callers_is_judged_by_its_answers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """RPL401 asks which files name a helper, from the project's text. A comment that leaves
+    the answers as they were keeps the project pass; one that makes another file name the
+    helper runs it again (and either way the findings are those of a run without cache)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(
+        '[project]\nname = "p"\n[tool.repro-lint]\nselect = ["RPL401"]\n', encoding="utf-8"
+    )
+    for name, text in {"ops.py": OPS, "frames.py": FRAMES, "notes.py": "import torch\n"}.items():
+        (project / name).write_text(text, encoding="utf-8")
+    age(project)
+    assert same_as_without_cache(project, monkeypatch, fmt="concise")
+    with (project / "frames.py").open("a", encoding="utf-8") as handle:
+        handle.write("# frames are read lazily\n")
+    notes = same_as_without_cache(project, monkeypatch, fmt="concise")
+    assert "linted 1 of" in notes and "project pass reused" in notes
+    with (project / "notes.py").open("a", encoding="utf-8") as handle:
+        handle.write("# upscale\n")
+    notes = same_as_without_cache(project, monkeypatch, fmt="concise")
+    assert "linted 1 of" in notes and "project pass run" in notes
+    # A training step that calls the helper: now it is reported, the record notwithstanding.
+    (project / "train.py").write_text(TRAIN, encoding="utf-8")
+    code, out, _ = run(project, monkeypatch, ".", "--output-format", "concise")
+    assert code == 1 and "ops.py:5:" in out
