@@ -110,8 +110,8 @@ class ProjectMemo:
         loaded = {path: _stamp(path) for path in self.loaded}
         changed = {path for path, stamp in loaded.items() if stamp != self.loaded[path]}
         if changed:
-            if load is None:
-                return False
+            if load is None or not changed <= {path for path, _, _ in self.summaries}:
+                return False  # (a load that never answered has nothing to compare with)
             for path, imported, known in self.summaries:
                 if path in changed and answer_digest(load(Path(path), imported)) != known:
                     return False

@@ -266,3 +266,24 @@ def test_text_read_for_callers_is_judged_by_its_answers(
     (project / "train.py").write_text(TRAIN, encoding="utf-8")
     code, out, _ = run(project, monkeypatch, ".", "--output-format", "concise")
     assert code == 1 and "ops.py:5:" in out
+
+
+def test_a_changed_file_the_loader_never_answered_for_is_a_change(tmp_path: Path) -> None:
+    """A loaded file's stamp is noted before it is read: if no answer was recorded for it,
+    there is nothing to compare its new summary with, so a change to it is a change."""
+    from repro_lint.project_pass import ProjectMemo, answer_digest
+
+    helper = tmp_path / "helper.py"
+    helper.write_text("import torch\n", encoding="utf-8")
+    memo = ProjectMemo(loaded={str(helper): (0, 0)})
+
+    def load(path: Path, imported: bool) -> tuple[str, dict[str, object]] | None:
+        return ("helper.py", {"v": 1})
+
+    assert not memo.still_valid(load)
+    answered = ProjectMemo(
+        loaded={str(helper): (0, 0)},
+        summaries=[(str(helper), True, answer_digest(load(helper, True)))],
+    )
+    assert answered.still_valid(load)
+    assert answered.loaded[str(helper)] != (0, 0)  # brought up to date
