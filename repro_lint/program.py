@@ -39,9 +39,9 @@ FIX_PARTNERS = frozenset({"RPL105"})
 
 Json = Any
 
-# A question asked of the project's text: (kind, project root, word, answer); kind is
-# "mentioning" (the files naming the word, sorted; None when too many or unreadable) or
-# "unreferenced" (whether it is named only where it is defined).
+# A question asked of the project's text: (kind, project root or "" for a text without a
+# path, word, answer); kind is "mentioning" (the files naming the word, sorted; None when
+# too many or unreadable) or "unreferenced" (whether it is named only where it is defined).
 TextQuestion = tuple[str, str, str, Any]
 # (unit index, statement index, row, what): one step of a path through the program.
 Site = tuple[int, int, int, str]
@@ -1410,8 +1410,7 @@ class Program:
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None else None
         found = mentioning_files(tree, word) if tree is not None else None
-        answer = None if found is None else sorted(str(path) for path, _ in found)
-        self.asked.append(("mentioning", str(root), word, answer))
+        self.asked.append(("mentioning", str(root or ""), word, _named_in(found)))
         if found is None:
             return None
 
@@ -1434,9 +1433,9 @@ class Program:
         a function nothing calls, nor passes on."""
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None and name else None
-        answer = tree is not None and named_only_where_defined(tree, name)
-        self.asked.append(("unreferenced", str(root), name, answer))
-        return answer
+        answer = text_answer("unreferenced", tree, name)
+        self.asked.append(("unreferenced", str(root or ""), name, answer))
+        return bool(answer)
 
     def _root_of(self, unit: Unit) -> Path | None:
         """The project root above ``unit``'s file (None for a text without a path)."""
@@ -1990,24 +1989,27 @@ def named_only_where_defined(tree: Tree, name: str) -> bool:
     return total == definitions
 
 
+def _named_in(found: list[tuple[Path, int]] | None) -> list[str] | None:
+    """A ``mentioning_files`` result as recorded: the paths, sorted (None stays None)."""
+    return None if found is None else sorted(str(path) for path, _ in found)
+
+
+def text_answer(kind: str, tree: Tree | None, word: str) -> Json:
+    """The answer ``tree`` (None: no tree, or too large) gives to a question of ``kind``
+    about ``word`` (see ``TextQuestion``)."""
+    if kind == "mentioning":
+        return _named_in(mentioning_files(tree, word) if tree is not None else None)
+    return tree is not None and bool(word) and named_only_where_defined(tree, word)
+
+
 def answer_again(asked: Sequence[TextQuestion], read: dict[str, Stamp] | None = None) -> list[Json]:
     """The answers the project's text gives now to questions a program asked
     (``Program.asked``), each tree read afresh once (its files noted in ``read``)."""
     trees: dict[str, Tree | None] = {}
-    answers: list[Json] = []
-    for kind, root, word, _ in asked:
-        if root == "None":
-            tree = None
-        else:
-            if root not in trees:
-                trees[root] = read_tree(Path(root), None, read)
-            tree = trees[root]
-        if kind == "mentioning":
-            found = mentioning_files(tree, word) if tree is not None else None
-            answers.append(None if found is None else sorted(str(path) for path, _ in found))
-        else:
-            answers.append(tree is not None and bool(word) and named_only_where_defined(tree, word))
-    return answers
+    for _, root, _, _ in asked:
+        if root and root not in trees:
+            trees[root] = read_tree(Path(root), None, read)
+    return [text_answer(kind, trees.get(root), word) for kind, root, word, _ in asked]
 
 
 def _read_regular(path: Path) -> tuple[bytes, Stamp] | None:

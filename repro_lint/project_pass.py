@@ -45,34 +45,34 @@ def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
 
     def load(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
         file = SourceFile(display_name(path), path)
-        read: tuple[bytes, Stamp] | None = None
+        read: tuple[bytes, Stamp, str] | None = None
         if imported:
             # Reading the text to find no seeding word in it is cheaper than decoding the
             # cache shard that holds the file's summary (a one-file run in a large project
             # asks for thousands of imported modules), and answers the same.
-            try:
-                read = read_bytes(path, settings.config.max_file_size)
-                text = decode(read[0]).text
-            except SourceError:
+            read = _read(path)
+            if read is None:
                 return None
-            if not any(word in text for word in seeding_words):
+            if not any(word in read[2] for word in seeding_words):
                 return file.display, DEFERRED
         result = cache.get(file) if cache is not None else None
         if result is not None and not result.summary.get(DEFERRED_KEY):
             return (result.filename, result.summary) if result.summary else None
-        try:
-            if read is None:
-                read = read_bytes(path, settings.config.max_file_size)
-            data, stamp = read
-            text = decode(data).text
-        except SourceError:
+        read = read or _read(path)
+        if read is None:
             return None
-        if imported and not any(word in text for word in seeding_words):
-            return file.display, DEFERRED
+        data, stamp, text = read
         result = lint_one(text, file.display, settings, path, summarise=True)
         if cache is not None:
             cache.store(file, result, stamp, digest(data))
         return (result.filename, result.summary) if result.summary else None
+
+    def _read(path: Path) -> tuple[bytes, Stamp, str] | None:
+        try:
+            data, stamp = read_bytes(path, settings.config.max_file_size)
+            return data, stamp, decode(data).text
+        except SourceError:
+            return None
 
     return load
 
