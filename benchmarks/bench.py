@@ -263,7 +263,7 @@ def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
 
     if not gated:
         file_pass.triggered = lambda rule, text: True
-        file_pass.gate_text = lambda text, tree: text
+        file_pass.gate_text = lambda text, docstrings: text
     engine.project_pass = project_phase
     try:
         previous = Path.cwd()
@@ -311,11 +311,26 @@ def main() -> None:
         "still gives the reference findings",
     )
     parser.add_argument(
+        "--edges-only",
+        action="store_true",
+        help="only issue 18's edge cases (many findings, its twin, a huge module, the corpus's "
+        "biggest file), each with --edge-runs runs",
+    )
+    parser.add_argument(
         "--corpus", type=Path, default=CORPUS, help="another tree (to try the script out)"
     )
     args = parser.parse_args()
     if not args.corpus.is_dir():
         sys.exit("no corpus: run `bash benchmarks/corpus.sh` first")
+    if args.edges_only:
+        with tempfile.TemporaryDirectory(prefix="repro-lint-bench-") as temp:
+            report = edges_only(args, str(BIN / "repro-lint"), Path(temp))
+        print(report)
+        RESULTS.mkdir(exist_ok=True)
+        name = f"{datetime.date.today().isoformat()}-{cores()}cores-edges.txt"
+        (RESULTS / name).write_text(report + "\n", encoding="utf-8")
+        print(f"\nsaved benchmarks/results/{name}")
+        return
     tools = ensure_tools()
     if tools is None:
         args.no_slow = True
@@ -475,6 +490,63 @@ def run_all(
         (peak_sum, peak_one, peak_serial), imports, len(filtered),
         (filtered_s, unfiltered_s), phase_s, big, typical, hook, lsp_times, edges,
     )  # fmt: skip
+
+
+def edge_rows(edges: dict[str, Any]) -> list[str]:
+    """The edge cases' rows of the report."""
+    mb, mib = 1e6, 1024 * 1024
+    many_s, many_peak, many_found, many_size = edges["many"]
+    twin_s, twin_peak, _, twin_size = edges["twin"]
+    huge_s, huge_peak, _, huge_size = edges["huge"]
+    big_s, big_peak, _, big_size = edges["largest"]
+    return [
+        f"edge cases (issue 18), alone, --jobs 1; median of {len(many_s)} runs; peak RSS:",
+        row(
+            f"{many_found:,} findings, generated ({many_size / mb:.1f} MB)",
+            many_s,
+            f"{median(many_s) / median(twin_s):.2f}x its twin; {many_peak / mib:.0f} MiB",
+        ),
+        row(
+            f"  its twin, no finding ({twin_size / mb:.1f} MB)",
+            twin_s,
+            f"{twin_peak / mib:.0f} MiB",
+        ),
+        row(
+            f"generated module {huge_size / mb:.1f} MB, defaults",
+            huge_s,
+            f"refused unparsed (too large); {huge_peak / mib:.0f} MiB",
+        ),
+        row(
+            f"the corpus's biggest file ({big_size / 1000:.0f} KB), defaults",
+            big_s,
+            f"{big_peak / mib:.0f} MiB",
+        ),
+    ]
+
+
+def edges_only(args: argparse.Namespace, repro: str, temp: Path) -> str:
+    """``--edges-only``: issue 18's cases alone, with their targets."""
+    files = python_files(args.corpus)
+    largest = max(files, key=lambda p: p.stat().st_size)
+    edges = edge_cases(repro, temp, largest, args.edge_runs)
+    many_s, many_peak = edges["many"][:2]
+    targets = [
+        ("40,000 findings <= 2x its twin", median(many_s) <= 2 * median(edges["twin"][0])),
+        ("and peak < 500 MB", many_peak < 500e6),
+        ("default runs peak < 1 GB", max(edges["huge"][1], edges["largest"][1]) < 1e9),
+    ]
+    return "\n".join(
+        [
+            f"repro-lint edge cases, {datetime.date.today().isoformat()}, {cores()} cores "
+            f"({cpu_model()}); load average at the end {os.getloadavg()[0]:.1f}",
+            "",
+            f"{'scenario':<44} {'median':>9} {'min':>8} {'max':>8}  note",
+            *edge_rows(edges),
+            "",
+            "targets (issue 18): "
+            + "; ".join(f"{name}: {'met' if ok else 'MISSED'}" for name, ok in targets),
+        ]
+    )
 
 
 def edge_cases(repro: str, temp: Path, largest: Path, runs: int) -> dict[str, Any]:
@@ -667,35 +739,10 @@ def render(
             "not measured): " + "; ".join(f"{name}: {verdict(ok)}" for name, ok in waits),
         ]
         return "\n".join(out)
-    mb = 1e6
-    many_s, many_peak, many_found, many_size = edges["many"]
-    twin_s, twin_peak, _, twin_size = edges["twin"]
-    huge_s, huge_peak, _, huge_size = edges["huge"]
-    big_s, big_peak, _, big_size = edges["largest"]
-    out += [
-        "",
-        f"edge cases (issue 18), alone, --jobs 1; median of {len(many_s)} runs; peak RSS:",
-        row(
-            f"{many_found:,} findings, generated ({many_size / mb:.1f} MB)",
-            many_s,
-            f"{median(many_s) / median(twin_s):.2f}x its twin; {many_peak / mib:.0f} MiB",
-        ),
-        row(
-            f"  its twin, no finding ({twin_size / mb:.1f} MB)",
-            twin_s,
-            f"{twin_peak / mib:.0f} MiB",
-        ),
-        row(
-            f"generated module {huge_size / mb:.1f} MB, defaults",
-            huge_s,
-            f"refused unparsed (too large); {huge_peak / mib:.0f} MiB",
-        ),
-        row(
-            f"the corpus's biggest file ({big_size / 1000:.0f} KB), defaults",
-            big_s,
-            f"{big_peak / mib:.0f} MiB",
-        ),
-    ]
+    out += ["", *edge_rows(edges)]
+    many_s, many_peak = edges["many"][:2]
+    twin_s = edges["twin"][0]
+    huge_peak, big_peak = edges["huge"][1], edges["largest"][1]
     peak_sum, peak_one, peak_serial = memory
     out += [
         "",

@@ -40,8 +40,9 @@ settled there by the callers in other modules (``across_files`` names those func
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 import libcst as cst
@@ -205,7 +206,7 @@ def evaluation_name(name: str) -> bool:
     return any(word.startswith(_EVALUATION_WORDS) for word in _words(name))
 
 
-@dataclass
+@dataclass(slots=True)
 class _Class:
     node: cst.ClassDef
     key: str | None
@@ -216,7 +217,7 @@ class _Class:
     attributes: dict[str, Grad] = field(default_factory=dict)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Function:
     node: cst.FunctionDef | cst.Lambda | None  # None: a comprehension's scope
     key: str | None  # set when the file's call sites of it are followed
@@ -237,16 +238,21 @@ class _Function:
     entries_written: set[tuple[str, str]] = field(default_factory=set)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Signature:
     """A function of the file whose call sites are followed."""
 
     params: tuple[str, ...]  # positional-or-keyword, in order (``self`` left out)
     kwonly: frozenset[str]
-    defaults: dict[str, Grad]
+    defaults: Mapping[str, Grad]
 
 
-@dataclass(frozen=True)
+# Shared by the many functions without keyword-only parameters or defaults.
+_NO_NAMES: frozenset[str] = frozenset()
+_NO_DEFAULTS: Mapping[str, Grad] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
 class CallSite:
     positional: tuple[Grad, ...]
     keywords: dict[str, Grad]
@@ -365,12 +371,13 @@ class Autograd:
         if key is not None and isinstance(node, cst.FunctionDef):
             self.signatures[key] = Signature(
                 tuple(p.name.value for p in params),
-                frozenset(p.name.value for p in node.params.kwonly_params),
+                frozenset(p.name.value for p in node.params.kwonly_params) or _NO_NAMES,
                 {
                     p.name.value: self.grad(p.default)
                     for p in [*params, *node.params.kwonly_params]
                     if p.default is not None
-                },
+                }
+                or _NO_DEFAULTS,
             )
         if isinstance(node, cst.FunctionDef):
             function.switches.append(self._decorator_switch(node))
@@ -389,7 +396,8 @@ class Autograd:
         function = self._functions.pop()
         if function.key is not None:
             edited = function.entries_read & function.entries_written
-            self.stored_state[function.key] = frozenset(name for name, _ in edited)
+            if edited:
+                self.stored_state[function.key] = frozenset(name for name, _ in edited)
         if function.key is not None and isinstance(function.node, cst.FunctionDef):
             returned = join(function.returns) if function.returns else NO_GRAD
             # What depends on its own parameters is open per call: not followed that far.
@@ -905,7 +913,7 @@ class Autograd:
 Json = Any
 
 
-@dataclass
+@dataclass(slots=True)
 class _Frame:
     """A function being visited, as ``GradCalls`` sees it."""
 
@@ -998,7 +1006,7 @@ class GradCalls:
 
     def call(self, node: cst.Call, qualified: str | None) -> None:
         func = node.func
-        self._skip.add(id(func))
+        self._mute(func)
         if isinstance(func, cst.Attribute) and func.attr.value in _BACKWARD_CALLS:
             # A backward anywhere in a function (nested ones too) makes it training code.
             for frame in self._frames:
@@ -1036,14 +1044,25 @@ class GradCalls:
     def attribute(self, node: cst.Attribute) -> None:
         """``helpers.resize`` used as a value (a module's function passed on)."""
         value = node.value
-        self._skip.add(id(value))
-        self._skip.add(id(node.attr))
+        self._mute(value)
+        self._mute(node.attr)
         if self._imports or id(node) in self._skip:
             return
         if isinstance(value, cst.Name) and value.value in self._imported:
             qualified = self._names.qualified_name(node)
             if qualified is not None and not self._library(qualified):
                 self._refs.add(qualified)
+
+    def _mute(self, node: cst.BaseExpression) -> None:
+        """Note that ``node`` (a callee, or a part of a dotted name) is no use of a name as a
+        value. Only a node that could otherwise count is noted (an imported name, or an
+        attribute of one): a file has a callee per call."""
+        if isinstance(node, cst.Attribute):
+            value = node.value
+            if isinstance(value, cst.Name) and value.value in self._imported:
+                self._skip.add(id(node))
+        elif isinstance(node, cst.Name) and node.value in self._imported:
+            self._skip.add(id(node))
 
     def _all_switches(self) -> list[bool | None]:
         return [switch for frame in self._frames for switch in frame.switches]

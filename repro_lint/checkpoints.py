@@ -45,6 +45,8 @@ RNG_STATE_GETTERS = frozenset(
 )  # fmt: skip
 # Methods that read a generator's state (``generator.get_state()``, a sampler's or
 # DataLoader's ``state_dict()`` is not one).
+# Shared by the many functions without a ``*args`` or ``**kwargs``.
+_NO_NAMES: frozenset[str] = frozenset()
 _RNG_STATE_METHODS = frozenset({"get_rng_state", "get_rng_state_all", "getstate"})
 # Keys, keywords and names that make a checkpoint resumable, beyond the model's weights.
 _RESUME_WORDS = frozenset(
@@ -125,14 +127,15 @@ class CheckpointFacts:
         # names holding something ``torch.load`` returned.
         self._values: dict[str, dict[str, cst.BaseExpression]] = {}
         self._loaded: dict[str, set[str]] = {}
-        self._params: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._stores: set[int] = set()
 
     # -- traversal hooks ----------------------------------------------------------------------
 
     def enter_function(self, key: str, node: cst.FunctionDef) -> None:
         params = node.params
-        named = frozenset(
+        # A tuple: a function has few parameters, and it has a function per definition.
+        named = tuple(
             p.name.value for p in (*params.posonly_params, *params.params, *params.kwonly_params)
         )
         stars = frozenset(
@@ -140,7 +143,7 @@ class CheckpointFacts:
             for star in (params.star_arg, params.star_kwarg)
             if isinstance(star, cst.Param)
         )
-        self._params[key] = (named, stars)
+        self._params[key] = (named, stars or _NO_NAMES)
 
     def targets(self, targets: Sequence[cst.BaseExpression]) -> None:
         """Assignment targets about to be visited: their subscripts are stores."""
@@ -235,7 +238,7 @@ class CheckpointFacts:
         if not node.args:
             return False
         first = node.args[0]
-        named, stars = self._params.get(key, (frozenset(), frozenset()))
+        named, stars = self._params.get(key, ((), _NO_NAMES))
         value = first.value
         if first.star or (
             isinstance(value, cst.Dict)

@@ -3,7 +3,6 @@ traversal, and turn the rules' reports into positioned, suppressed findings."""
 
 from __future__ import annotations
 
-import ast
 import contextlib
 import re
 import sys
@@ -18,6 +17,7 @@ from repro_lint.edits import EditBuilder, end_of, start_of
 from repro_lint.files import module_name
 from repro_lint.fixes import touches
 from repro_lint.names import Names
+from repro_lint.parsing import Span, check, parse_module, python_tree
 from repro_lint.positions import Positions
 from repro_lint.program import ProjectRule
 from repro_lint.rule import (
@@ -42,26 +42,9 @@ NEWLINE = re.compile(r"\r\n?|\n")
 # -- syntax errors ----------------------------------------------------------------------------
 
 
-def _python_tree(text: str) -> ast.Module | SourceError:
-    """Python's own tree of ``text``, or where and why it does not parse."""
-    if "\0" in text:
-        before = text[: text.index("\0")]
-        row = len(NEWLINE.findall(before)) + 1
-        column = len(NEWLINE.split(before)[-1]) + 1
-        return SourceError("source contains a null byte", row, column)
-    try:
-        # No file name: Python would read the error's line from a file of that name on disk,
-        # which is not the text linted here (an editor buffer, a notebook, stdin).
-        return ast.parse(text)
-    except SyntaxError as exc:
-        return SourceError(f"SyntaxError: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
-    except (ValueError, RecursionError, MemoryError) as exc:
-        return SourceError(f"cannot parse file: {exc}")
-
-
 def _syntax_error(text: str, filename: str, libcst_error: Exception | None) -> SourceError | None:
     """Where and why ``text`` does not parse (Python's own message when it has one)."""
-    tree = _python_tree(text)
+    tree = python_tree(text)
     if isinstance(tree, SourceError):
         return tree
     if libcst_error is None:
@@ -146,12 +129,12 @@ def lint_one(
     # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
     # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
     # ast runs before the limit is raised for libcst.
-    tree = _python_tree(text)
-    if isinstance(tree, SourceError):
-        return error_result(filename, tree, text)
+    checked = check(text)
+    if isinstance(checked, SourceError):
+        return error_result(filename, checked, text)
     if (active or collect) and not summarise:
         # The gate: what triggered the rules may sit only in documentation.
-        code = gate_text(text, tree)
+        code = gate_text(text, checked.docstrings)
         if code is not text:
             active = [r for r in active if triggered(r, code)]
             collect = wanted and (bool(active) or _may_be_entry(code, path, settings))
@@ -161,7 +144,7 @@ def lint_one(
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
     with _recursion_headroom():
-        return _lint_parsed(text, filename, settings, path, rules, active, collect)
+        return _lint_parsed(text, filename, settings, path, rules, active, collect, checked.cuts)
 
 
 def _size_above(text: str, limit: int) -> int | None:
@@ -172,7 +155,7 @@ def _size_above(text: str, limit: int) -> int | None:
     return size if size > limit else None
 
 
-def gate_text(text: str, tree: ast.Module) -> str:
+def gate_text(text: str, docstrings: Sequence[Span]) -> str:
     """The text rules' triggers are looked for in once the file is known to parse: ``text``
     with its docstrings blanked out (``text`` itself when it has none).
 
@@ -182,11 +165,10 @@ def gate_text(text: str, tree: ast.Module) -> str:
     reaches it (it is then summarised like any file deferred). Comments and every other
     string stay: noqa comments and settings spelled in strings are triggers. The benchmark
     checks that the findings on the corpus are the same with and without this gate."""
-    spans = _docstrings(tree)
-    if not spans:
+    if not docstrings:
         return text
     lines = NEWLINE.split(text)
-    for first, first_column, last, last_column in spans:
+    for first, first_column, last, last_column in docstrings:
         for row in range(first, last + 1):
             line = lines[row - 1]
             data = line.encode("utf-8")
@@ -197,57 +179,6 @@ def gate_text(text: str, tree: ast.Module) -> str:
     return "\n".join(lines)
 
 
-def _docstrings(tree: ast.Module) -> list[tuple[int, int, int, int]]:
-    """Where the docstrings of the module, its classes and functions are: (first row,
-    its column, last row, end column; columns in UTF-8 bytes, as ast gives them)."""
-    found = []
-    bodies: list[list[ast.stmt]] = [tree.body]
-    while bodies:
-        body = bodies.pop()
-        for index, statement in enumerate(body):
-            if isinstance(statement, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
-                first = statement.body[0]
-                if (
-                    isinstance(first, ast.Expr)
-                    and isinstance(first.value, ast.Constant)
-                    and isinstance(first.value.value, str)
-                ):
-                    value = first.value
-                    found.append(
-                        (
-                            value.lineno,
-                            value.col_offset,
-                            value.end_lineno or value.lineno,
-                            value.end_col_offset or 0,
-                        )
-                    )
-            elif (
-                index == 0
-                and body is tree.body
-                and isinstance(statement, ast.Expr)
-                and isinstance(statement.value, ast.Constant)
-                and isinstance(statement.value.value, str)
-            ):
-                value = statement.value
-                found.append(
-                    (
-                        value.lineno,
-                        value.col_offset,
-                        value.end_lineno or value.lineno,
-                        value.end_col_offset or 0,
-                    )
-                )
-            for name in ("body", "orelse", "finalbody"):
-                nested = getattr(statement, name, None)
-                if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
-                    bodies.append(nested)
-            for handler in getattr(statement, "handlers", ()):
-                bodies.append(handler.body)
-            for case in getattr(statement, "cases", ()):
-                bodies.append(case.body)
-    return found
-
-
 def _lint_parsed(
     text: str,
     filename: str,
@@ -256,9 +187,10 @@ def _lint_parsed(
     rules: Sequence[type[Rule]],
     active: list[type[Rule]],
     collect: bool,
+    cuts: Sequence[int],
 ) -> FileResult:
     try:
-        module = cst.parse_module(text)
+        module = parse_module(text, cuts)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
         error = _syntax_error(text, filename, exc) or SourceError(f"cannot parse file: {exc}")
         return error_result(filename, error, text)
@@ -405,6 +337,8 @@ def _diagnostics(
     out: list[Diagnostic] = []
     seen: set[tuple[str, int, int, str]] = set()
     used: dict[Directive, set[str]] = {}
+    # One string per rule, shared by its findings (a file may hold tens of thousands).
+    urls: dict[type[Rule], str] = {}
     for report in reports:
         rule = report.rule
         rng = positions.syntactic(report.node)
@@ -428,6 +362,9 @@ def _diagnostics(
         elif rule.FIX_SAFETY is FixSafety.DISPLAY_ONLY and rule.FIX_TITLE:
             # Advice with nothing to apply (e.g. "set PYTHONHASHSEED in the launcher").
             fix = Fix(FixSafety.DISPLAY_ONLY, report.fix_title or rule.FIX_TITLE, ())
+        url = urls.get(rule)
+        if url is None:
+            url = urls[rule] = rule.url()
         out.append(
             Diagnostic(
                 code=rule.CODE,
@@ -438,7 +375,7 @@ def _diagnostics(
                 end_location=end,
                 fix=fix,
                 noqa_row=start.row,
-                url=rule.url(),
+                url=url,
             )
         )
     if unused_noqa is not None:

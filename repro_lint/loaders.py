@@ -229,7 +229,7 @@ def generator_chain(node: cst.BaseExpression, names: Names) -> str | None:
 # -- per-file collection ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallSite:
     """Where a call is, for reports and fixes: its innermost statement (index in the
     summary's statement table), row and indentation, and its top-level statement with the
@@ -253,7 +253,7 @@ class SiteSource(Protocol):
     def node_row(self, node: cst.CSTNode) -> int: ...
 
 
-@dataclass
+@dataclass(slots=True)
 class _Pending:
     """A call recorded during the traversal; positions and fix texts come at the end."""
 
@@ -382,7 +382,8 @@ class LoaderFacts:
         self._facts: dict[str, list[list[Json]]] = {}
         self._seen: dict[str, set[str]] = {}
         self._objects: dict[str, str] = {}
-        self._object_uses: dict[str, set[str]] = {}
+        # Per function, the names of the file's objects it uses (a list: usually one or two).
+        self._object_uses: dict[str, list[str]] = {}
         self._returns: dict[str, list[Json]] = {}
         self._guards: dict[int, list[list[Json]]] = {}
         # Listing calls and calls into project code, by node, with their rows.
@@ -720,7 +721,9 @@ class LoaderFacts:
                 and self._names.is_bound(value.value)
                 and value.value not in scope.history
             ):
-                self._object_uses.setdefault(self._key, set()).add(value.value)
+                uses = self._object_uses.setdefault(self._key, [])
+                if value.value not in uses:
+                    uses.append(value.value)
 
     # -- calls --------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 DOCS_URL = "https://github.com/repro-lint/repro-lint/blob/main/rules"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Valid:
     """Code on which the rule must stay quiet."""
 
@@ -31,7 +31,7 @@ class Valid:
     note: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Invalid:
     """Code on which the rule must fire; ``fixed`` is the exact result of applying its fixes."""
 
@@ -44,7 +44,7 @@ class Invalid:
 # -- fixes as CST-level intents; the engine turns them into text edits with positions --------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Replace:
     """Replace ``node`` (with the whitespace it owns) by ``new``'s code."""
 
@@ -52,7 +52,7 @@ class Replace:
     new: cst.CSTNode
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InsertBefore:
     """Insert statement lines (no indentation) before ``statement``, at its indentation.
     Nested lines are indented four spaces per level: the engine writes each level in the
@@ -62,7 +62,7 @@ class InsertBefore:
     code: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class InsertAfter:
     """Insert statement lines (no indentation) after ``statement``, at its indentation
     (nested lines as for ``InsertBefore``)."""
@@ -71,7 +71,7 @@ class InsertAfter:
     code: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AddImport:
     """Make ``import module`` (or ``import module as asname``) available before ``before``.
 
@@ -85,7 +85,7 @@ class AddImport:
     before: cst.CSTNode | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class DropComments:
     """Delete the comment lines right above ``statement`` (no blank line between): they
     argued for what a fix changes."""
@@ -106,7 +106,7 @@ class Cursor:
     starts: dict[cst.CSTNode, tuple[int, str]] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Note:
     """A fact a rule leaves for the project phase about one node of the file: the summary
     keeps it, positioned, under ``notes`` (``[row, column, data]`` per ``kind``)."""
@@ -141,7 +141,7 @@ class FileContext:
         object.__setattr__(self, "positions", Positions(self.module, self.cursor.starts))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PendingReport:
     """A finding before positions are known (the engine resolves them in one pass)."""
 

@@ -119,7 +119,7 @@ def is_main_check(test: cst.BaseExpression) -> bool:
     return False
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class _Open:
     """A statement being visited: its first row and, once something refers to it, its index
     in the summary's statement table."""
@@ -132,7 +132,7 @@ class _Open:
     above: int = 0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class _Scope:
     kind: str  # "func", "class" or "main"
     key: str
@@ -370,7 +370,8 @@ class SummaryCollector:
 
     def _indent(self, row: int) -> str:
         line = self._line(row)
-        return line[: len(line) - len(line.lstrip())]
+        # Interned: a summary holds an indentation per statement, mostly the same few.
+        return sys.intern(line[: len(line) - len(line.lstrip())])
 
     def _index(self, entry: _Open) -> int:
         if id(entry.node) in self._elifs:

@@ -24,7 +24,7 @@ _READS = frozenset({"get", "copy", "items", "keys", "values", "__getitem__", "__
 _MAX_DEPTH = 8
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Item:
     """The ``index``-th element of what ``source`` evaluates to (``a, b = random_split(...)``,
     ``x, _ = [f(y) for y in ys]``)."""
@@ -33,7 +33,7 @@ class Item:
     index: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Entered:
     """What ``with source as name`` binds: what ``source.__enter__()`` returns (the object
     itself for a dataset that opens its files there)."""
@@ -45,7 +45,7 @@ class Entered:
 Bound = cst.BaseExpression | Item | Entered
 
 
-@dataclass
+@dataclass(slots=True)
 class Mapping:
     """A dict built for ``**kwargs``: every value each key may hold; ``opaque`` when some
     change to it could not be followed (any key may then be there)."""
@@ -70,7 +70,7 @@ class Mapping:
             known.extend(v for v in values if v not in known)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Binding:
     """One assignment to a name: its value (None for a value not followed, such as a loop
     variable), the branch it was made in, and its order."""
@@ -87,7 +87,7 @@ class Binding:
     elements: list[Value] | None = None
 
 
-@dataclass(frozen=True, eq=False)
+@dataclass(frozen=True, eq=False, slots=True)
 class Value:
     """An expression together with where it was written (to follow the names inside it);
     ``node`` None: a value that is not followed; ``binding``: the assignment it came from."""
@@ -105,7 +105,7 @@ class Value:
         return None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class Scope:
     kind: str  # "module", "function" or "class"
     key: str = ""  # the summary's key of the function

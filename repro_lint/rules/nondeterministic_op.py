@@ -205,7 +205,7 @@ class CatalogCalls:
                     yield entry, api, view, spelling
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Site:
     """A finding where it was found: the call, what the statements around it were (for a
     later report), and whether it runs at module level (a script, not a library)."""
@@ -221,7 +221,7 @@ class Site:
 _Holder = tuple[cst.CSTNode | None, str]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Waiting:
     """Findings that the rest of a scope or of the module decides."""
 

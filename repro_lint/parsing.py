@@ -1,0 +1,288 @@
+"""libcst's tree of a file, parsed in pieces when the file is large.
+
+libcst's native parser holds the whole file's tokens and its own tree while it builds the
+Python nodes, and that costs far more than the tree it returns: a 2 MB generated module
+peaked at 1.4 GB to parse, against about 340 MB for the finished tree. A large file is
+therefore cut between top-level statements (where Python's own tree, already built for the
+syntax guard, shows a boundary) and the pieces are parsed one after another; their
+statements are joined into one module equal to the one a single parse gives.
+
+Only boundaries that cannot change which node owns a line are used: the statement before ends
+on the line before the gap, and the gap holds only empty lines, which a whole parse gives to
+the next statement as its leading lines (a piece's parse gives them to its header, and they are
+moved). Anything else a piece's parse could see differently falls back to one parse of the
+whole text: a piece libcst rejects (so the error is reported where a whole parse puts it), a
+piece whose default indentation or newline differs from the file's (nodes record theirs
+relative to the module's), or a piece that ends with lines after its last statement.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import libcst as cst
+
+from repro_lint.source import SourceError
+
+# Characters per piece. Small enough that a piece's parse costs little memory next to the
+# tree it returns; large enough that the per-parse overhead is lost in the parse itself.
+PIECE = 64 * 1024
+_NEWLINE = re.compile(r"\r\n?|\n")
+# The end of a line that may be followed by a top-level statement: after it, empty lines
+# only, then a name or a decorator in the first column that continues no statement.
+_BEFORE_STATEMENT = re.compile(r"\n(?=(?:\r?\n)*(?!(?:else|elif|except|finally)\b)[A-Za-z_@])")
+_SYNTAX_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError)
+# (first row, its column, last row, end column): rows 1-based, columns in UTF-8 bytes.
+Span = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What Python's own parse tells the per-file pass about a text that parses: where its
+    docstrings are, and where the pieces libcst parses on their own start (see ``cuts``)."""
+
+    docstrings: list[Span]
+    cuts: list[int]
+
+
+def check(text: str) -> Checked | SourceError:
+    """Python's parse of ``text``, in pieces when it is large: where and why it does not
+    parse, or what it tells. Python's tree is as large as libcst's, and its parser peaks at
+    several times that, so a large text's pieces are parsed and dropped one at a time.
+
+    A piece ends where a candidate boundary (``cuts``) lies: a line of code (not a comment
+    and not a decorator), then empty lines only, then a name or decorator in the first
+    column. Only a boundary between two top-level statements leaves both sides parsing: one
+    inside a string or brackets leaves the first side unterminated. A piece that does not
+    parse is joined to the next one once; if that fails too, the whole text is parsed, so a
+    syntax error is reported as a whole parse reports it."""
+    cuts = _candidate_cuts(text) if "\0" not in text else []
+    if not cuts:
+        tree = python_tree(text)
+        if isinstance(tree, SourceError):
+            return tree
+        return Checked(docstrings(tree), piece_starts(text, tree))
+    found: list[Span] = []
+    kept: list[int] = []
+    bounds = [0, *cuts, len(text)]
+    index = 0
+    rows = 0  # rows before the current piece
+    while index < len(bounds) - 1:
+        start, end = bounds[index], bounds[index + 1]
+        piece = _ast_or_none(text[start:end])
+        if piece is None and index + 2 < len(bounds):
+            index += 1
+            end = bounds[index + 1]
+            piece = _ast_or_none(text[start:end])
+        if piece is None:
+            whole = python_tree(text)
+            if isinstance(whole, SourceError):
+                return whole
+            return Checked(docstrings(whole), piece_starts(text, whole))
+        found.extend(
+            (first + rows, column, last + rows, end_column)
+            for first, column, last, end_column in docstrings(piece, module=start == 0)
+        )
+        del piece
+        if start:
+            kept.append(start)
+        rows += len(_NEWLINE.findall(text, start, end))
+        index += 1
+    return Checked(found, kept)
+
+
+def _ast_or_none(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except _SYNTAX_FAILURES:
+        return None
+
+
+def python_tree(text: str) -> ast.Module | SourceError:
+    """Python's own tree of ``text``, or where and why it does not parse."""
+    if "\0" in text:
+        before = text[: text.index("\0")]
+        row = len(_NEWLINE.findall(before)) + 1
+        column = len(_NEWLINE.split(before)[-1]) + 1
+        return SourceError("source contains a null byte", row, column)
+    try:
+        # No file name: Python would read the error's line from a file of that name on disk,
+        # which is not the text linted here (an editor buffer, a notebook, stdin).
+        return ast.parse(text)
+    except SyntaxError as exc:
+        return SourceError(f"SyntaxError: {exc.msg}", exc.lineno or 1, max(exc.offset or 1, 1))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return SourceError(f"cannot parse file: {exc}")
+
+
+def _candidate_cuts(text: str) -> list[int]:
+    """Offsets where the pieces of a large text after the first may start (see ``check``),
+    at least ``PIECE`` characters apart; none for a text of at most two pieces' length."""
+    if len(text) <= 2 * PIECE:
+        return []
+    cuts: list[int] = []
+    position = PIECE
+    while position < len(text) - PIECE:
+        match = _BEFORE_STATEMENT.search(text, position, len(text) - PIECE)
+        if match is None:
+            break
+        line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()].strip()
+        if line and line[0] not in "#@":
+            cuts.append(match.end())
+            position = match.end() + PIECE
+        else:
+            position = match.end()
+    return cuts
+
+
+def piece_starts(text: str, tree: ast.Module) -> list[int]:
+    """Character offsets where the pieces of ``text`` after the first start, from Python's
+    tree of the whole text (empty for a text of at most two pieces' length, which is parsed
+    whole): boundaries between top-level statements with only empty lines between them."""
+    if len(text) <= 2 * PIECE or len(tree.body) < 2:
+        return []
+    # Offsets of the start of each line (1-based rows: starts[row - 1]).
+    starts = [0]
+    starts.extend(match.end() for match in _NEWLINE.finditer(text))
+    cuts: list[int] = []
+    previous_end = 0
+    last_cut = 0
+    for statement in tree.body:
+        decorators = getattr(statement, "decorator_list", None)
+        first = decorators[0].lineno if decorators else statement.lineno
+        end = statement.end_lineno or statement.lineno
+        if previous_end and first > previous_end:
+            cut = starts[previous_end]
+            if (
+                cut - last_cut >= PIECE
+                and len(text) - cut >= PIECE
+                and _only_empty_lines(text, cut, starts[first - 1])
+            ):
+                cuts.append(cut)
+                last_cut = cut
+        previous_end = end
+    return cuts
+
+
+def _only_empty_lines(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is nothing but line breaks (possibly nothing)."""
+    position = start
+    while position < end:
+        match = _NEWLINE.match(text, position)
+        if match is None:
+            return False
+        position = match.end()
+    return True
+
+
+def docstrings(tree: ast.Module, *, module: bool = True) -> list[Span]:
+    """Where the docstrings of the module (``module``: the tree starts the module), its
+    classes and functions are."""
+    found: list[Span] = []
+    bodies: list[list[ast.stmt]] = [tree.body]
+    while bodies:
+        body = bodies.pop()
+        for index, statement in enumerate(body):
+            if isinstance(statement, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                first = statement.body[0]
+                if (
+                    isinstance(first, ast.Expr)
+                    and isinstance(first.value, ast.Constant)
+                    and isinstance(first.value.value, str)
+                ):
+                    found.append(_span(first.value))
+            elif (
+                module
+                and index == 0
+                and body is tree.body
+                and isinstance(statement, ast.Expr)
+                and isinstance(statement.value, ast.Constant)
+                and isinstance(statement.value.value, str)
+            ):
+                found.append(_span(statement.value))
+            for name in ("body", "orelse", "finalbody"):
+                nested = getattr(statement, name, None)
+                if isinstance(nested, list) and nested and isinstance(nested[0], ast.stmt):
+                    bodies.append(nested)
+            for handler in getattr(statement, "handlers", ()):
+                bodies.append(handler.body)
+            for case in getattr(statement, "cases", ()):
+                bodies.append(case.body)
+    return found
+
+
+def _span(value: ast.expr) -> Span:
+    return (
+        value.lineno,
+        value.col_offset,
+        value.end_lineno or value.lineno,
+        value.end_col_offset or 0,
+    )
+
+
+def parse_module(text: str, cuts: Sequence[int] = ()) -> cst.Module:
+    """libcst's module of ``text``, parsed in the pieces that start at ``cuts`` (see
+    ``piece_starts``): the same tree as ``cst.parse_module(text)``, raising what it raises."""
+    if not cuts:
+        return cst.parse_module(text)
+    bounds = [0, *cuts, len(text)]
+    first_newline = _NEWLINE.search(text)
+    newline = first_newline.group() if first_newline else "\n"
+    body: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
+    pieces: list[cst.Module] = []
+    indent: str | None = None
+    for number, (start, end) in enumerate(itertools.pairwise(bounds)):
+        try:
+            piece = cst.parse_module(text[start:end])
+        except cst.ParserSyntaxError:
+            return cst.parse_module(text)
+        last = end == len(text)
+        if not piece.body or (piece.footer and not last) or piece.default_newline != newline:
+            return cst.parse_module(text)
+        if piece.default_indent != indent and _has_block(piece):
+            if indent is not None:
+                return cst.parse_module(text)
+            indent = piece.default_indent
+        statements = list(piece.body)
+        if number and piece.header:
+            head = statements[0]
+            statements[0] = head.with_changes(leading_lines=(*piece.header, *head.leading_lines))
+        body.extend(statements)
+        pieces.append(piece)
+    return cst.Module(
+        body=body,
+        header=pieces[0].header,
+        footer=pieces[-1].footer,
+        encoding=pieces[0].encoding,
+        default_indent=indent if indent is not None else pieces[0].default_indent,
+        default_newline=newline,
+        has_trailing_newline=pieces[-1].has_trailing_newline,
+    )
+
+
+# The nodes whose children may be an indented block, or a clause that holds one.
+_CLAUSES = (
+    cst.BaseCompoundStatement,
+    cst.Else,
+    cst.ExceptHandler,
+    cst.ExceptStarHandler,
+    cst.Finally,
+    cst.MatchCase,
+)
+
+
+def _has_block(module: cst.Module) -> bool:
+    """Whether the module holds an indented block (its parse then saw an INDENT token, from
+    which libcst takes the module's default indentation)."""
+    stack: list[cst.CSTNode] = list(reversed(module.body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.IndentedBlock):
+            return True
+        if isinstance(node, _CLAUSES):
+            stack.extend(reversed(node.children))
+    return False

@@ -1,0 +1,152 @@
+"""A large file is parsed in pieces (Python's parse and libcst's), and the result is what one
+parse of the whole file gives: the same libcst tree, the same docstrings, the same errors."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+import pytest
+
+from repro_lint import parsing
+from repro_lint.config import Config
+from repro_lint.file_pass import lint_one
+from repro_lint.settings import Settings
+from repro_lint.source import SourceError
+
+# Top-level statements of every kind a boundary can fall next to, each one a few hundred
+# characters once repeated, so that a small PIECE cuts between many of them.
+BLOCKS = [
+    '"""Module docstring: only the first statement of the file is one."""\n',
+    "import torch\nfrom torch import nn\n",
+    "@decorator\n# between the decorator and the definition\ndef f{n}(x, *args, **kw):\n"
+    '    """Docstring of f{n}."""\n    return torch.index_add(x, 0, x, x)  # trailing\n',
+    "class C{n}(nn.Module):\n    '''Class docstring.'''\n\n    def forward(self, x):\n"
+    "        if x:\n            y = 1\n        else:\n            y = 2\n        return y\n"
+    "    # a comment the class's block owns\n",
+    "TEXT{n} = '''\nnot code, then a blank line\n\nname_at_column_zero = 1\n'''\n",
+    "TABLE{n} = [\n    1,\n\n    2,\n]\n",
+    "# a comment before a statement\nvalue{n} = call(\n    1,\n)\n",
+    "try:\n    import fast\nexcept ImportError:\n    fast = None\nfinally:\n    pass\n",
+    "if value{n}:\n    pass\n\nelif other:\n    pass\n",
+    '"""a string statement in the middle: no docstring"""\n',
+    "with open(name) as handle:\n    data = handle.read()\n",
+]
+
+
+def _text(count: int, separators: tuple[str, ...] = ("\n", "\n\n", "\n\n\n", "")) -> str:
+    parts = []
+    for n in range(count):
+        block = BLOCKS[n % len(BLOCKS)].replace("{n}", str(n))
+        parts.append(block + separators[n % len(separators)])
+    return "".join(parts)
+
+
+def _assert_same_as_whole(text: str) -> parsing.Checked:
+    checked = parsing.check(text)
+    assert isinstance(checked, parsing.Checked)
+    whole = ast.parse(text)
+    assert sorted(checked.docstrings) == sorted(parsing.docstrings(whole))
+    module = parsing.parse_module(text, checked.cuts)
+    assert module.deep_equals(cst.parse_module(text))
+    assert module.code == text
+    return checked
+
+
+@pytest.fixture
+def small_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parsing, "PIECE", 512)
+
+
+@pytest.mark.usefixtures("small_pieces")
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_pieces_give_the_tree_and_docstrings_of_one_parse(newline: str) -> None:
+    text = _text(120).replace("\n", newline)
+    checked = _assert_same_as_whole(text)
+    assert len(checked.cuts) > 10
+    # Every piece but the first starts with a statement in the first column, after the empty
+    # lines that a whole parse gives to that statement.
+    for cut in checked.cuts:
+        assert text[cut - 1] == "\n"
+        assert text[cut:].lstrip("\r\n")[0] in "@_" or text[cut:].lstrip("\r\n")[0].isalpha()
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_a_boundary_inside_a_string_is_never_kept() -> None:
+    # Lines in the first column after a blank line, inside a string longer than a piece.
+    inside = "".join(f"line {n}\n\nname_{n} = {n}\n" for n in range(200))
+    text = _text(30) + f'BIG = """\n{inside}"""\n' + _text(30)
+    checked = _assert_same_as_whole(text)
+    start = text.index('BIG = """')
+    end = text.index('"""\n', start + 9)
+    assert not [cut for cut in checked.cuts if start < cut <= end]
+
+
+@pytest.mark.usefixtures("small_pieces")
+def test_mixed_indentation_falls_back_to_one_parse(monkeypatch: pytest.MonkeyPatch) -> None:
+    # libcst records a block's indentation relative to the module's default: pieces that
+    # would see different defaults are parsed as one text.
+    spaces = "".join(f"def s{n}():\n    return {n}\n\n" for n in range(60))
+    tabs = "".join(f"def t{n}():\n\treturn {n}\n\n" for n in range(60))
+    real = cst.parse_module
+    whole: list[str] = []
+
+    def spy(source: str) -> cst.Module:
+        whole.append(source)
+        return real(source)
+
+    monkeypatch.setattr(cst, "parse_module", spy)
+    for text in (spaces + tabs, tabs + "x = 1\n" * 300 + spaces):
+        checked = _assert_same_as_whole(text)
+        assert checked.cuts
+        assert whole.count(text) == 2  # the fallback, and the reference in the assertion
+    # A piece without any block says nothing about the default: no fallback for it.
+    text = tabs + "x = 1\n" * 300 + tabs
+    _assert_same_as_whole(text)
+    assert whole.count(text) == 1
+
+
+@pytest.mark.usefixtures("small_pieces")
+@pytest.mark.parametrize("broken", ["def broken(:\n    pass\n", "x = (1,\n", "else:\n    pass\n"])
+def test_a_syntax_error_is_reported_as_one_parse_reports_it(broken: str) -> None:
+    text = _text(60) + broken + _text(60)
+    checked = parsing.check(text)
+    assert isinstance(checked, SourceError)
+    with pytest.raises(SyntaxError) as raised:
+        ast.parse(text)
+    assert checked.message == f"SyntaxError: {raised.value.msg}"
+    assert (checked.row, checked.column) == (raised.value.lineno, raised.value.offset)
+
+
+def test_a_small_file_is_parsed_whole() -> None:
+    text = _text(40)
+    assert len(text) <= 2 * parsing.PIECE
+    checked = parsing.check(text)
+    assert isinstance(checked, parsing.Checked)
+    assert checked.cuts == []
+
+
+def test_the_per_file_pass_parses_a_large_file_in_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither parser ever sees the whole of a large file, and the findings are those of a
+    whole parse."""
+    text = _text(200)
+    settings = Settings.from_config(Config())
+    whole = lint_one(text, "big.py", settings)
+    monkeypatch.setattr(parsing, "PIECE", 512)
+    seen: list[int] = []
+    real_cst, real_ast = cst.parse_module, ast.parse
+
+    def cst_parse(source: str) -> cst.Module:
+        seen.append(len(source))
+        return real_cst(source)
+
+    def ast_parse(source: str) -> ast.Module:
+        seen.append(len(source))
+        return real_ast(source)
+
+    monkeypatch.setattr(cst, "parse_module", cst_parse)
+    monkeypatch.setattr(ast, "parse", ast_parse)
+    pieces = lint_one(text, "big.py", settings)
+    assert seen and max(seen) < len(text) // 4
+    assert pieces.diagnostics
+    assert [d.to_json() for d in pieces.diagnostics] == [d.to_json() for d in whole.diagnostics]
