@@ -231,7 +231,10 @@ def ensure_tools() -> Path | None:
     return TOOLS / "bin"
 
 
-def corpus_pins() -> str:
+def corpus_pins(corpus: Path) -> str:
+    """What the corpus is: the pinned packages of ``corpus.sh``, or another tree's name."""
+    if corpus.resolve() != CORPUS.resolve():
+        return f"the tree {corpus.name!r} (--corpus)"
     script = (HERE / "corpus.sh").read_text(encoding="utf-8")
     return ", ".join(re.findall(r'^\s+"(\S+==\S+)"$', script, flags=re.MULTILINE))
 
@@ -655,7 +658,7 @@ def render(
         f"machine: {cores()} cores ({cpu_model()}), {platform.system()} {platform.machine()}, "
         f"Python {platform.python_version()}; load average at the end "
         f"{os.getloadavg()[0]:.1f}",
-        f"corpus: {corpus_pins()}: {count} files, {lines:,} lines, {size / 1e6:.1f} MB",
+        f"corpus: {corpus_pins(args.corpus)}: {count} files, {lines:,} lines, {size / 1e6:.1f} MB",
         f"wall seconds, median of {args.runs} runs (min, max); rounds interleave the tools",
         "",
         f"{'scenario':<44} {'median':>9} {'min':>8} {'max':>8}  note",
