@@ -43,10 +43,10 @@ RNG_STATE_GETTERS = frozenset(
         "numpy.random.get_state", "random.getstate",
     }
 )  # fmt: skip
-# Methods that read a generator's state (``generator.get_state()``, a sampler's or
-# DataLoader's ``state_dict()`` is not one).
 # Shared by the many functions without a ``*args`` or ``**kwargs``.
 _NO_NAMES: frozenset[str] = frozenset()
+# Methods that read a generator's state (``generator.get_state()``, a sampler's or
+# DataLoader's ``state_dict()`` is not one).
 _RNG_STATE_METHODS = frozenset({"get_rng_state", "get_rng_state_all", "getstate"})
 # Keys, keywords and names that make a checkpoint resumable, beyond the model's weights.
 _RESUME_WORDS = frozenset(

@@ -1,19 +1,20 @@
-"""libcst's tree of a file, parsed in pieces when the file is large.
+"""Python's and libcst's parse of a file, in pieces when the file is large.
 
-libcst's native parser holds the whole file's tokens and its own tree while it builds the
-Python nodes, and that costs far more than the tree it returns: a 2 MB generated module
-peaked at 1.4 GB to parse, against about 340 MB for the finished tree. A large file is
-therefore cut between top-level statements (where Python's own tree, already built for the
-syntax guard, shows a boundary) and the pieces are parsed one after another; their
-statements are joined into one module equal to the one a single parse gives.
+Both parsers cost far more memory while they parse than the trees they return: a 2 MB
+generated module peaked at 1.4 GB in libcst's native parser and at 0.4 GB in Python's, against
+about 300 MB for libcst's finished tree. A large file is therefore cut between top-level
+statements, and each parser parses the pieces one after another: Python's trees are dropped
+piece by piece (the syntax guard and the docstring gate need only where the docstrings are),
+and libcst's statements are joined into the module one parse of the whole text gives.
 
-Only boundaries that cannot change which node owns a line are used: the statement before ends
-on the line before the gap, and the gap holds only empty lines, which a whole parse gives to
-the next statement as its leading lines (a piece's parse gives them to its header, and they are
-moved). Anything else a piece's parse could see differently falls back to one parse of the
-whole text: a piece libcst rejects (so the error is reported where a whole parse puts it), a
-piece whose default indentation or newline differs from the file's (nodes record theirs
-relative to the module's), or a piece that ends with lines after its last statement.
+A boundary is a line of code, then only empty lines, then a statement in the first column (see
+``check``), so a piece's parse cannot give a line to another node than a whole parse does: a
+whole parse gives those empty lines to the next statement as its leading lines, a piece's parse
+to its header, and they are moved. Anything else a piece's libcst parse could see differently
+falls back to one parse of the whole text: a piece libcst rejects (so the error is reported
+where a whole parse puts it), a piece whose default indentation or newline differs from the
+file's (nodes record theirs relative to the module's), or a piece with lines after its last
+statement.
 """
 
 from __future__ import annotations
@@ -54,8 +55,8 @@ def check(text: str) -> Checked | SourceError:
     parse, or what it tells. Python's tree is as large as libcst's, and its parser peaks at
     several times that, so a large text's pieces are parsed and dropped one at a time.
 
-    A piece ends where a candidate boundary (``cuts``) lies: a line of code (not a comment
-    and not a decorator), then empty lines only, then a name or decorator in the first
+    A piece ends where a candidate boundary lies: a line of code (not a comment, a decorator
+    or a continued line), then empty lines only, then a name or decorator in the first
     column. Only a boundary between two top-level statements leaves both sides parsing: one
     inside a string or brackets leaves the first side unterminated. A piece that does not
     parse is joined to the next one once; if that fails too, the whole text is parsed, so a
@@ -131,7 +132,8 @@ def _candidate_cuts(text: str) -> list[int]:
         if match is None:
             break
         line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()].strip()
-        if line and line[0] not in "#@":
+        # Code: not a comment, a decorator (its definition follows) or a continued line.
+        if line and line[0] not in "#@" and line[-1] != "\\":
             cuts.append(match.end())
             position = match.end() + PIECE
         else:
