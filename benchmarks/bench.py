@@ -527,17 +527,23 @@ def edge_rows(edges: dict[str, Any]) -> list[str]:
     ]
 
 
+def edge_targets(edges: dict[str, Any], peak_sum: int) -> list[tuple[str, bool]]:
+    """Issue 18's targets; ``peak_sum``: the cold run's peak, also a run on default settings."""
+    many_s, many_peak = edges["many"][:2]
+    default_peak = max(peak_sum, edges["huge"][1], edges["largest"][1])
+    return [
+        ("40,000 findings <= 2x its twin", median(many_s) <= 2 * median(edges["twin"][0])),
+        ("and peak < 500 MB", many_peak < 500e6),
+        ("default runs peak < 1 GB", default_peak < 1e9),
+    ]
+
+
 def edges_only(args: argparse.Namespace, repro: str, temp: Path) -> str:
     """``--edges-only``: issue 18's cases alone, with their targets."""
     files = python_files(args.corpus)
     largest = max(files, key=lambda p: p.stat().st_size)
     edges = edge_cases(repro, temp, largest, args.edge_runs)
-    many_s, many_peak = edges["many"][:2]
-    targets = [
-        ("40,000 findings <= 2x its twin", median(many_s) <= 2 * median(edges["twin"][0])),
-        ("and peak < 500 MB", many_peak < 500e6),
-        ("default runs peak < 1 GB", max(edges["huge"][1], edges["largest"][1]) < 1e9),
-    ]
+    targets = edge_targets(edges, 0)
     return "\n".join(
         [
             f"repro-lint edge cases, {datetime.date.today().isoformat()}, {cores()} cores "
@@ -743,9 +749,6 @@ def render(
         ]
         return "\n".join(out)
     out += ["", *edge_rows(edges)]
-    many_s, many_peak = edges["many"][:2]
-    twin_s = edges["twin"][0]
-    huge_peak, big_peak = edges["huge"][1], edges["largest"][1]
     peak_sum, peak_one, peak_serial = memory
     out += [
         "",
@@ -766,9 +769,7 @@ def render(
         ("cold <= 1.3x floor", cold <= 1.3 * floor),
         *waits,
         ("peak < 500 MB", peak_sum < 500e6),
-        ("40,000 findings <= 2x its twin", median(many_s) <= 2 * median(twin_s)),
-        ("and peak < 500 MB", many_peak < 500e6),
-        ("default runs peak < 1 GB", max(peak_sum, huge_peak, big_peak) < 1e9),
+        *edge_targets(edges, peak_sum),
     ]
     out.append(
         "targets (issues 13 and 18): " + "; ".join(f"{name}: {verdict(ok)}" for name, ok in targets)

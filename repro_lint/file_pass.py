@@ -17,7 +17,7 @@ from repro_lint.edits import EditBuilder, end_of, start_of
 from repro_lint.files import module_name
 from repro_lint.fixes import touches
 from repro_lint.names import Names
-from repro_lint.parsing import Span, check, parse_module, python_tree
+from repro_lint.parsing import NEWLINE, Span, check, parse_module, python_tree
 from repro_lint.positions import Positions
 from repro_lint.program import ProjectRule
 from repro_lint.rule import (
@@ -35,9 +35,6 @@ from repro_lint.source import SourceError, error_result, too_large
 from repro_lint.summary import DEFERRED, SummaryCollector
 from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
 from repro_lint.traversal import Dispatcher
-
-NEWLINE = re.compile(r"\r\n?|\n")
-
 
 # -- syntax errors ----------------------------------------------------------------------------
 

@@ -28,11 +28,12 @@ from dataclasses import dataclass
 import libcst as cst
 
 from repro_lint.source import SourceError
+from repro_lint.walker import children
 
 # Characters per piece. Small enough that a piece's parse costs little memory next to the
 # tree it returns; large enough that the per-parse overhead is lost in the parse itself.
 PIECE = 64 * 1024
-_NEWLINE = re.compile(r"\r\n?|\n")
+NEWLINE = re.compile(r"\r\n?|\n")
 # The end of a line that may be followed by a top-level statement: after it, empty lines
 # only, then a name or a decorator in the first column that continues no statement.
 _BEFORE_STATEMENT = re.compile(r"\n(?=(?:\r?\n)*(?!(?:else|elif|except|finally)\b)[A-Za-z_@])")
@@ -91,7 +92,7 @@ def check(text: str) -> Checked | SourceError:
         del piece
         if start:
             kept.append(start)
-        rows += len(_NEWLINE.findall(text, start, end))
+        rows += len(NEWLINE.findall(text, start, end))
         index += 1
     return Checked(found, kept)
 
@@ -107,8 +108,8 @@ def python_tree(text: str) -> ast.Module | SourceError:
     """Python's own tree of ``text``, or where and why it does not parse."""
     if "\0" in text:
         before = text[: text.index("\0")]
-        row = len(_NEWLINE.findall(before)) + 1
-        column = len(_NEWLINE.split(before)[-1]) + 1
+        row = len(NEWLINE.findall(before)) + 1
+        column = len(NEWLINE.split(before)[-1]) + 1
         return SourceError("source contains a null byte", row, column)
     try:
         # No file name: Python would read the error's line from a file of that name on disk,
@@ -149,7 +150,7 @@ def piece_starts(text: str, tree: ast.Module) -> list[int]:
         return []
     # Offsets of the start of each line (1-based rows: starts[row - 1]).
     starts = [0]
-    starts.extend(match.end() for match in _NEWLINE.finditer(text))
+    starts.extend(match.end() for match in NEWLINE.finditer(text))
     cuts: list[int] = []
     previous_end = 0
     last_cut = 0
@@ -174,7 +175,7 @@ def _only_empty_lines(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` is nothing but line breaks (possibly nothing)."""
     position = start
     while position < end:
-        match = _NEWLINE.match(text, position)
+        match = NEWLINE.match(text, position)
         if match is None:
             return False
         position = match.end()
@@ -227,17 +228,17 @@ def _span(value: ast.expr) -> Span:
 
 
 def parse_module(text: str, cuts: Sequence[int] = ()) -> cst.Module:
-    """libcst's module of ``text``, parsed in the pieces that start at ``cuts`` (see
-    ``piece_starts``): the same tree as ``cst.parse_module(text)``, raising what it raises."""
+    """libcst's module of ``text``, parsed in the pieces that start at ``cuts`` (``check``'s):
+    the same tree as ``cst.parse_module(text)``, raising what it raises."""
     if not cuts:
         return cst.parse_module(text)
     bounds = [0, *cuts, len(text)]
-    first_newline = _NEWLINE.search(text)
+    first_newline = NEWLINE.search(text)
     newline = first_newline.group() if first_newline else "\n"
     body: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
-    pieces: list[cst.Module] = []
+    first: cst.Module | None = None
     indent: str | None = None
-    for number, (start, end) in enumerate(itertools.pairwise(bounds)):
+    for start, end in itertools.pairwise(bounds):
         try:
             piece = cst.parse_module(text[start:end])
         except cst.ParserSyntaxError:
@@ -250,19 +251,21 @@ def parse_module(text: str, cuts: Sequence[int] = ()) -> cst.Module:
                 return cst.parse_module(text)
             indent = piece.default_indent
         statements = list(piece.body)
-        if number and piece.header:
+        if first is None:
+            first = piece
+        elif piece.header:
             head = statements[0]
             statements[0] = head.with_changes(leading_lines=(*piece.header, *head.leading_lines))
         body.extend(statements)
-        pieces.append(piece)
+    assert first is not None  # there are at least two pieces
     return cst.Module(
         body=body,
-        header=pieces[0].header,
-        footer=pieces[-1].footer,
-        encoding=pieces[0].encoding,
-        default_indent=indent if indent is not None else pieces[0].default_indent,
+        header=first.header,
+        footer=piece.footer,
+        encoding=first.encoding,
+        default_indent=indent if indent is not None else first.default_indent,
         default_newline=newline,
-        has_trailing_newline=pieces[-1].has_trailing_newline,
+        has_trailing_newline=piece.has_trailing_newline,
     )
 
 
@@ -286,5 +289,5 @@ def _has_block(module: cst.Module) -> bool:
         if isinstance(node, cst.IndentedBlock):
             return True
         if isinstance(node, _CLAUSES):
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(children(node)))
     return False
