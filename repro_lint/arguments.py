@@ -2,7 +2,43 @@
 
 from __future__ import annotations
 
+import ast
+from typing import Any
+
 import libcst as cst
+
+# Literal texts evaluated so far (the short ones), by text.
+_EVALUATED: dict[str, object] = {}
+_REMEMBERED_LENGTH = 200
+
+
+def evaluated(node: cst.SimpleString | cst.Integer) -> Any:
+    """``node.evaluated_value``, remembered by the literal's text. libcst evaluates a literal
+    with ``ast.literal_eval``, which compiles the text on every call and leaves a reference
+    cycle of four helper closures behind (garbage only the cyclic collector frees); the same
+    few literals (keywords, device names, small numbers) recur through every file."""
+    text = node.value
+    found = _EVALUATED.get(text, _EVALUATED)
+    if found is _EVALUATED:
+        found = ast.literal_eval(text)
+        if len(text) <= _REMEMBERED_LENGTH:
+            _EVALUATED[text] = found
+    return found
+
+
+def string_value(node: cst.BaseExpression) -> str | bytes | None:
+    """What a string literal evaluates to (``ConcatenatedString.evaluated_value`` with
+    ``evaluated`` for its parts); None for f-strings and anything else."""
+    if isinstance(node, cst.SimpleString):
+        value = evaluated(node)
+        return value if isinstance(value, str | bytes) else None
+    if isinstance(node, cst.ConcatenatedString):
+        left, right = string_value(node.left), string_value(node.right)
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        if isinstance(left, bytes) and isinstance(right, bytes):
+            return left + right
+    return None
 
 
 def argument(call: cst.Call, keyword: str | None, position: int | None = None) -> cst.Arg | None:
@@ -41,22 +77,20 @@ def literal_bool(node: cst.BaseExpression) -> bool | None:
 
 def literal_int(node: cst.BaseExpression) -> int | None:
     if isinstance(node, cst.Integer):
-        return int(node.evaluated_value)
+        return int(evaluated(node))
     if (
         isinstance(node, cst.UnaryOperation)
         and isinstance(node.operator, cst.Minus)
         and isinstance(node.expression, cst.Integer)
     ):
-        return -int(node.expression.evaluated_value)
+        return -int(evaluated(node.expression))
     return None
 
 
 def literal_str(node: cst.BaseExpression) -> str | None:
     """The value of a plain (non-f, non-byte) string literal, else None."""
-    if isinstance(node, cst.SimpleString | cst.ConcatenatedString):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
+    value = string_value(node)
+    return value if isinstance(value, str) else None
 
 
 def dict_literal_items(node: cst.BaseExpression) -> dict[str, cst.BaseExpression] | None:

@@ -47,7 +47,7 @@ from typing import Any
 
 import libcst as cst
 
-from repro_lint.arguments import literal_bool
+from repro_lint.arguments import evaluated, literal_bool, string_value
 from repro_lint.catalog import canonical
 from repro_lint.names import Names
 from repro_lint.tensors import Tensors
@@ -479,7 +479,7 @@ class Autograd:
         if method == "register_buffer" and function is not None and function.cls is not None:
             first = node.args[0].value if node.args else None
             if isinstance(first, cst.SimpleString | cst.ConcatenatedString):
-                text = first.evaluated_value
+                text = string_value(first)
                 if isinstance(text, str):
                     function.cls.buffers.add(text)
             return
@@ -1146,7 +1146,7 @@ def _entry(expr: cst.BaseExpression) -> tuple[str, str] | None:
     key = expr.slice[0].slice.value
     if not isinstance(key, cst.SimpleString):
         return None
-    text = key.evaluated_value
+    text = evaluated(key)
     return (expr.value.value, text) if isinstance(text, str) else None
 
 

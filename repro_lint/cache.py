@@ -26,6 +26,7 @@ from typing import Any
 
 from repro_lint import __version__
 from repro_lint.codec import FormatError, result_from_json, result_to_json
+from repro_lint.collector import decoding
 from repro_lint.diagnostics import FileResult
 from repro_lint.files import SourceFile, leftover_of
 from repro_lint.source import SourceError, Stamp, read_bytes
@@ -194,7 +195,8 @@ def read_sealed(path: Path, key: bytes) -> Any:
     if not hmac.compare_digest(parts[2], _seal(key, payload).encode()):
         raise FormatError("seal does not match (not written by this user's repro-lint)")
     try:
-        return json.loads(payload)
+        with decoding():
+            return json.loads(payload)
     except (ValueError, RecursionError) as exc:
         raise FormatError(f"invalid JSON ({exc})") from exc
 
@@ -314,7 +316,8 @@ class Cache:
             raw = data.get("entries")
             if not isinstance(raw, dict):
                 raise FormatError("no entries")
-            return {str(name): _entry_from_json(value) for name, value in raw.items()}
+            with decoding():
+                return {str(name): _entry_from_json(value) for name, value in raw.items()}
         except FileNotFoundError:
             return {}
         except (OSError, FormatError) as exc:

@@ -19,6 +19,7 @@ from typing import IO, Any, NoReturn, TextIO
 import click
 
 from repro_lint import __version__
+from repro_lint.collector import one_shot
 from repro_lint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
 from repro_lint.diagnostics import FileResult, FixSafety
 
@@ -239,6 +240,7 @@ def check(
 ) -> None:
     """Lint PATHS (files or directories; `-` reads stdin)."""
     started = time.perf_counter()
+    one_shot()
     overrides: dict[str, Any] = {
         "select": _codes(select),
         "extend_select": _codes(extend_select),

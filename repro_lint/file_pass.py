@@ -12,6 +12,7 @@ from pathlib import Path
 import libcst as cst
 
 from repro_lint import rules as rule_table
+from repro_lint.collector import one_pass
 from repro_lint.diagnostics import Diagnostic, FileResult, Fix, FixSafety
 from repro_lint.edits import EditBuilder, end_of, start_of
 from repro_lint.files import module_name
@@ -140,7 +141,7 @@ def lint_one(
             )
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
-    with _recursion_headroom():
+    with _recursion_headroom(), one_pass():
         return _lint_parsed(text, filename, settings, path, rules, active, collect, checked.cuts)
 
 

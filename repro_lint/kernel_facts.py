@@ -31,6 +31,7 @@ from repro_lint import randomness as rng
 from repro_lint.arguments import (
     argument,
     dict_literal_items,
+    evaluated,
     literal_bool,
     literal_int,
     literal_str,
@@ -504,7 +505,7 @@ def _mentions(node: cst.CSTNode, text: str) -> bool:
     class _Finder(cst.CSTVisitor):
         def visit_SimpleString(self, string: cst.SimpleString) -> None:
             nonlocal found
-            found = found or string.evaluated_value == text
+            found = found or evaluated(string) == text
 
     node.visit(_Finder())
     return found

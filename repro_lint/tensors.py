@@ -31,7 +31,7 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from repro_lint.arguments import argument, literal_bool, literal_int
+from repro_lint.arguments import argument, evaluated, literal_bool, literal_int
 from repro_lint.catalog import FLOATING_DTYPES, INTEGER_DTYPES, TensorFacts, canonical
 from repro_lint.names import Names
 
@@ -371,7 +371,7 @@ class Tensors:
 
     def _annotated(self, annotation: cst.BaseExpression) -> Kind:
         if isinstance(annotation, cst.SimpleString):
-            text = annotation.evaluated_value
+            text = evaluated(annotation)
             if not isinstance(text, str):
                 return None
             try:

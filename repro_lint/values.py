@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from repro_lint.arguments import argument, literal_int, literal_str
+from repro_lint.arguments import argument, evaluated, literal_int, literal_str
 
 # Dict methods that read a mapping without changing it.
 _READS = frozenset({"get", "copy", "items", "keys", "values", "__getitem__", "__contains__"})
@@ -141,7 +141,7 @@ def is_true(node: cst.BaseExpression) -> bool | None:
     if isinstance(node, cst.Name) and node.value in ("True", "False"):
         return node.value == "True"
     if isinstance(node, cst.Integer):
-        return int(node.evaluated_value) != 0
+        return int(evaluated(node)) != 0
     return None
 
 

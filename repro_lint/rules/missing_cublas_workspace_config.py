@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.arguments import argument, evaluated, literal_bool, literal_int, literal_str
 from repro_lint.diagnostics import FixSafety
 from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Rule, Valid
 from repro_lint.torch_versions import TorchVersion
@@ -182,7 +182,7 @@ class MissingCublasWorkspaceConfig(Rule):
         class _Finder(cst.CSTVisitor):
             def visit_SimpleString(self, string: cst.SimpleString) -> None:
                 nonlocal found
-                found = found or string.evaluated_value == VARIABLE
+                found = found or evaluated(string) == VARIABLE
 
         node.visit(_Finder())
         return found

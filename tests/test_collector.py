@@ -1,0 +1,172 @@
+"""When the cyclic garbage collector runs: paused during a file's pass (whose cycles are freed
+at its end) and while the cache is decoded (frozen after, in a one-shot process); never turned
+back on in a process that turned it off. And literal values read without ``literal_eval``'s
+cycles, equal to libcst's."""
+
+from __future__ import annotations
+
+import ast
+import gc
+import json
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+
+import libcst as cst
+import pytest
+
+from repro_lint import arguments, cache, collector
+from repro_lint.config import Config
+from repro_lint.file_pass import lint_one
+from repro_lint.settings import Settings
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train.py"
+
+
+class _Node:
+    def __init__(self) -> None:
+        self.other: _Node | None = None
+
+
+def _cycle() -> weakref.ref[_Node]:
+    first, second = _Node(), _Node()
+    first.other, second.other = second, first
+    return weakref.ref(first)
+
+
+@pytest.fixture
+def collecting() -> Iterator[None]:
+    """The collector on, nothing frozen, not one-shot; as it was after the test."""
+    was_enabled, was_one_shot = gc.isenabled(), collector._ONE_SHOT
+    gc.enable()
+    gc.unfreeze()
+    collector._ONE_SHOT = False
+    yield
+    gc.unfreeze()
+    collector._ONE_SHOT = was_one_shot
+    if not was_enabled:
+        gc.disable()
+
+
+def test_one_pass_pauses_collection_and_frees_the_pass_cycles(collecting: None) -> None:
+    with collector.one_pass():
+        assert not gc.isenabled()
+        left = _cycle()
+        assert left() is not None
+    assert gc.isenabled()
+    assert left() is None
+
+
+def test_decoding_pauses_and_freezes_only_in_a_one_shot_process(collecting: None) -> None:
+    with collector.decoding():
+        assert not gc.isenabled()
+        data = [[i, {"k": [i]}] for i in range(100)]
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    collector.one_shot()
+    with collector.decoding():
+        data.append([1])
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+
+
+def test_a_process_that_turned_the_collector_off_keeps_it_off(collecting: None) -> None:
+    collector.one_shot()
+    gc.disable()
+    with collector.one_pass():
+        left = _cycle()
+    assert not gc.isenabled()
+    assert left() is not None  # no collection ran
+    with collector.decoding():
+        pass
+    assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_file_pass_leaves_no_cyclic_garbage(collecting: None) -> None:
+    settings = Settings.from_config(Config())
+    text = EXAMPLE.read_text()
+    lint_one(text, "train.py", settings, summarise=True)
+    gc.collect()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = lint_one(text, "train.py", settings, summarise=True)
+        found = gc.collect()
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    assert result.summary and result.diagnostics
+    # Without the pass's own collection, its libcst tree and records (which point at each
+    # other) wait here: thousands of objects.
+    assert found < 50
+
+
+def test_read_sealed_decodes_under_the_pause(
+    tmp_path: Path, collecting: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[bool] = []
+    real = json.loads
+
+    def loads(payload: bytes) -> object:
+        seen.append(gc.isenabled())
+        return real(payload)
+
+    monkeypatch.setattr(json, "loads", loads)
+    key = b"k" * 32
+    cache.write_sealed(tmp_path, "shard", {"entries": [1, 2]}, key)
+    assert cache.read_sealed(tmp_path / "shard", key) == {"entries": [1, 2]}
+    assert seen == [False]
+    assert gc.isenabled()
+
+
+LITERALS = [
+    '"plain"',
+    "'single'",
+    'r"raw\\d"',
+    'b"bytes"',
+    '"""triple\nline"""',
+    '"\\u00e9scape"',
+    '"cuda:0"',
+    '"a" "b"',
+    'b"a" b"b"',
+    '"a" f"{x}"',
+    '("a"\n "b" "c")',
+    "0",
+    "42",
+    "0x1F",
+    "1_000",
+]
+
+
+@pytest.mark.parametrize("source", LITERALS)
+def test_literal_values_equal_libcsts(source: str) -> None:
+    node = cst.parse_expression(source)
+    if isinstance(node, cst.Integer):
+        assert arguments.evaluated(node) == node.evaluated_value
+        assert arguments.literal_int(node) == node.evaluated_value
+        return
+    assert isinstance(node, cst.SimpleString | cst.ConcatenatedString)
+    assert arguments.string_value(node) == node.evaluated_value
+    expected = node.evaluated_value
+    assert arguments.literal_str(node) == (expected if isinstance(expected, str) else None)
+
+
+def test_a_literal_is_evaluated_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real = ast.literal_eval
+
+    def counted(text: str) -> object:
+        calls.append(text)
+        return real(text)
+
+    monkeypatch.setattr(ast, "literal_eval", counted)
+    monkeypatch.setattr(arguments, "_EVALUATED", {})
+    node = cst.parse_expression('"not seen before"')
+    assert isinstance(node, cst.SimpleString)
+    assert arguments.evaluated(node) == arguments.evaluated(node) == "not seen before"
+    assert calls == ['"not seen before"']
+    long = cst.parse_expression('"' + "x" * 300 + '"')
+    assert isinstance(long, cst.SimpleString)
+    arguments.evaluated(long)
+    arguments.evaluated(long)
+    assert len(calls) == 3  # long texts are not kept
