@@ -20,6 +20,7 @@ from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile
 from repro_lint.fixes import FixOutcome, fix_texts
+from repro_lint.parsing import Pieces
 from repro_lint.program import Loader
 from repro_lint.project_pass import (
     ProjectMemo,
@@ -77,10 +78,12 @@ def lint_document(
     path: Path | None,
     load: Loader,
     previous: Document | None = None,
+    pieces: Pieces | None = None,
 ) -> Document:
     """``lint_text`` for a document linted again and again: only the per-file pass runs
-    when the project pass of ``previous`` (the last version linted) still holds."""
-    result = lint_one(text, filename, settings, path)
+    when the project pass of ``previous`` (the last version linted) still holds, and the
+    pieces of the text unchanged since are not parsed again (``pieces``)."""
+    result = lint_one(text, filename, settings, path, pieces=pieces)
     if previous is not None and previous.settings is settings:
         again = reused(previous.memo, {filename: previous.result}, [(result, path)], settings, load)
         if again is not None:

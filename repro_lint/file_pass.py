@@ -18,7 +18,7 @@ from repro_lint.edits import EditBuilder, end_of, start_of
 from repro_lint.files import module_name
 from repro_lint.fixes import touches
 from repro_lint.names import Names
-from repro_lint.parsing import NEWLINE, Span, check, parse_module, python_tree
+from repro_lint.parsing import NEWLINE, Pieces, Span, check, parse_module, python_tree
 from repro_lint.positions import Positions
 from repro_lint.program import ProjectRule
 from repro_lint.rule import (
@@ -94,6 +94,7 @@ def lint_one(
     path: Path | None = None,
     *,
     summarise: bool = False,
+    pieces: Pieces | None = None,
 ) -> FileResult:
     """Lint one file on its own: per-file rules and its summary for the project phase.
 
@@ -104,6 +105,8 @@ def lint_one(
 
     A text of more than ``max-file-size`` bytes is an RPL000, never parsed (files on disk are
     refused before they are read; this is for editors' buffers and stdin).
+
+    ``pieces``: the last version's parse of the same buffer (see ``parsing.Pieces``).
     """
     size = _size_above(text, settings.config.max_file_size)
     if size is not None:
@@ -127,7 +130,7 @@ def lint_one(
     # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
     # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
     # ast runs before the limit is raised for libcst.
-    checked = check(text)
+    checked = check(text, pieces)
     if isinstance(checked, SourceError):
         return error_result(filename, checked, text)
     if (active or collect) and not summarise:
@@ -142,7 +145,9 @@ def lint_one(
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
     with _recursion_headroom(), one_pass():
-        return _lint_parsed(text, filename, settings, path, rules, active, collect, checked.cuts)
+        return _lint_parsed(
+            text, filename, settings, path, rules, active, collect, checked.cuts, pieces
+        )
 
 
 def _size_above(text: str, limit: int) -> int | None:
@@ -186,9 +191,10 @@ def _lint_parsed(
     active: list[type[Rule]],
     collect: bool,
     cuts: Sequence[int],
+    pieces: Pieces | None = None,
 ) -> FileResult:
     try:
-        module = parse_module(text, cuts)
+        module = parse_module(text, cuts, pieces)
     except (cst.ParserSyntaxError, RecursionError, ValueError) as exc:
         error = _syntax_error(text, filename, exc) or SourceError(f"cannot parse file: {exc}")
         return error_result(filename, error, text)

@@ -32,6 +32,7 @@ from repro_lint.engine import Document, fix_source, lint_document
 from repro_lint.explain import render_markdown
 from repro_lint.fixes import FixOutcome
 from repro_lint.notebooks import NOTEBOOK_SUFFIX
+from repro_lint.parsing import Pieces
 from repro_lint.program import Loader
 from repro_lint.project_pass import memoized_loader, summary_loader
 from repro_lint.rules import rule_for
@@ -60,6 +61,8 @@ class _Linted:
     # The findings as LSP diagnostics (converted once; cursor moves ask again and again).
     diagnostics: list[lsp.Diagnostic] = field(default_factory=list)
     fix_all: FixOutcome | None = None
+    # The parse of this version's pieces, for the next version's (see parsing.Pieces).
+    pieces: Pieces = field(default_factory=Pieces)
 
 
 @dataclass
@@ -121,21 +124,22 @@ class ReproLintServer(LanguageServer):
         text = document.source
         name = path.name if path else uri
         linted: Document | None = None
+        before = self.linted.get(uri)
+        pieces = before.pieces if before is not None else Pieces()
         if name.endswith(NOTEBOOK_SUFFIX):
             # A notebook's JSON, opened as text: its cells are linted by the command line.
             result = FileResult(name, ())
         else:
             settings = self.settings_for(path)
             project = self.project(settings)
-            before = self.linted.get(uri)
             previous = before.document if before is not None else None
             if previous is not None and previous.settings is not settings:
                 previous = None
-            linted = lint_document(text, name, settings, path, project.load, previous)
+            linted = lint_document(text, name, settings, path, project.load, previous, pieces)
             result = linted.result
             project.cache.save()
         lines = _NEWLINE.split(text)
-        entry = _Linted(document.version, text, result, linted, lines)
+        entry = _Linted(document.version, text, result, linted, lines, pieces=pieces)
         entry.diagnostics = [self.to_lsp(lines, d) for d in result.diagnostics]
         self.linted[uri] = entry
         return entry

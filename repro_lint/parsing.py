@@ -15,6 +15,11 @@ falls back to one parse of the whole text: a piece libcst rejects (so the error 
 where a whole parse puts it), a piece whose default indentation or newline differs from the
 file's (nodes record theirs relative to the module's), or a piece with lines after its last
 statement.
+
+An editor's buffer is parsed in small pieces instead (``Pieces``): the next version of a
+buffer differs in a statement or two, and each piece whose text is unchanged is taken from the
+last version's parse instead of being parsed again (libcst's nodes are immutable, so two
+versions' trees may share them).
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from repro_lint.walker import children
 # Characters per piece. Small enough that a piece's parse costs little memory next to the
 # tree it returns; large enough that the per-parse overhead is lost in the parse itself.
 PIECE = 64 * 1024
+# Characters per piece of an editor's buffer: a one-line edit parses about this much again.
+EDITOR_PIECE = 2 * 1024
 NEWLINE = re.compile(r"\r\n?|\n")
 # The end of a line that may be followed by a top-level statement: after it, empty lines
 # only, then a name or a decorator in the first column that continues no statement.
@@ -51,7 +58,21 @@ class Checked:
     cuts: list[int]
 
 
-def check(text: str) -> Checked | SourceError:
+class Pieces:
+    """The pieces of one buffer's last version, parsed by both parsers, by their text (and,
+    for Python's docstrings, whether the piece starts the module). Only the last version's
+    pieces are kept: each parse replaces them with its own."""
+
+    __slots__ = ("libcst", "python", "size")
+
+    def __init__(self, size: int = EDITOR_PIECE) -> None:
+        self.size = size
+        # None: the piece does not parse on its own (it is joined to the next).
+        self.python: dict[tuple[bool, str], list[Span] | None] = {}
+        self.libcst: dict[str, cst.Module] = {}
+
+
+def check(text: str, pieces: Pieces | None = None) -> Checked | SourceError:
     """Python's parse of ``text``, in pieces when it is large: where and why it does not
     parse, or what it tells. Python's tree is as large as libcst's, and its parser peaks at
     several times that, so a large text's pieces are parsed and dropped one at a time.
@@ -61,13 +82,16 @@ def check(text: str) -> Checked | SourceError:
     column. Only a boundary between two top-level statements leaves both sides parsing: one
     inside a string or brackets leaves the first side unterminated. A piece that does not
     parse is joined to the next one once; if that fails too, the whole text is parsed, so a
-    syntax error is reported as a whole parse reports it."""
-    cuts = _candidate_cuts(text) if "\0" not in text else []
+    syntax error is reported as a whole parse reports it. With ``pieces`` the pieces are
+    theirs (smaller), and a piece parsed for the last version is not parsed again."""
+    size = PIECE if pieces is None else pieces.size
+    cuts = _candidate_cuts(text, size) if "\0" not in text else []
     if not cuts:
         tree = python_tree(text)
         if isinstance(tree, SourceError):
             return tree
-        return Checked(docstrings(tree), piece_starts(text, tree))
+        return Checked(docstrings(tree), piece_starts(text, tree, size))
+    used: dict[tuple[bool, str], list[Span] | None] = {}
     found: list[Span] = []
     kept: list[int] = []
     bounds = [0, *cuts, len(text)]
@@ -75,33 +99,49 @@ def check(text: str) -> Checked | SourceError:
     rows = 0  # rows before the current piece
     while index < len(bounds) - 1:
         start, end = bounds[index], bounds[index + 1]
-        piece = _ast_or_none(text[start:end])
-        if piece is None and index + 2 < len(bounds):
+        spans = _piece_docstrings(text[start:end], start == 0, pieces, used)
+        if spans is None and index + 2 < len(bounds):
             index += 1
             end = bounds[index + 1]
-            piece = _ast_or_none(text[start:end])
-        if piece is None:
+            spans = _piece_docstrings(text[start:end], start == 0, pieces, used)
+        if spans is None:
             whole = python_tree(text)
             if isinstance(whole, SourceError):
                 return whole
-            return Checked(docstrings(whole), piece_starts(text, whole))
+            return Checked(docstrings(whole), piece_starts(text, whole, size))
         found.extend(
             (first + rows, column, last + rows, end_column)
-            for first, column, last, end_column in docstrings(piece, module=start == 0)
+            for first, column, last, end_column in spans
         )
-        del piece
         if start:
             kept.append(start)
         rows += len(NEWLINE.findall(text, start, end))
         index += 1
+    if pieces is not None:
+        pieces.python = used
     return Checked(found, kept)
 
 
-def _ast_or_none(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except _SYNTAX_FAILURES:
-        return None
+def _piece_docstrings(
+    piece: str,
+    first: bool,
+    pieces: Pieces | None,
+    used: dict[tuple[bool, str], list[Span] | None],
+) -> list[Span] | None:
+    """The docstrings of one piece (rows counted from its start), or None when it does not
+    parse on its own; its tree is dropped at once. Taken from ``pieces`` when it was parsed
+    for the last version, and noted in ``used`` for the next one."""
+    key = (first, piece)
+    if pieces is not None and key in pieces.python:
+        spans = pieces.python[key]
+    else:
+        try:
+            spans = docstrings(ast.parse(piece), module=first)
+        except _SYNTAX_FAILURES:
+            spans = None
+    if pieces is not None:
+        used[key] = spans
+    return spans
 
 
 def python_tree(text: str) -> ast.Module | SourceError:
@@ -121,32 +161,32 @@ def python_tree(text: str) -> ast.Module | SourceError:
         return SourceError(f"cannot parse file: {exc}")
 
 
-def _candidate_cuts(text: str) -> list[int]:
+def _candidate_cuts(text: str, size: int) -> list[int]:
     """Offsets where the pieces of a large text after the first may start (see ``check``),
-    at least ``PIECE`` characters apart; none for a text of at most two pieces' length."""
-    if len(text) <= 2 * PIECE:
+    at least ``size`` characters apart; none for a text of at most two pieces' length."""
+    if len(text) <= 2 * size:
         return []
     cuts: list[int] = []
-    position = PIECE
-    while position < len(text) - PIECE:
-        match = _BEFORE_STATEMENT.search(text, position, len(text) - PIECE)
+    position = size
+    while position < len(text) - size:
+        match = _BEFORE_STATEMENT.search(text, position, len(text) - size)
         if match is None:
             break
         line = text[text.rfind("\n", 0, match.start()) + 1 : match.start()].strip()
         # Code: not a comment, a decorator (its definition follows) or a continued line.
         if line and line[0] not in "#@" and line[-1] != "\\":
             cuts.append(match.end())
-            position = match.end() + PIECE
+            position = match.end() + size
         else:
             position = match.end()
     return cuts
 
 
-def piece_starts(text: str, tree: ast.Module) -> list[int]:
+def piece_starts(text: str, tree: ast.Module, size: int) -> list[int]:
     """Character offsets where the pieces of ``text`` after the first start, from Python's
     tree of the whole text (empty for a text of at most two pieces' length, which is parsed
     whole): boundaries between top-level statements with only empty lines between them."""
-    if len(text) <= 2 * PIECE or len(tree.body) < 2:
+    if len(text) <= 2 * size or len(tree.body) < 2:
         return []
     # Offsets of the start of each line (1-based rows: starts[row - 1]).
     starts = [0]
@@ -161,8 +201,8 @@ def piece_starts(text: str, tree: ast.Module) -> list[int]:
         if previous_end and first > previous_end:
             cut = starts[previous_end]
             if (
-                cut - last_cut >= PIECE
-                and len(text) - cut >= PIECE
+                cut - last_cut >= size
+                and len(text) - cut >= size
                 and _only_empty_lines(text, cut, starts[first - 1])
             ):
                 cuts.append(cut)
@@ -227,11 +267,14 @@ def _span(value: ast.expr) -> Span:
     )
 
 
-def parse_module(text: str, cuts: Sequence[int] = ()) -> cst.Module:
+def parse_module(text: str, cuts: Sequence[int] = (), pieces: Pieces | None = None) -> cst.Module:
     """libcst's module of ``text``, parsed in the pieces that start at ``cuts`` (``check``'s):
-    the same tree as ``cst.parse_module(text)``, raising what it raises."""
+    the same tree as ``cst.parse_module(text)``, raising what it raises. A piece parsed for
+    the last version is taken from ``pieces``."""
     if not cuts:
         return cst.parse_module(text)
+    known = pieces.libcst if pieces is not None else {}
+    used: dict[str, cst.Module] = {}
     bounds = [0, *cuts, len(text)]
     first_newline = NEWLINE.search(text)
     newline = first_newline.group() if first_newline else "\n"
@@ -239,10 +282,16 @@ def parse_module(text: str, cuts: Sequence[int] = ()) -> cst.Module:
     first: cst.Module | None = None
     indent: str | None = None
     for start, end in itertools.pairwise(bounds):
-        try:
-            piece = cst.parse_module(text[start:end])
-        except cst.ParserSyntaxError:
-            return cst.parse_module(text)
+        source = text[start:end]
+        # Taken out, not looked up: a text that repeats a piece gets a parse of its own for
+        # the repetition, as nodes are told apart by identity (one node, one position).
+        found = known.pop(source, None)
+        if found is None:
+            try:
+                found = cst.parse_module(source)
+            except cst.ParserSyntaxError:
+                return cst.parse_module(text)
+        piece = used[source] = found
         last = end == len(text)
         if not piece.body or (piece.footer and not last) or piece.default_newline != newline:
             return cst.parse_module(text)
@@ -258,6 +307,8 @@ def parse_module(text: str, cuts: Sequence[int] = ()) -> cst.Module:
             statements[0] = head.with_changes(leading_lines=(*piece.header, *head.leading_lines))
         body.extend(statements)
     assert first is not None  # there are at least two pieces
+    if pieces is not None:
+        pieces.libcst = used
     return cst.Module(
         body=body,
         header=first.header,

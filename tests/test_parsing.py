@@ -4,6 +4,7 @@ parse of the whole file gives: the same libcst tree, the same docstrings, the sa
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 import libcst as cst
 import pytest
@@ -150,3 +151,104 @@ def test_the_per_file_pass_parses_a_large_file_in_pieces(monkeypatch: pytest.Mon
     assert seen and max(seen) < len(text) // 4
     assert pieces.diagnostics
     assert [d.to_json() for d in pieces.diagnostics] == [d.to_json() for d in whole.diagnostics]
+
+
+# -- an editor's buffer: the last version's pieces are not parsed again -----------------------
+
+
+def _edits(text: str) -> list[str]:
+    """Versions of ``text`` as typing makes them: a comment added, a line inserted at the top
+    and in the middle, a statement removed, a syntax error and its repair."""
+    lines = text.split("\n")
+    middle = len(lines) // 2
+    versions = []
+    lines[middle] += "  # typed"
+    versions.append("\n".join(lines))
+    versions.append("\n".join(["import os", *lines]))
+    lines.insert(middle + 10, "inserted = 1")
+    versions.append("\n".join(lines))
+    del lines[middle + 20]
+    versions.append("\n".join(lines))
+    versions.append("\n".join([*lines[:middle], "def broken(:", *lines[middle:]]))
+    versions.append("\n".join(lines))
+    return versions
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> tuple[list[str], list[str]]:
+    parsed_cst: list[str] = []
+    parsed_ast: list[str] = []
+    real_cst, real_ast = cst.parse_module, ast.parse
+
+    def cst_parse(source: str) -> cst.Module:
+        parsed_cst.append(source)
+        return real_cst(source)
+
+    def ast_parse(source: str, *args: Any, **kwargs: Any) -> ast.Module:
+        # pytest reads failing assertions' source with ast.parse (three arguments) too.
+        parsed_ast.append(source)
+        result: ast.Module = real_ast(source, *args, **kwargs)
+        return result
+
+    monkeypatch.setattr(cst, "parse_module", cst_parse)
+    monkeypatch.setattr(ast, "parse", ast_parse)
+    return parsed_cst, parsed_ast
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_a_buffer_parsed_again_gives_what_one_parse_gives(newline: str) -> None:
+    pieces = parsing.Pieces(512)
+    for text in [_text(120).replace("\n", newline), *_edits(_text(120).replace("\n", newline))]:
+        checked = parsing.check(text, pieces)
+        if isinstance(checked, SourceError):
+            assert parsing.check(text) == checked
+            continue
+        whole = ast.parse(text)
+        assert sorted(checked.docstrings) == sorted(parsing.docstrings(whole))
+        module = parsing.parse_module(text, checked.cuts, pieces)
+        assert len(checked.cuts) > 10
+        assert module.deep_equals(cst.parse_module(text))
+        assert module.code == text
+
+
+def test_only_the_edited_piece_is_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = _text(120)
+    pieces = parsing.Pieces(512)
+    checked = parsing.check(text, pieces)
+    assert isinstance(checked, parsing.Checked)
+    parsing.parse_module(text, checked.cuts, pieces)
+    parsed_cst, parsed_ast = _counting(monkeypatch)
+    lines = text.split("\n")
+    lines[len(lines) // 2] += "  # typed"
+    edited = "\n".join(lines)
+    checked = parsing.check(edited, pieces)
+    assert isinstance(checked, parsing.Checked)
+    parsing.parse_module(edited, checked.cuts, pieces)
+    assert len(parsed_cst) == len(parsed_ast) == 1
+    assert "# typed" in parsed_cst[0] and len(parsed_cst[0]) < 4 * 512
+    # Without the last version's pieces, every piece is parsed.
+    parsing.parse_module(edited, checked.cuts, parsing.Pieces(512))
+    assert len(parsed_cst) == 2 + len(checked.cuts)
+
+
+def test_a_repeated_piece_gets_nodes_of_its_own() -> None:
+    # Nodes are told apart by identity: one object must not stand at two places of a tree.
+    block = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(40))
+    text = block + block + block
+    pieces = parsing.Pieces(512)
+    for _ in range(2):
+        checked = parsing.check(text, pieces)
+        assert isinstance(checked, parsing.Checked)
+        module = parsing.parse_module(text, checked.cuts, pieces)
+        assert module.deep_equals(cst.parse_module(text))
+        statements = [id(statement) for statement in module.body]
+        assert len(set(statements)) == len(statements)
+
+
+def test_the_per_file_pass_of_an_edited_buffer_equals_a_fresh_one() -> None:
+    settings = Settings.from_config(Config())
+    pieces = parsing.Pieces(512)
+    for text in [_text(200), *_edits(_text(200))]:
+        again = lint_one(text, "buffer.py", settings, pieces=pieces)
+        fresh = lint_one(text, "buffer.py", settings)
+        assert again == fresh
+        assert again.diagnostics
