@@ -527,6 +527,8 @@ class Program:
         self._paths: dict[tuple[str, tuple[str, ...]], Path | None] = {}
         self._project_roots: dict[Path, Path] = {}
         self._modules: dict[tuple[str, int], Unit | None] = {}
+        # Names that no prefix of makes a project module, for good (see ``resolve``).
+        self._outside: dict[tuple[str, int], _External | None] = {}
         self._tops: dict[tuple[Path, str], bool] = {}
         self._roots: dict[int, tuple[list[Path], tuple[str, ...]]] = {}
         self._profiles: dict[tuple[int, str], Profile] = {}
@@ -678,10 +680,18 @@ class Program:
     def resolve(self, qualified: str, importer: Unit, depth: int = 0) -> _Target | None:
         """What a qualified name refers to: a project function, class or module, a known
         external seeding helper (reached through a re-export), or None."""
+        memo = (qualified, importer.index)
+        if memo in self._outside:
+            return self._outside[memo]
         parts = qualified.split(".")
+        # Whether each prefix is known for good to be no project module (``module`` keeps
+        # that answer): most names resolved are libraries' (``torch.nn.functional.conv2d``).
+        settled = True
         for cut in range(len(parts), 0, -1):
-            unit = self.module(".".join(parts[:cut]), importer)
+            prefix = ".".join(parts[:cut])
+            unit = self.module(prefix, importer)
             if unit is None:
+                settled = settled and (prefix, importer.index) in self._modules
                 continue
             rest = parts[cut:]
             if not rest:
@@ -703,9 +713,12 @@ class Program:
                     if found is not None:
                         return found
             return None
-        if self._seeds_all(qualified) or qualified in rng.SEEDS:
-            return _External(qualified)
-        return None
+        outside = (
+            _External(qualified) if self._seeds_all(qualified) or qualified in rng.SEEDS else None
+        )
+        if settled:
+            self._outside[memo] = outside
+        return outside
 
     def _seeds_all(self, qualified: str) -> bool:
         return (
