@@ -352,7 +352,15 @@ def lint_run(
     per_file = _per_file_results(ordered, settings, jobs, cache, fresh, linted, progress)
     paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
     results = [per_file[file.display][0] for file in ordered]
-    merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache))
+    # The files not linted again have the per-file results the last pass digested.
+    known = {}
+    if previous is not None and changed is not None and previous.project is not None:
+        known = {
+            name: value
+            for name, value in previous.project.get("digests", {}).items()
+            if name not in fresh
+        }
+    merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache), known)
     data = _memo_to_json(memo) if settings.needs_project else None
     return RunOutcome(
         [

@@ -251,8 +251,11 @@ def project_pass(
     paths: Mapping[str, Path | None],
     settings: Settings,
     load: Loader | None,
+    digests: Mapping[str, str] | None = None,
 ) -> tuple[list[FileResult], ProjectMemo]:
-    """``with_project``, and what the pass read (to reuse it while that stays the same)."""
+    """``with_project``, and what the pass read (to reuse it while that stays the same).
+    ``digests``: the ``unit_digest`` of files whose per-file results are known unchanged
+    since an earlier pass (taken, not computed again)."""
     memo = ProjectMemo()
     if not settings.needs_project:
         return list(results), memo
@@ -279,7 +282,11 @@ def project_pass(
         units, rules, options, load, findings, settling, probed, memo.texts, memo.asked
     )
     memo.probed = {d: (_mtime(d), listing(d) or "") for d in sorted(probed)}
-    memo.digests = {r.filename: unit_digest(r, paths.get(r.filename), settings) for r in results}
+    known = digests or {}
+    memo.digests = {
+        r.filename: known.get(r.filename) or unit_digest(r, paths.get(r.filename), settings)
+        for r in results
+    }
     merged = []
     for result in results:
         extra = found.get(result.filename, [])

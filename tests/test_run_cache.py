@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from repro_lint import project_pass
 from repro_lint.cache import CACHE_DIR_NAME
 from repro_lint.cli import main
+from repro_lint.diagnostics import FileResult
+from repro_lint.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FORMATS = ("full", "concise", "json")
@@ -84,6 +87,32 @@ def test_an_edit_that_moves_lines_runs_the_project_pass_again(
         path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
     notes = same_as_without_cache(tree, monkeypatch)
     assert "linted 2 of" in notes and "project pass run" in notes
+
+
+def test_a_pass_run_again_digests_only_the_files_linted_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    same_as_without_cache(tree, monkeypatch)
+    path = tree / "train.py"
+    path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
+    digested: list[str] = []
+    real = project_pass.unit_digest
+
+    def spy(result: FileResult, path: Path | None, settings: Settings) -> str:
+        digested.append(result.filename)
+        return real(result, path, settings)
+
+    monkeypatch.setattr(project_pass, "unit_digest", spy)
+    _, _, notes = run(tree, monkeypatch, ".", "-v")
+    assert "project pass run" in notes
+    # (Digested twice: to see whether the last pass holds, then for the new record.)
+    assert {Path(name).name for name in digested} == {"train.py"}
+    # The digests kept for the other files are right: an edit to one of them that moves
+    # nothing finds the pass still holding.
+    with (tree / "model.py").open("a", encoding="utf-8") as handle:
+        handle.write("# a comment at the end\n")
+    notes = same_as_without_cache(tree, monkeypatch)
+    assert "linted 1 of" in notes and "project pass reused" in notes
 
 
 def test_a_seed_removed_from_a_helper_is_noticed(
