@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from repro_lint import rules as rule_table
 from repro_lint.config import Config
@@ -14,6 +13,9 @@ from repro_lint.program import ProjectOptions, ProjectRule, SettledRule
 from repro_lint.rule import Rule
 from repro_lint.summary import SUMMARY_VERSION
 from repro_lint.torch_versions import TargetTorch, resolve_target
+
+if TYPE_CHECKING:
+    import pathspec
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Settings:
         rule_table.validate_selectors("extend-select", config.extend_select, source)
         rule_table.validate_selectors("ignore", config.ignore, source)
         selected = rule_table.select(config.select, config.extend_select, config.ignore)
+        if config.per_file_ignores or config.entry_points:
+            # Imported only when there are patterns: a one-file run has little else to do.
+            import pathspec
         per_file = []
         for pattern, codes in config.per_file_ignores:
             rule_table.validate_selectors(f"per-file-ignores.{pattern}", codes, source)

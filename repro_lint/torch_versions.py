@@ -9,15 +9,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.version import InvalidVersion, Version
-
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
 DEFAULT_TARGET = "2.0"
+# A plain release (``2.1``, ``2.4.0``): read without packaging, whose import costs more than
+# a one-file run's analysis (it is imported for anything else).
+_PLAIN_RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
 
 class TorchVersion(NamedTuple):
@@ -40,10 +40,16 @@ class TargetTorch:
 
 def parse_version(text: str) -> TorchVersion | None:
     """``"2.1"``, ``"2.1.0"``, ``"2.4.0+cu121"`` -> (2, 1); None when it is not a version."""
-    try:
-        release = Version(text.strip()).release
-    except InvalidVersion:
-        return None
+    text = text.strip()
+    if _PLAIN_RELEASE.fullmatch(text):
+        release = tuple(int(part) for part in text.split("."))
+    else:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            release = Version(text).release
+        except InvalidVersion:
+            return None
     if not release:
         return None
     return TorchVersion(release[0], release[1] if len(release) > 1 else 0)
@@ -51,6 +57,8 @@ def parse_version(text: str) -> TorchVersion | None:
 
 def _lower_bound(requirement: str) -> TorchVersion | None:
     """The lowest torch version a requirement admits, if it names torch and has one."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(requirement)
     except InvalidRequirement:
