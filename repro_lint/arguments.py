@@ -7,9 +7,11 @@ from typing import Any
 
 import libcst as cst
 
-# Literal texts evaluated so far (the short ones), by text.
+# Literal texts evaluated so far (the short ones), by text; emptied when it holds
+# _REMEMBERED_COUNT of them, so that a process linting a large tree stays small.
 _EVALUATED: dict[str, object] = {}
 _REMEMBERED_LENGTH = 200
+_REMEMBERED_COUNT = 8192
 
 
 def evaluated(node: cst.SimpleString | cst.Integer) -> Any:
@@ -22,6 +24,8 @@ def evaluated(node: cst.SimpleString | cst.Integer) -> Any:
     if found is _EVALUATED:
         found = ast.literal_eval(text)
         if len(text) <= _REMEMBERED_LENGTH:
+            if len(_EVALUATED) >= _REMEMBERED_COUNT:
+                _EVALUATED.clear()
             _EVALUATED[text] = found
     return found
 

@@ -170,3 +170,10 @@ def test_a_literal_is_evaluated_once(monkeypatch: pytest.MonkeyPatch) -> None:
     arguments.evaluated(long)
     arguments.evaluated(long)
     assert len(calls) == 3  # long texts are not kept
+    # The memory is bounded: full, it starts again.
+    monkeypatch.setattr(arguments, "_REMEMBERED_COUNT", 2)
+    for number in range(5):
+        integer = cst.parse_expression(str(1000 + number))
+        assert isinstance(integer, cst.Integer)
+        assert arguments.evaluated(integer) == 1000 + number
+        assert len(arguments._EVALUATED) <= 2
