@@ -349,16 +349,20 @@ def lint_run(
         if outcome is not None:
             return outcome
     linted: list[int] = [len(fresh)]
-    per_file = _per_file_results(ordered, settings, jobs, cache, fresh, linted, progress)
+    linted_now: set[str] = set()
+    per_file = _per_file_results(
+        ordered, settings, jobs, cache, fresh, linted, progress, linted_now
+    )
     paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
     results = [per_file[file.display][0] for file in ordered]
-    # The files not linted again have the per-file results the last pass digested.
+    # The files that are unchanged and answered from the cache have the per-file results
+    # the last pass digested (one linted again, its entry lost, is digested again).
     known = {}
     if previous is not None and changed is not None and previous.project is not None:
         known = {
             name: value
             for name, value in previous.project.get("digests", {}).items()
-            if name not in fresh
+            if name not in fresh and name not in linted_now
         }
     merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache), known)
     data = _memo_to_json(memo) if settings.needs_project else None
@@ -422,10 +426,11 @@ def _per_file_results(
     known: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
     count: list[int] | None = None,
     progress: Progress | None = None,
+    linted_now: set[str] | None = None,
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
-    cache, the others linted now, counted into ``count``), each with the stamp and hash of
-    the bytes behind it."""
+    cache, the others linted now, counted into ``count`` and named in ``linted_now``), each
+    with the stamp and hash of the bytes behind it."""
     found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
@@ -439,6 +444,8 @@ def _per_file_results(
             todo.append(file)
     if count is not None:
         count[0] += len(todo)
+    if linted_now is not None:
+        linted_now.update(file.display for file in todo)
     for linted in _per_file(todo, settings, jobs or default_jobs(), progress):
         stamped = None
         if linted.stamp is not None and linted.digest is not None:

@@ -115,6 +115,31 @@ def test_a_pass_run_again_digests_only_the_files_linted_again(
     assert "linted 1 of" in notes and "project pass reused" in notes
 
 
+def test_a_file_whose_cache_entry_was_lost_is_digested_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linted again, a file that did not change may still differ from what the last pass
+    digested (its summary reads the project tree's listing): its digest is taken anew."""
+    same_as_without_cache(tree, monkeypatch)
+    shards = list((tree / CACHE_DIR_NAME).glob("*/*/*.json"))
+    assert shards
+    for shard in shards:  # the per-file results, not the run record
+        shard.unlink()
+    path = tree / "train.py"
+    path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
+    digested: list[str] = []
+    real = project_pass.unit_digest
+
+    def spy(result: FileResult, path: Path | None, settings: Settings) -> str:
+        digested.append(result.filename)
+        return real(result, path, settings)
+
+    monkeypatch.setattr(project_pass, "unit_digest", spy)
+    _, _, notes = run(tree, monkeypatch, ".", "-v")
+    assert "project pass run" in notes
+    assert {"model.py", "seeding.py", "train.py"} <= {Path(name).name for name in digested}
+
+
 def test_a_seed_removed_from_a_helper_is_noticed(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
