@@ -240,7 +240,8 @@ def check(
 ) -> None:
     """Lint PATHS (files or directories; `-` reads stdin)."""
     started = time.perf_counter()
-    one_shot()
+    if _STANDALONE:
+        one_shot()
     overrides: dict[str, Any] = {
         "select": _codes(select),
         "extend_select": _codes(extend_select),
@@ -1407,8 +1408,15 @@ def clean() -> None:
         click.echo("no cache to remove")
 
 
+# Set by ``run``, the console script: this process runs one command and exits (a command
+# invoked in-process, as tests do, is not one-shot; neither is the language server).
+_STANDALONE = False
+
+
 def run() -> None:
     """Entry point that turns unexpected failures into exit status 2 with a message."""
+    global _STANDALONE
+    _STANDALONE = True
     try:
         main(prog_name="repro-lint")
     except SystemExit:

@@ -177,3 +177,16 @@ def test_a_literal_is_evaluated_once(monkeypatch: pytest.MonkeyPatch) -> None:
         assert isinstance(integer, cst.Integer)
         assert arguments.evaluated(integer) == 1000 + number
         assert len(arguments._EVALUATED) <= 2
+
+
+def test_only_the_console_script_is_one_shot(collecting: None, tmp_path: Path) -> None:
+    """A command invoked in-process (a test, a host program) leaves the process as it was:
+    only ``run``, the console script's entry, makes it one-shot."""
+    from click.testing import CliRunner
+
+    from repro_lint.cli import main
+
+    (tmp_path / "train.py").write_text(EXAMPLE.read_text())
+    result = CliRunner().invoke(main, ["check", "--no-cache", str(tmp_path / "train.py")])
+    assert result.exit_code == 1, result.output
+    assert not collector._ONE_SHOT
