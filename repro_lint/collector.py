@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 _ONE_SHOT = False
 
@@ -36,8 +36,9 @@ def one_shot() -> None:
 
 
 @contextlib.contextmanager
-def one_pass() -> Iterator[None]:
-    """Automatic collection paused for one file's pass; the cycles it leaves freed after."""
+def _paused(after: Callable[[], object]) -> Iterator[None]:
+    """Automatic collection paused, ``after`` run before it resumes; nothing at all in a
+    process that turned the collector off."""
     if not gc.isenabled():
         yield
         return
@@ -45,24 +46,19 @@ def one_pass() -> Iterator[None]:
     try:
         yield
     finally:
-        gc.collect(0)
+        after()
         gc.enable()
 
 
-@contextlib.contextmanager
-def decoding() -> Iterator[None]:
+def one_pass() -> contextlib.AbstractContextManager[None]:
+    """Automatic collection paused for one file's pass; the cycles it leaves freed after."""
+    return _paused(lambda: gc.collect(0))
+
+
+def decoding() -> contextlib.AbstractContextManager[None]:
     """Automatic collection paused while data without cycles is decoded (then frozen in a
     one-shot process)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        if _ONE_SHOT:
-            gc.freeze()
-        gc.enable()
+    return _paused(lambda: gc.freeze() if _ONE_SHOT else None)
 
 
 __all__ = ["decoding", "one_pass", "one_shot"]

@@ -89,24 +89,31 @@ def test_an_edit_that_moves_lines_runs_the_project_pass_again(
     assert "linted 2 of" in notes and "project pass run" in notes
 
 
-def test_a_pass_run_again_digests_only_the_files_linted_again(
-    tree: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    same_as_without_cache(tree, monkeypatch)
+def _lines_moved_digesting(tree: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, set[str]]:
+    """Insert a first line in train.py and run again: the -v notes, and the names of the
+    files whose ``unit_digest`` the run computed."""
     path = tree / "train.py"
     path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
-    digested: list[str] = []
+    digested: set[str] = set()
     real = project_pass.unit_digest
 
     def spy(result: FileResult, path: Path | None, settings: Settings) -> str:
-        digested.append(result.filename)
+        digested.add(Path(result.filename).name)
         return real(result, path, settings)
 
     monkeypatch.setattr(project_pass, "unit_digest", spy)
     _, _, notes = run(tree, monkeypatch, ".", "-v")
+    monkeypatch.setattr(project_pass, "unit_digest", real)
+    return notes, digested
+
+
+def test_a_pass_run_again_digests_only_the_files_linted_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    same_as_without_cache(tree, monkeypatch)
+    notes, digested = _lines_moved_digesting(tree, monkeypatch)
     assert "project pass run" in notes
-    # (Digested twice: to see whether the last pass holds, then for the new record.)
-    assert {Path(name).name for name in digested} == {"train.py"}
+    assert digested == {"train.py"}
     # The digests kept for the other files are right: an edit to one of them that moves
     # nothing finds the pass still holding.
     with (tree / "model.py").open("a", encoding="utf-8") as handle:
@@ -125,19 +132,9 @@ def test_a_file_whose_cache_entry_was_lost_is_digested_again(
     assert shards
     for shard in shards:  # the per-file results, not the run record
         shard.unlink()
-    path = tree / "train.py"
-    path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
-    digested: list[str] = []
-    real = project_pass.unit_digest
-
-    def spy(result: FileResult, path: Path | None, settings: Settings) -> str:
-        digested.append(result.filename)
-        return real(result, path, settings)
-
-    monkeypatch.setattr(project_pass, "unit_digest", spy)
-    _, _, notes = run(tree, monkeypatch, ".", "-v")
+    notes, digested = _lines_moved_digesting(tree, monkeypatch)
     assert "project pass run" in notes
-    assert {"model.py", "seeding.py", "train.py"} <= {Path(name).name for name in digested}
+    assert {"model.py", "seeding.py", "train.py"} <= digested
 
 
 def test_a_seed_removed_from_a_helper_is_noticed(
