@@ -375,7 +375,7 @@ def _answer_from_record(
     if not record.files:
         click.echo("warning: no Python files found under the given paths", err=True)
         sys.exit(0)
-    files = {f.display: Path(f.path) for f in record.files}
+    files = {f.display: f.path for f in record.files}
     _report(results, lambda: _settings(config, ignore_noqa).rules, config, files, shown)
 
 
@@ -560,7 +560,7 @@ def _report(
     results: Sequence[FileResult],
     rules: Callable[[], Sequence[Any]],
     config: Config,
-    files: Mapping[str, Path],
+    files: Mapping[str, str | Path],
     shown: _Shown,
     fixed_by_file: Mapping[str, Counter[str]] | None = None,
     found: int | None = None,
@@ -603,7 +603,7 @@ def _report(
     )
 
 
-def _source_reader(files: Mapping[str, Path]) -> Callable[[str], str | None]:
+def _source_reader(files: Mapping[str, str | Path]) -> Callable[[str], str | None]:
     """Reads a linted file's text when a report shows its code (files are read only then)."""
 
     def read(filename: str) -> str | None:
@@ -613,7 +613,7 @@ def _source_reader(files: Mapping[str, Path]) -> Callable[[str], str | None]:
         if path is None:
             return None
         try:
-            return read_source(path).text
+            return read_source(Path(path)).text
         except SourceError:
             return None
 

@@ -21,6 +21,8 @@ def _field(data: Mapping[str, Json], key: str, kind: type | tuple[type, ...]) ->
     if key not in data:
         raise FormatError(f"missing `{key}`")
     value = data[key]
+    if type(value) is kind:  # what JSON decodes to: checked at once (a bool is not an int)
+        return value
     # bool is an int subclass: a row of `true` is not a row.
     if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
         raise FormatError(f"`{key}` has the wrong type")

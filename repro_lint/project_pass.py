@@ -8,16 +8,16 @@ import json
 import marshal
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from repro_lint.cache import Cache, digest, listing
+from repro_lint.cache import CACHE_DIR_NAME, Cache, digest, listing, listing_digest
 from repro_lint.codec import diagnostic_to_json
 from repro_lint.diagnostics import Diagnostic, FileResult
 from repro_lint.file_pass import lint_one
-from repro_lint.files import SourceFile, display_name
+from repro_lint.files import SourceFile, display_name, leftover_of
 from repro_lint.program import (
     FIX_PARTNERS,
     Loader,
@@ -153,6 +153,63 @@ def _mtime(directory: str) -> int:
         return -1
 
 
+def probed_stamps(probed: Iterable[str]) -> dict[str, tuple[int, str]]:
+    """The (mtime, digest of its entries) of each directory the module lookups listed, for
+    ``ProjectMemo.probed``. A directory that does not exist stands for itself through its
+    nearest existing ancestor, whose entries lack the next part of its path: while that
+    ancestor's entries are the same, the directory still does not exist. Most lookups name a
+    library's module, missing from the project (a large project probes tens of thousands of
+    such paths), and these have a few ancestors between them. Anything else (a file where a
+    directory was looked for, a directory that cannot be listed, a name the digest leaves
+    out) is kept as itself, as it was seen."""
+    seen: dict[str, tuple[int, frozenset[str]] | None] = {}
+
+    def entries(directory: str) -> tuple[int, frozenset[str]] | None:
+        if directory not in seen:
+            try:
+                mtime = os.stat(directory).st_mtime_ns
+                with os.scandir(directory) as found:
+                    seen[directory] = (mtime, frozenset(entry.name for entry in found))
+            except OSError:
+                seen[directory] = None
+        return seen[directory]
+
+    stamps: dict[str, tuple[int, str]] = {}
+    for directory in sorted(probed):
+        if entries(directory) is not None:
+            if directory not in stamps:
+                stamps[directory] = _listed(directory, entries(directory))
+            continue
+        stand_in = _missing_through(directory, entries)
+        if stand_in is None:
+            stamps[directory] = (_mtime(directory), listing(directory) or "")
+        elif stand_in not in stamps:
+            stamps[stand_in] = _listed(stand_in, entries(stand_in))
+    return stamps
+
+
+def _listed(directory: str, seen: tuple[int, frozenset[str]] | None) -> tuple[int, str]:
+    assert seen is not None, directory
+    return seen[0], listing_digest(seen[1])
+
+
+def _missing_through(
+    path: str, entries: Callable[[str], tuple[int, frozenset[str]] | None]
+) -> str | None:
+    """The nearest ancestor of ``path`` that lists, whose entries show that ``path`` does not
+    exist; None when no ancestor shows it."""
+    child, parent = path, os.path.dirname(path)
+    while parent != child:
+        name = os.path.basename(child)
+        if not name or name == CACHE_DIR_NAME or leftover_of(name) is not None:
+            return None
+        listed = entries(parent)
+        if listed is not None:
+            return None if name in listed[1] else parent
+        child, parent = parent, os.path.dirname(parent)
+    return None
+
+
 def project_codes(settings: Settings) -> frozenset[str]:
     """The codes whose findings the project pass adds or settles."""
     return frozenset(
@@ -281,7 +338,7 @@ def project_pass(
     found, settled = analyse(
         units, rules, options, load, findings, settling, probed, memo.texts, memo.asked
     )
-    memo.probed = {d: (_mtime(d), listing(d) or "") for d in sorted(probed)}
+    memo.probed = probed_stamps(probed)
     known = digests or {}
     memo.digests = {
         r.filename: known.get(r.filename) or unit_digest(r, paths.get(r.filename), settings)

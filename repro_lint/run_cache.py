@@ -398,15 +398,18 @@ def record_from_json(value: Json, key: str) -> RunRecord:
         _str(p, "a directory"): (_int(m, "a directory's mtime"), _str(c, "a listing"))
         for p, m, c in _rows(value.get("directories"), "directories", 3)
     }
-    files = [
-        RecordedFile(
-            _str(display, "a file name"),
-            _str(path, "a path"),
-            (_int(mtime, "a stamp"), _int(size, "a stamp")),
-            _str(content, "a content hash"),
-        )
-        for display, path, mtime, size, content in _rows(value.get("files"), "files", 5)
-    ]
+    files = []
+    for display, path, mtime, size, content in _rows(value.get("files"), "files", 5):
+        # (One test per row: a record holds every file of a large project.)
+        if not (
+            type(display) is str
+            and type(path) is str
+            and type(mtime) is int
+            and type(size) is int
+            and type(content) is str
+        ):
+            raise FormatError("a file is not (name, path, mtime, size, content hash)")
+        files.append(RecordedFile(display, path, (mtime, size), content))
     warnings = value.get("warnings")
     if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
         raise FormatError("warnings are not a list of strings")

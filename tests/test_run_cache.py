@@ -338,3 +338,76 @@ def test_a_changed_file_the_loader_never_answered_for_is_a_change(tmp_path: Path
     )
     assert answered.still_valid(load)
     assert answered.loaded[str(helper)] != (0, 0)  # brought up to date
+
+
+def test_a_missing_directory_stands_in_through_its_nearest_existing_ancestor(
+    tmp_path: Path,
+) -> None:
+    """Lookups of library modules probe thousands of paths the project lacks: the memo keeps
+    their nearest existing ancestor instead, and still notices any of them appearing."""
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "mod.py").write_text("", encoding="utf-8")
+    missing = [
+        tmp_path / "pkg" / "sub" / "a",
+        tmp_path / "pkg" / "sub" / "b",
+        tmp_path / "pkg" / "numpy" / "random",
+        tmp_path / "pkg" / "numpy" / "linalg" / "deep",
+    ]
+    probed = {str(p) for p in missing} | {str(tmp_path / "pkg"), str(tmp_path / "pkg" / "mod.py")}
+    stamps = project_pass.probed_stamps(probed)
+    # The missing paths are stood for by pkg/sub and pkg; the file is kept as itself.
+    assert set(stamps) == {
+        str(tmp_path / "pkg"),
+        str(tmp_path / "pkg" / "sub"),
+        str(tmp_path / "pkg" / "mod.py"),
+    }
+
+    def holds() -> bool:
+        memo = project_pass.ProjectMemo(probed=dict(stamps))
+        return memo.still_valid()
+
+    assert holds()
+    for created in [missing[1], missing[3]]:
+        top = created
+        while not top.parent.exists():
+            top = top.parent
+        created.mkdir(parents=True)
+        assert not holds(), created
+        shutil.rmtree(top if top != created else created)
+        assert holds()
+    (tmp_path / "pkg" / "mod.py").unlink()
+    (tmp_path / "pkg" / "mod.py").mkdir()
+    assert not holds()
+
+
+def test_a_module_appearing_where_an_import_looked_is_noticed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`repro-lint scripts/` with an import the project could not resolve: once the module
+    appears, however deep below a directory discovery never listed, the record no longer
+    answers and the seeding it does is seen."""
+    project = tmp_path / "project"
+    (project / "scripts").mkdir(parents=True)
+    (project / "lib").mkdir()
+    (project / "lib" / "__init__.py").write_text("", encoding="utf-8")
+    (project / "pyproject.toml").write_text('[project]\nname = "demo"\n', encoding="utf-8")
+    (project / "scripts" / "train.py").write_text(
+        "import torch\nfrom lib.tools.seeding import seed_all\n\n"
+        "if __name__ == '__main__':\n    seed_all()\n    x = torch.rand(3)\n",
+        encoding="utf-8",
+    )
+    age(project)
+
+    def lint() -> tuple[int, str, str]:
+        return run(project, monkeypatch, "scripts", "-v", "--output-format", "concise")
+
+    before = lint()
+    assert answered(lint()[2])
+    (project / "lib" / "tools").mkdir()
+    (project / "lib" / "tools" / "seeding.py").write_text(
+        "import torch\n\ndef seed_all():\n    torch.manual_seed(0)\n", encoding="utf-8"
+    )
+    code, out, notes = lint()
+    assert not answered(notes)
+    fresh = run(project, monkeypatch, "scripts", "--no-cache", "--output-format", "concise")
+    assert (code, out) == fresh[:2] != before[:2]

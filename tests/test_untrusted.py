@@ -264,7 +264,13 @@ def test_whole_run_record_of_another_user_is_not_trusted(
 
 @pytest.mark.parametrize(
     "change",
-    ["a result for another file", "a stamp that is not a number", "another run's key"],
+    [
+        "a result for another file",
+        "a stamp that is not a number",
+        "a size that is a boolean",
+        "a finding whose code is a number",
+        "another run's key",
+    ],
 )
 def test_whole_run_record_is_checked_field_by_field(
     tree: Path, env: dict[str, str], change: str
@@ -284,6 +290,10 @@ def test_whole_run_record_is_checked_field_by_field(
             data["results"][0]["filename"] = "../../etc/passwd"
         elif change == "a stamp that is not a number":
             data["files"][0][2] = "now"
+        elif change == "a size that is a boolean":
+            data["files"][0][3] = True
+        elif change == "a finding whose code is a number":
+            data["results"][0]["diagnostics"][0]["code"] = 101
         else:
             data["key"] = "0" * 64
         write_sealed(record.parent, record.name, data, secret)
