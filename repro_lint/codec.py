@@ -106,9 +106,11 @@ def result_to_json(result: FileResult) -> dict[str, Json]:
 
 def location_from_json(value: Json) -> Location:
     pair = _list(value, "a location")
-    if len(pair) != 2 or not all(type(n) is int and n >= 0 for n in pair):
-        raise FormatError("a location is not two non-negative integers")
-    return Location(pair[0], pair[1])
+    if len(pair) == 2:
+        row, column = pair
+        if type(row) is int and type(column) is int and row >= 0 and column >= 0:
+            return Location(row, column)
+    raise FormatError("a location is not two non-negative integers")
 
 
 def edit_from_json(value: Json) -> Edit:

@@ -41,6 +41,7 @@ from repro_lint.cache import (
     write_tags,
 )
 from repro_lint.codec import FormatError, result_from_json, result_to_json
+from repro_lint.collector import decoding
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult
 from repro_lint.files import Discovery, SourceFile
@@ -251,7 +252,9 @@ def load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
         notes.append(problem)
         return None
     try:
-        return record_from_json(read_sealed(path, secret), key)
+        data = read_sealed(path, secret)
+        with decoding():  # (thousands of findings rebuilt: records without cycles)
+            return record_from_json(data, key)
     except FileNotFoundError:
         return None
     except (OSError, FormatError) as exc:
