@@ -14,7 +14,7 @@ import dataclasses
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
@@ -40,9 +40,13 @@ FIX_PARTNERS = frozenset({"RPL105"})
 Json = Any
 
 # A question asked of the project's text: (kind, project root or "" for a text without a
-# path, word, answer); kind is "mentioning" (the files naming the word, sorted; None when
-# too many or unreadable) or "unreferenced" (whether it is named only where it is defined).
-TextQuestion = tuple[str, str, str, Any]
+# path, word, answer, evidence); kind is "mentioning" (the files naming the word, sorted;
+# None when too many or unreadable) or "unreferenced" (whether it is named only where it is
+# defined). ``evidence`` backs a negative answer read from a tree: for "too many" files
+# naming the word, the first ``_MAX_MENTIONING + 1`` of them; for "not unreferenced", a
+# file naming it elsewhere than where it is defined. While those files are unchanged, the
+# answer stands whatever other files do. None otherwise.
+TextQuestion = tuple[str, str, str, Any, list[str] | None]
 # (unit index, statement index, row, what): one step of a path through the program.
 Site = tuple[int, int, int, str]
 Chain = tuple[Site, ...]
@@ -1422,8 +1426,12 @@ class Program:
         smaller ones; None when the tree is too large to read or too many files name it."""
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None else None
-        found = mentioning_files(tree, word) if tree is not None else None
-        self.asked.append(("mentioning", str(root or ""), word, _named_in(found)))
+        naming = naming_files(tree, word) if tree is not None else []
+        found = naming if tree is not None and len(naming) <= _MAX_MENTIONING else None
+        evidence = None
+        if tree is not None and found is None:
+            evidence = [str(path) for path, _ in naming[: _MAX_MENTIONING + 1]]
+        self.asked.append(("mentioning", str(root or ""), word, _named_in(found), evidence))
         if found is None:
             return None
 
@@ -1446,8 +1454,10 @@ class Program:
         a function nothing calls, nor passes on."""
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None and name else None
+        elsewhere = named_elsewhere(tree, name) if tree is not None else None
         answer = text_answer("unreferenced", tree, name)
-        self.asked.append(("unreferenced", str(root or ""), name, answer))
+        evidence = None if elsewhere is None else [str(elsewhere)]
+        self.asked.append(("unreferenced", str(root or ""), name, answer, evidence))
         return bool(answer)
 
     def _root_of(self, unit: Unit) -> Path | None:
@@ -1981,25 +1991,36 @@ def read_tree(
     return files
 
 
-def mentioning_files(tree: Tree, word: str) -> list[tuple[Path, int]] | None:
+def naming_files(tree: Tree, word: str) -> list[tuple[Path, int]]:
     """The files of ``tree`` whose bytes name ``word`` as a whole identifier, with their
-    sizes; None when more than ``_MAX_MENTIONING`` do (too common a name to follow)."""
+    sizes."""
     pattern = _word(word)
     text = word.encode()
-    found = [(path, len(data)) for path, data in tree if text in data and pattern.search(data)]
+    return [(path, len(data)) for path, data in tree if text in data and pattern.search(data)]
+
+
+def mentioning_files(tree: Tree, word: str) -> list[tuple[Path, int]] | None:
+    """``naming_files``, or None when more than ``_MAX_MENTIONING`` files name ``word`` (too
+    common a name to follow)."""
+    found = naming_files(tree, word)
     return None if len(found) > _MAX_MENTIONING else found
 
 
-def named_only_where_defined(tree: Tree, name: str) -> bool:
-    """Whether ``tree`` names ``name`` only in ``def name`` statements."""
-    used = _word(name)
+def named_elsewhere(tree: Tree, name: str) -> Path | None:
+    """The first file of ``tree`` that names ``name`` other than in ``def name`` statements;
+    None when none does."""
+    for path, data in tree:
+        if _names_elsewhere(data, name):
+            return path
+    return None
+
+
+def _names_elsewhere(data: bytes, name: str) -> bool:
+    """Whether a file's bytes name ``name`` other than in ``def name`` statements."""
+    if name.encode() not in data:
+        return False
     defined = re.compile(rb"\bdef\s+" + re.escape(name.encode()) + rb"\b")
-    total = definitions = 0
-    for _, data in tree:
-        if name.encode() in data:
-            total += len(used.findall(data))
-            definitions += len(defined.findall(data))
-    return total == definitions
+    return len(_word(name).findall(data)) != len(defined.findall(data))
 
 
 def _named_in(found: list[tuple[Path, int]] | None) -> list[str] | None:
@@ -2012,17 +2033,78 @@ def text_answer(kind: str, tree: Tree | None, word: str) -> Json:
     about ``word`` (see ``TextQuestion``)."""
     if kind == "mentioning":
         return _named_in(mentioning_files(tree, word) if tree is not None else None)
-    return tree is not None and bool(word) and named_only_where_defined(tree, word)
+    return tree is not None and bool(word) and named_elsewhere(tree, word) is None
 
 
 def answer_again(asked: Sequence[TextQuestion], read: dict[str, Stamp] | None = None) -> list[Json]:
     """The answers the project's text gives now to questions a program asked
     (``Program.asked``), each tree read afresh once (its files noted in ``read``)."""
     trees: dict[str, Tree | None] = {}
-    for _, root, _, _ in asked:
+    for _, root, _, _, _ in asked:
         if root and root not in trees:
             trees[root] = read_tree(Path(root), None, read)
-    return [text_answer(kind, trees.get(root), word) for kind, root, word, _ in asked]
+    return [text_answer(kind, trees.get(root), word) for kind, root, word, _, _ in asked]
+
+
+def answer_changed(
+    asked: Sequence[TextQuestion], texts: Mapping[str, Stamp], changed: Collection[str]
+) -> list[Json] | None:
+    """The answers the project's text gives now to questions a program asked, worked out
+    from the answers it gave and the files of ``changed`` alone; None when they cannot be.
+
+    This holds when every tree has the same files as when they were asked (the directories
+    walked are unchanged) and only the files of ``changed`` have another stamp now
+    (``texts``: every file's stamp now). The files naming a word are then those named before
+    that did not change, and those that changed and name it now; a word named only where it
+    is defined still is if no changed file names it elsewhere; one named elsewhere still is
+    while the file that did so (the question's evidence) does or a changed file does, and
+    one named in too many files still is while enough of them are unchanged or name it now.
+    A question that cannot be answered so (a tree too large, evidence that changed and no
+    longer shows it, a changed file that cannot be read, roots within one another) makes
+    the trees be read again (``answer_again``)."""
+    roots = sorted({root for _, root, _, _, _ in asked if root})
+    if any(inner.startswith(os.path.join(outer, "")) for outer in roots for inner in roots):
+        return None
+    contents: dict[str, bytes] = {}
+    for path in changed:
+        found = _read_regular(Path(path))
+        if found is None or found[1] != texts.get(path):
+            return None
+        contents[path] = found[0]
+    within: dict[str, dict[str, bytes]] = {}
+    for root in roots:
+        prefix = os.path.join(root, "")
+        if sum(stamp[1] for path, stamp in texts.items() if path.startswith(prefix)) > (
+            _MAX_TREE_BYTES
+        ):
+            return None
+        within[root] = {p: data for p, data in contents.items() if p.startswith(prefix)}
+    answers: list[Json] = []
+    for kind, root, word, known, evidence in asked:
+        if not root:
+            answers.append(text_answer(kind, None, word))
+            continue
+        mine = within[root]
+        kept = [path for path in evidence or () if path not in mine]
+        if kind == "mentioning":
+            text, pattern = word.encode(), _word(word)
+            now = [p for p, data in mine.items() if text in data and pattern.search(data)]
+            if known is not None:
+                named = [path for path in known if path not in mine] + now
+                answers.append(None if len(named) > _MAX_MENTIONING else sorted(named))
+            elif evidence is not None and len(kept) + len(now) > _MAX_MENTIONING:
+                answers.append(None)
+            else:
+                return None
+        else:
+            elsewhere = any(_names_elsewhere(data, word) for data in mine.values())
+            if known is True:
+                answers.append(not elsewhere)
+            elif evidence is not None and (kept or elsewhere):
+                answers.append(False)
+            else:
+                return None
+    return answers
 
 
 def _read_regular(path: Path) -> tuple[bytes, Stamp] | None:
@@ -2032,14 +2114,17 @@ def _read_regular(path: Path) -> tuple[bytes, Stamp] | None:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as handle:
-        try:
-            info = os.fstat(fd)
-            if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_TREE_BYTES:
-                return None
-            data = handle.read()
-        except OSError:
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_TREE_BYTES:
             return None
+        # (a directory opens too, but cannot be wrapped in a file object: checked first)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            data = handle.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return data, (info.st_mtime_ns, info.st_size)
 
 
@@ -2146,6 +2231,7 @@ __all__ = [
     "Unit",
     "analyse",
     "answer_again",
+    "answer_changed",
     "compatible",
     "seed_value",
 ]

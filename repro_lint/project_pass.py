@@ -27,6 +27,7 @@ from repro_lint.program import (
     Unit,
     analyse,
     answer_again,
+    answer_changed,
 )
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, read_bytes
@@ -117,10 +118,13 @@ class ProjectMemo:
                     return False
         texts = {path: _stamp(path) for path in self.texts}
         if texts != self.texts:
-            read: dict[str, Stamp] = {}
-            if answer_again(self.asked, read) != [answer for *_, answer in self.asked]:
+            edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]
+            answers = answer_changed(self.asked, texts, edited)
+            if answers is None:
+                read: dict[str, Stamp] = {}
+                answers, texts = answer_again(self.asked, read), read
+            if answers != [answer for _, _, _, answer, _ in self.asked]:
                 return False
-            texts = read
         self.loaded, self.texts = loaded, texts
         return True
 

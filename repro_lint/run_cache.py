@@ -454,7 +454,7 @@ def project_to_json(
     summaries: Sequence[tuple[str, bool, str]],
     probed: Mapping[str, tuple[int, str]],
     texts: Mapping[str, Stamp],
-    asked: Sequence[tuple[str, str, str, Json]],
+    asked: Sequence[tuple[str, str, str, Json, list[str] | None]],
 ) -> dict[str, Json]:
     return {
         "digests": dict(digests),
@@ -481,6 +481,19 @@ def _answer_valid(kind: Json, answer: Json) -> bool:
             isinstance(answer, list) and all(isinstance(p, str) for p in answer)
         )
     return kind == "unreferenced" and isinstance(answer, bool)
+
+
+def _evidence_valid(kind: Json, answer: Json, evidence: Json) -> bool:
+    """Evidence backs only a negative answer (see ``program.TextQuestion``): file paths."""
+    if evidence is None:
+        return True
+    negative = answer is None if kind == "mentioning" else answer is False
+    return (
+        negative
+        and isinstance(evidence, list)
+        and bool(evidence)
+        and all(isinstance(path, str) for path in evidence)
+    )
 
 
 def _project_from_json(value: Json) -> dict[str, Json] | None:
@@ -510,10 +523,11 @@ def _project_from_json(value: Json) -> dict[str, Json] | None:
         raise FormatError("project directories are not (mtime, listing) pairs")
     if not isinstance(asked, list) or not all(
         isinstance(q, list)
-        and len(q) == 4
+        and len(q) == 5
         and isinstance(q[1], str)
         and isinstance(q[2], str)
         and _answer_valid(q[0], q[3])
+        and _evidence_valid(q[0], q[3], q[4])
         for q in asked
     ):
         raise FormatError("questions asked of the project's text are malformed")
@@ -523,7 +537,9 @@ def _project_from_json(value: Json) -> dict[str, Json] | None:
         "summaries": [(e[0], e[1], e[2]) for e in summaries],
         "probed": {str(path): (seen[0], seen[1]) for path, seen in probed.items()},
         "texts": _stamps(value.get("texts"), "stamps of the project's text"),
-        "asked": [(str(q[0]), q[1], q[2], q[3]) for q in asked],
+        "asked": [
+            (str(q[0]), q[1], q[2], q[3], None if q[4] is None else list(q[4])) for q in asked
+        ],
     }
 
 
