@@ -531,8 +531,10 @@ class Program:
         self._paths: dict[tuple[str, tuple[str, ...]], Path | None] = {}
         self._project_roots: dict[Path, Path] = {}
         self._modules: dict[tuple[str, int], Unit | None] = {}
-        # Names that no prefix of makes a project module, for good (see ``resolve``).
-        self._outside: dict[tuple[str, int], _External | None] = {}
+        # What ``resolve`` answered for good, per name and importer: names that no prefix of
+        # makes a project module, and those naming a summarised module or its class or
+        # function directly.
+        self._resolved: dict[tuple[str, int], _Target | None] = {}
         self._tops: dict[tuple[Path, str], bool] = {}
         self._roots: dict[int, tuple[list[Path], tuple[str, ...]]] = {}
         self._profiles: dict[tuple[int, str], Profile] = {}
@@ -685,8 +687,8 @@ class Program:
         """What a qualified name refers to: a project function, class or module, a known
         external seeding helper (reached through a re-export), or None."""
         memo = (qualified, importer.index)
-        if memo in self._outside:
-            return self._outside[memo]
+        if memo in self._resolved:
+            return self._resolved[memo]
         parts = qualified.split(".")
         # Whether each prefix is known for good to be no project module (``module`` keeps
         # that answer): most names resolved are libraries' (``torch.nn.functional.conv2d``).
@@ -698,13 +700,19 @@ class Program:
                 settled = settled and (prefix, importer.index) in self._modules
                 continue
             rest = parts[cut:]
-            if not rest:
-                return _Module(unit)
             key = ".".join(rest)
-            if key in unit.classes():
-                return _Class(unit, key)
-            if unit.defines(key):
-                return _Function(unit, key)
+            direct: _Target | None = None
+            if not rest:
+                direct = _Module(unit)
+            elif key in unit.classes():
+                direct = _Class(unit, key)
+            elif unit.defines(key):
+                direct = _Function(unit, key)
+            if direct is not None:
+                if settled and (prefix, importer.index) in self._modules:
+                    # A summarised module's classes and functions stay what they are.
+                    self._resolved[memo] = direct
+                return direct
             if len(rest) > 1 and ".".join(rest[:-1]) in unit.classes():
                 return self._method(unit, ".".join(rest[:-1]), rest[-1])
             exported = unit.summary.get("exports", {}).get(rest[0])
@@ -721,7 +729,7 @@ class Program:
             _External(qualified) if self._seeds_all(qualified) or qualified in rng.SEEDS else None
         )
         if settled:
-            self._outside[memo] = outside
+            self._resolved[memo] = outside
         return outside
 
     def _seeds_all(self, qualified: str) -> bool:

@@ -8,7 +8,7 @@ import json
 import marshal
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -167,6 +167,7 @@ def probed_stamps(probed: Iterable[str]) -> dict[str, tuple[int, str]]:
     directory was looked for, a directory that cannot be listed, a name the digest leaves
     out) is kept as itself, as it was seen."""
     seen: dict[str, tuple[int, frozenset[str]] | None] = {}
+    stand_ins: dict[str, str | None] = {}
 
     def entries(directory: str) -> tuple[int, frozenset[str]] | None:
         if directory not in seen:
@@ -178,40 +179,34 @@ def probed_stamps(probed: Iterable[str]) -> dict[str, tuple[int, str]]:
                 seen[directory] = None
         return seen[directory]
 
+    def stand_in(path: str) -> str | None:
+        """The nearest ancestor whose entries show that ``path`` does not exist (None when
+        none shows it). The parent's entries are looked at first: a path they lack is never
+        looked up itself."""
+        if path in stand_ins:
+            return stand_ins[path]
+        cut = path.rfind(os.sep)
+        parent, name = path[:cut] or os.sep, path[cut + 1 :]
+        found = None
+        if cut >= 0 and name and name != CACHE_DIR_NAME and leftover_of(name) is None:
+            listed = entries(parent)
+            if listed is None:
+                found = stand_in(parent) if parent != path else None
+            elif name not in listed[1]:
+                found = parent
+        stand_ins[path] = found
+        return found
+
     stamps: dict[str, tuple[int, str]] = {}
     for directory in sorted(probed):
-        if entries(directory) is not None:
-            if directory not in stamps:
-                stamps[directory] = _listed(directory, entries(directory))
-            continue
-        stand_in = _missing_through(directory, entries)
-        if stand_in is None:
-            stamps[directory] = (_mtime(directory), listing(directory) or "")
-        elif stand_in not in stamps:
-            stamps[stand_in] = _listed(stand_in, entries(stand_in))
+        kept = stand_in(directory) or directory
+        if kept not in stamps:
+            listed = entries(kept)
+            if listed is not None:
+                stamps[kept] = (listed[0], listing_digest(listed[1]))
+            else:
+                stamps[kept] = (_mtime(kept), listing(kept) or "")
     return stamps
-
-
-def _listed(directory: str, seen: tuple[int, frozenset[str]] | None) -> tuple[int, str]:
-    assert seen is not None, directory
-    return seen[0], listing_digest(seen[1])
-
-
-def _missing_through(
-    path: str, entries: Callable[[str], tuple[int, frozenset[str]] | None]
-) -> str | None:
-    """The nearest ancestor of ``path`` that lists, whose entries show that ``path`` does not
-    exist; None when no ancestor shows it."""
-    child, parent = path, os.path.dirname(path)
-    while parent != child:
-        name = os.path.basename(child)
-        if not name or name == CACHE_DIR_NAME or leftover_of(name) is not None:
-            return None
-        listed = entries(parent)
-        if listed is not None:
-            return None if name in listed[1] else parent
-        child, parent = parent, os.path.dirname(parent)
-    return None
 
 
 def project_codes(settings: Settings) -> frozenset[str]:
