@@ -1434,13 +1434,10 @@ class Program:
         smaller ones; None when the tree is too large to read or too many files name it."""
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None else None
-        naming = naming_files(tree, word) if tree is not None else []
-        found = naming if tree is not None and len(naming) <= _MAX_MENTIONING else None
-        evidence = None
-        if tree is not None and found is None:
-            evidence = [str(path) for path, _ in naming[: _MAX_MENTIONING + 1]]
-        self.asked.append(("mentioning", str(root or ""), word, _named_in(found), evidence))
-        if found is None:
+        found = naming_files(tree, word) if tree is not None else None
+        question = _mentioning(str(root or ""), word, found)
+        self.asked.append(question)
+        if found is None or question[3] is None:
             return None
 
         def cost(item: tuple[Path, int]) -> tuple[bool, int]:
@@ -1462,11 +1459,9 @@ class Program:
         a function nothing calls, nor passes on."""
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None and name else None
-        elsewhere = named_elsewhere(tree, name) if tree is not None else None
-        answer = text_answer("unreferenced", tree, name)
-        evidence = None if elsewhere is None else [str(elsewhere)]
-        self.asked.append(("unreferenced", str(root or ""), name, answer, evidence))
-        return bool(answer)
+        question = _unreferenced(str(root or ""), name, tree)
+        self.asked.append(question)
+        return bool(question[3])
 
     def _root_of(self, unit: Unit) -> Path | None:
         """The project root above ``unit``'s file (None for a text without a path)."""
@@ -2007,13 +2002,6 @@ def naming_files(tree: Tree, word: str) -> list[tuple[Path, int]]:
     return [(path, len(data)) for path, data in tree if text in data and pattern.search(data)]
 
 
-def mentioning_files(tree: Tree, word: str) -> list[tuple[Path, int]] | None:
-    """``naming_files``, or None when more than ``_MAX_MENTIONING`` files name ``word`` (too
-    common a name to follow)."""
-    found = naming_files(tree, word)
-    return None if len(found) > _MAX_MENTIONING else found
-
-
 def named_elsewhere(tree: Tree, name: str) -> Path | None:
     """The first file of ``tree`` that names ``name`` other than in ``def name`` statements;
     None when none does."""
@@ -2031,34 +2019,52 @@ def _names_elsewhere(data: bytes, name: str) -> bool:
     return len(_word(name).findall(data)) != len(defined.findall(data))
 
 
-def _named_in(found: list[tuple[Path, int]] | None) -> list[str] | None:
-    """A ``mentioning_files`` result as recorded: the paths, sorted (None stays None)."""
-    return None if found is None else sorted(str(path) for path, _ in found)
+def _mentioning(root: str, word: str, naming: list[tuple[Path, int]] | None) -> TextQuestion:
+    """The question which files name ``word``, answered from ``naming`` (the files of the
+    tree naming it; None without a tree): the paths, sorted; None when there are too many
+    (backed by the first ``_MAX_MENTIONING + 1`` of them) or no tree."""
+    if naming is None:
+        return ("mentioning", root, word, None, None)
+    if len(naming) <= _MAX_MENTIONING:
+        return ("mentioning", root, word, sorted(str(path) for path, _ in naming), None)
+    return ("mentioning", root, word, None, [str(p) for p, _ in naming[: _MAX_MENTIONING + 1]])
 
 
-def text_answer(kind: str, tree: Tree | None, word: str) -> Json:
-    """The answer ``tree`` (None: no tree, or too large) gives to a question of ``kind``
-    about ``word`` (see ``TextQuestion``)."""
+def _unreferenced(root: str, word: str, tree: Tree | None) -> TextQuestion:
+    """The question whether ``word`` is named only where it is defined, answered from
+    ``tree`` (None: no tree, or too large): "no" is backed by a file naming it elsewhere."""
+    elsewhere = named_elsewhere(tree, word) if tree is not None and word else None
+    answer = tree is not None and bool(word) and elsewhere is None
+    return ("unreferenced", root, word, answer, None if elsewhere is None else [str(elsewhere)])
+
+
+def ask_tree(kind: str, root: str, tree: Tree | None, word: str) -> TextQuestion:
+    """A question of ``kind`` about ``word`` (see ``TextQuestion``) asked of ``tree`` (None:
+    no tree, or too large), with its answer and evidence."""
     if kind == "mentioning":
-        return _named_in(mentioning_files(tree, word) if tree is not None else None)
-    return tree is not None and bool(word) and named_elsewhere(tree, word) is None
+        return _mentioning(root, word, naming_files(tree, word) if tree is not None else None)
+    return _unreferenced(root, word, tree)
 
 
-def answer_again(asked: Sequence[TextQuestion], read: dict[str, Stamp] | None = None) -> list[Json]:
-    """The answers the project's text gives now to questions a program asked
-    (``Program.asked``), each tree read afresh once (its files noted in ``read``)."""
+def answer_again(
+    asked: Sequence[TextQuestion], read: dict[str, Stamp] | None = None
+) -> list[TextQuestion]:
+    """The questions a program asked (``Program.asked``) asked again of the project's text
+    as it is now, with the answers and evidence it gives; each tree read afresh once (its
+    files noted in ``read``)."""
     trees: dict[str, Tree | None] = {}
     for _, root, _, _, _ in asked:
         if root and root not in trees:
             trees[root] = read_tree(Path(root), None, read)
-    return [text_answer(kind, trees.get(root), word) for kind, root, word, _, _ in asked]
+    return [ask_tree(kind, root, trees.get(root), word) for kind, root, word, _, _ in asked]
 
 
 def answer_changed(
     asked: Sequence[TextQuestion], texts: Mapping[str, Stamp], changed: Collection[str]
-) -> list[Json] | None:
-    """The answers the project's text gives now to questions a program asked, worked out
-    from the answers it gave and the files of ``changed`` alone; None when they cannot be.
+) -> list[TextQuestion] | None:
+    """The questions a program asked with the answers the project's text gives now, worked
+    out from the answers it gave and the files of ``changed`` alone (the evidence is brought
+    up to date with them: only files that show the answer now); None when they cannot be.
 
     This holds when every tree has the same files as when they were asked (the directories
     walked are unchanged) and only the files of ``changed`` have another stamp now
@@ -2087,10 +2093,10 @@ def answer_changed(
         ):
             return None
         within[root] = {p: data for p, data in contents.items() if p.startswith(prefix)}
-    answers: list[Json] = []
+    fresh: list[TextQuestion] = []
     for kind, root, word, known, evidence in asked:
         if not root:
-            answers.append(text_answer(kind, None, word))
+            fresh.append(ask_tree(kind, "", None, word))
             continue
         mine = within[root]
         kept = [path for path in evidence or () if path not in mine]
@@ -2099,20 +2105,22 @@ def answer_changed(
             now = [p for p, data in mine.items() if text in data and pattern.search(data)]
             if known is not None:
                 named = [path for path in known if path not in mine] + now
-                answers.append(None if len(named) > _MAX_MENTIONING else sorted(named))
             elif evidence is not None and len(kept) + len(now) > _MAX_MENTIONING:
-                answers.append(None)
+                named = kept + now
             else:
                 return None
+            if len(named) <= _MAX_MENTIONING:
+                fresh.append((kind, root, word, sorted(named), None))
+            else:
+                fresh.append((kind, root, word, None, named[: _MAX_MENTIONING + 1]))
         else:
-            elsewhere = any(_names_elsewhere(data, word) for data in mine.values())
-            if known is True:
-                answers.append(not elsewhere)
-            elif evidence is not None and (kept or elsewhere):
-                answers.append(False)
+            elsewhere = [p for p, data in mine.items() if _names_elsewhere(data, word)]
+            if known is True or (evidence is not None and (kept or elsewhere)):
+                shown = (kept or elsewhere)[:1]
+                fresh.append((kind, root, word, not shown, shown or None))
             else:
                 return None
-    return answers
+    return fresh
 
 
 def _read_regular(path: Path) -> tuple[bytes, Stamp] | None:
@@ -2240,6 +2248,7 @@ __all__ = [
     "analyse",
     "answer_again",
     "answer_changed",
+    "ask_tree",
     "compatible",
     "seed_value",
 ]

@@ -119,12 +119,14 @@ class ProjectMemo:
         texts = {path: _stamp(path) for path in self.texts}
         if texts != self.texts:
             edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]
-            answers = answer_changed(self.asked, texts, edited)
-            if answers is None:
+            fresh = answer_changed(self.asked, texts, edited)
+            if fresh is None:
                 read: dict[str, Stamp] = {}
-                answers, texts = answer_again(self.asked, read), read
-            if answers != [answer for _, _, _, answer, _ in self.asked]:
+                fresh, texts = answer_again(self.asked, read), read
+            if [q[3] for q in fresh] != [q[3] for q in self.asked]:
                 return False
+            # The same answers; their evidence is what shows them now.
+            self.asked = fresh
         self.loaded, self.texts = loaded, texts
         return True
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -14,11 +15,10 @@ from repro_lint.program import (
     TextQuestion,
     answer_again,
     answer_changed,
-    named_elsewhere,
-    naming_files,
+    ask_tree,
     read_tree,
-    text_answer,
 )
+from repro_lint.project_pass import ProjectMemo
 from repro_lint.source import Stamp
 
 WORDS = ("upscale", "helper", "_pos_embed")
@@ -37,22 +37,28 @@ LINES = (
 )
 
 
-def ask(root: Path) -> tuple[list[TextQuestion], dict[str, Stamp]]:
+def ask(
+    root: Path, kinds: tuple[str, ...] = ("mentioning", "unreferenced")
+) -> tuple[list[TextQuestion], dict[str, Stamp]]:
     """Every question about ``WORDS``, as a program asks them, with the stamps read."""
     read: dict[str, Stamp] = {}
     tree = read_tree(root, None, read)
     assert tree is not None
-    asked: list[TextQuestion] = []
-    for word in WORDS:
-        naming = [str(path) for path, _ in naming_files(tree, word)]
-        answer = text_answer("mentioning", tree, word)
-        evidence = naming[:25] if answer is None else None
-        asked.append(("mentioning", str(root), word, answer, evidence))
-        elsewhere = named_elsewhere(tree, word)
-        answer = text_answer("unreferenced", tree, word)
-        evidence = None if elsewhere is None else [str(elsewhere)]
-        asked.append(("unreferenced", str(root), word, answer, evidence))
-    return asked, read
+    return [ask_tree(kind, str(root), tree, word) for word in WORDS for kind in kinds], read
+
+
+def shown(question: TextQuestion) -> bool:
+    """Whether a negative answer's evidence shows it in the files as they are now."""
+    kind, _, word, answer, evidence = question
+    if evidence is None:
+        return True
+    texts = [Path(path).read_text(encoding="utf-8") for path in evidence]
+    named = [re.search(rf"(?<!\w){re.escape(word)}(?!\w)", text) for text in texts]
+    if kind == "mentioning":
+        return answer is None and len(evidence) == 25 and all(named)
+    uses = [len(re.findall(rf"(?<!\w){re.escape(word)}(?!\w)", text)) for text in texts]
+    defs = [len(re.findall(rf"\bdef\s+{re.escape(word)}\b", text)) for text in texts]
+    return answer is False and len(evidence) == 1 and uses[0] != defs[0]
 
 
 def stamps(texts: dict[str, Stamp]) -> dict[str, Stamp]:
@@ -78,8 +84,10 @@ def test_answers_worked_out_from_the_edited_files_are_those_of_a_full_read(
     # Each kind of answer (files, too many files, yes, no), once worked out from the edited
     # files alone.
     seen: set[tuple[str, object]] = set()
+    # The questions carried from one edit to the next, as the project pass's memo carries
+    # them: a negative answer's evidence must be what shows it after every edit.
+    asked, texts = ask(tmp_path)
     for step in range(160):
-        asked, texts = ask(tmp_path)
         edited = chooser.sample(files, chooser.choice((1, 1, 2, 3)))
         for path in edited:
             lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
@@ -91,11 +99,15 @@ def test_answers_worked_out_from_the_edited_files_are_those_of_a_full_read(
             os.utime(path, ns=(step, 10**9 * (step + 1)))
         now = stamps(texts)
         changed = [p for p, stamp in now.items() if stamp != texts[p]]
-        answers = answer_changed(asked, now, changed)
-        if answers is not None:
+        fresh = answer_changed(asked, now, changed)
+        truth = answer_again(asked)
+        assert all(shown(q) for q in truth)
+        if fresh is not None:
             worked_out += 1
-            assert answers == answer_again(asked), (step, changed)
-            seen.update((q[0], _kind(q[3])) for q in asked)
+            assert [q[3] for q in fresh] == [q[3] for q in truth], (step, changed)
+            assert all(shown(q) for q in fresh), (step, changed)
+            seen.update((q[0], _kind(q[3])) for q in fresh)
+        asked, texts = fresh or truth, now
     kinds = {("unreferenced", True), ("unreferenced", False), ("mentioning", None)}
     assert kinds | {("mentioning", "files")} <= seen
     assert worked_out > 100
@@ -114,13 +126,33 @@ def test_a_no_stands_while_its_evidence_names_the_word(tmp_path: Path) -> None:
     assert question[3] is False and question[4] == [str(tmp_path / "b.py")]
     # Another file changes: the evidence still holds.
     (tmp_path / "c.py").write_text("x = 2  # longer\n", encoding="utf-8")
-    answers = answer_changed(asked, stamps(texts), [str(tmp_path / "c.py")])
-    assert answers is not None and answers == answer_again(asked)
+    fresh = answer_changed(asked, stamps(texts), [str(tmp_path / "c.py")])
+    assert fresh is not None and fresh == answer_again(asked)
     # The evidence itself no longer names it: only a full read can tell.
     (tmp_path / "b.py").write_text("pass  # nothing here\n", encoding="utf-8")
     changed = [str(tmp_path / "b.py"), str(tmp_path / "c.py")]
     assert answer_changed(asked, stamps(texts), changed) is None
-    assert answer_again(asked)[asked.index(question)] is True
+    assert answer_again(asked)[asked.index(question)][3] is True
+
+
+def test_the_memo_keeps_the_evidence_that_shows_its_answers_now(tmp_path: Path) -> None:
+    """The file that named a helper stops naming it while another starts: the answer is the
+    same, and the memo keeps the new file as its evidence. When that one stops too, the
+    answer changes, and the memo no longer holds."""
+    (tmp_path / "a.py").write_text("def helper():\n    pass\n", encoding="utf-8")
+    (tmp_path / "b.py").write_text("helper()\n", encoding="utf-8")
+    (tmp_path / "c.py").write_text("x = 1\n", encoding="utf-8")
+    asked, texts = ask(tmp_path, ("unreferenced",))
+    memo = ProjectMemo(texts=texts, asked=asked)
+    (tmp_path / "b.py").write_text("x = 0  #\n", encoding="utf-8")
+    (tmp_path / "c.py").write_text("helper()  # c\n", encoding="utf-8")
+    for index, name in enumerate(["b.py", "c.py"]):
+        os.utime(tmp_path / name, ns=(1, 10**9 * (index + 1)))
+    assert memo.still_valid()
+    assert [q[4] for q in memo.asked if q[2] == "helper"] == [[str(tmp_path / "c.py")]]
+    (tmp_path / "c.py").write_text("y = 0\n", encoding="utf-8")
+    os.utime(tmp_path / "c.py", ns=(2, 3 * 10**9))
+    assert not memo.still_valid()
 
 
 def test_nested_roots_and_unreadable_files_are_read_again(tmp_path: Path) -> None:
@@ -130,7 +162,7 @@ def test_nested_roots_and_unreadable_files_are_read_again(tmp_path: Path) -> Non
     outer, texts = ask(tmp_path)
     inner, _ = ask(tmp_path / "inner")
     assert answer_changed([*outer, *inner], texts, []) is None
-    assert answer_changed(outer, texts, []) == [q[3] for q in outer]
+    assert answer_changed(outer, texts, []) == outer
     (tmp_path / "a.py").unlink()
     (tmp_path / "a.py").mkdir()
     assert answer_changed(outer, texts, [str(tmp_path / "a.py")]) is None
