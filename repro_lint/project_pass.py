@@ -204,10 +204,10 @@ def probed_stamps(probed: Iterable[str]) -> dict[str, tuple[int, str]]:
         kept = stand_in(directory) or directory
         if kept not in stamps:
             listed = entries(kept)
-            if listed is not None:
-                stamps[kept] = (listed[0], listing_digest(listed[1]))
-            else:
-                stamps[kept] = (_mtime(kept), listing(kept) or "")
+            # (what cannot be listed is kept by its mtime: a file, or nothing)
+            stamps[kept] = (
+                (listed[0], listing_digest(listed[1])) if listed is not None else (_mtime(kept), "")
+            )
     return stamps
 
 

@@ -72,7 +72,13 @@ def test_an_edit_that_moves_nothing_reuses_the_project_pass(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     same_as_without_cache(tree, monkeypatch)
-    with (tree / "train.py").open("a", encoding="utf-8") as handle:
+    assert_comment_reuses_the_pass(tree, monkeypatch, "train.py")
+
+
+def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """A comment appended to ``name`` moves nothing: only it is linted again, and the last
+    project pass holds."""
+    with (tree / name).open("a", encoding="utf-8") as handle:
         handle.write("# a comment at the end\n")
     notes = same_as_without_cache(tree, monkeypatch)
     assert "linted 1 of" in notes and "project pass reused" in notes
@@ -116,10 +122,7 @@ def test_a_pass_run_again_digests_only_the_files_linted_again(
     assert digested == {"train.py"}
     # The digests kept for the other files are right: an edit to one of them that moves
     # nothing finds the pass still holding.
-    with (tree / "model.py").open("a", encoding="utf-8") as handle:
-        handle.write("# a comment at the end\n")
-    notes = same_as_without_cache(tree, monkeypatch)
-    assert "linted 1 of" in notes and "project pass reused" in notes
+    assert_comment_reuses_the_pass(tree, monkeypatch, "model.py")
 
 
 def test_a_file_whose_cache_entry_was_lost_is_digested_again(
