@@ -368,6 +368,18 @@ class Cache:
             result = _renamed(result, file.display)
         return result, (entry.mtime_ns, entry.size), entry.digest
 
+    def stored(self, file: SourceFile) -> tuple[FileResult, str] | None:
+        """The result last stored for the file, whatever the file holds now, with the content
+        hash it was linted from (what an edit changed is judged against it)."""
+        _, entries = self._shard(file)
+        entry = entries.get(self._key(file))
+        if entry is None:
+            return None
+        result = entry.result
+        if result.filename != file.display:
+            result = _renamed(result, file.display)
+        return result, entry.digest
+
     def store(self, file: SourceFile, result: FileResult, stamp: Stamp, digest: str) -> None:
         """Remember ``result``, linted from bytes with this ``digest`` read when the file had
         this ``stamp``, unless the file has changed since (another process may be fixing the

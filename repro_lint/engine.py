@@ -20,6 +20,7 @@ from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile
 from repro_lint.fixes import FixOutcome, fix_texts
+from repro_lint.moved_lines import SHIFT_PREFIX
 from repro_lint.parsing import Pieces
 from repro_lint.program import Loader
 from repro_lint.project_pass import (
@@ -87,7 +88,7 @@ def lint_document(
     if previous is not None and previous.settings is settings:
         again = reused(previous.memo, {filename: previous.result}, [(result, path)], settings, load)
         if again is not None:
-            return Document(settings, text, _with_text(again[0], text), previous.memo)
+            return Document(settings, text, _with_text(again[filename], text), previous.memo)
     merged, memo = project_pass([result], {filename: path}, settings, load)
     return Document(settings, text, _with_text(merged[0], text), memo)
 
@@ -344,8 +345,11 @@ def lint_run(
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
     if previous is not None and changed is not None:
         again = [f for f in ordered if f.display in changed]
+        # What the cache holds of the last versions (taken before the new ones replace it).
+        stored = {f.display: cache.stored(f) for f in again} if cache is not None else {}
         fresh = _per_file_results(again, settings, jobs, cache, {}, progress=progress)
-        outcome = _reuse(previous, ordered, fresh, settings, sources, cache)
+        moved = _moved(previous, again, stored, fresh, settings)
+        outcome = _reuse(previous, ordered, fresh, settings, sources, cache, moved)
         if outcome is not None:
             return outcome
     linted: list[int] = [len(fresh)]
@@ -384,9 +388,10 @@ def _reuse(
     settings: Settings,
     sources: bool,
     cache: Cache | None,
+    moved: Callable[[str], tuple[FileResult, FileResult] | None] | None = None,
 ) -> RunOutcome | None:
     """The earlier run's answer with the files linted again put in, if its project pass
-    still holds for them (see ``project_pass.reused``)."""
+    still holds for them, their lines moved or not (see ``project_pass.reused``)."""
     if settings.needs_project and previous.project is None:
         return None
     memo = ProjectMemo(**previous.project) if previous.project is not None else ProjectMemo()
@@ -394,11 +399,10 @@ def _reuse(
     if [f.display for f in ordered] != [f.display for f in previous.files]:
         return None
     again = [(fresh[f.display][0], f.path) for f in ordered if f.display in fresh]
-    revised = reused(memo, before, again, settings, summary_loader(settings, cache))
-    if revised is None:
+    now = reused(memo, before, again, settings, summary_loader(settings, cache), moved)
+    if now is None:
         return None
     # The digests still hold for the other files: their per-file results are unchanged.
-    now = {result.filename: result for result in revised}
     stamps: dict[str, tuple[Stamp, str] | None] = {
         f.display: (f.stamp, f.digest) for f in previous.files
     }
@@ -410,6 +414,37 @@ def _reuse(
     # The memo's stamps were brought up to date: the next run need not look again.
     project = _memo_to_json(memo) if previous.project is not None else None
     return RunOutcome(results, stamps, project, len(fresh), project_reused=True)
+
+
+def _moved(
+    previous: RunRecord,
+    again: Sequence[SourceFile],
+    stored: Mapping[str, tuple[FileResult, str] | None],
+    fresh: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
+    settings: Settings,
+) -> Callable[[str], tuple[FileResult, FileResult] | None]:
+    """For a file linted again whose last version's per-file result the cache held (the
+    version the record's project pass read: same content hash), that result and the
+    per-file result of the new text behind ``SHIFT_PREFIX`` (see ``moved_lines``)."""
+    hashes = {f.display: f.digest for f in previous.files}
+    files = {f.display: f for f in again}
+
+    def moved(display: str) -> tuple[FileResult, FileResult] | None:
+        file, old, now = files.get(display), stored.get(display), fresh[display][1]
+        if file is None or old is None or now is None or old[1] != hashes.get(display):
+            return None
+        if file.path.suffix == ".ipynb":
+            return None
+        try:
+            data, _ = read_bytes(file.path, settings.config.max_file_size)
+            if content_digest(data) != now[1]:
+                return None  # changed again since it was linted
+            text = decode(data).text
+        except SourceError:
+            return None
+        return old[0], lint_one(SHIFT_PREFIX + text, display, settings, file.path)
+
+    return moved
 
 
 def _memo_to_json(memo: ProjectMemo) -> dict[str, Any]:

@@ -8,7 +8,7 @@ import json
 import marshal
 import os
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -18,6 +18,8 @@ from repro_lint.codec import diagnostic_to_json
 from repro_lint.diagnostics import Diagnostic, FileResult
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile, display_name, leftover_of
+from repro_lint.moved_lines import Refused, RowMap, row_map, touches
+from repro_lint.moved_lines import moved as move
 from repro_lint.program import (
     FIX_PARTNERS,
     Loader,
@@ -218,21 +220,26 @@ def project_codes(settings: Settings) -> frozenset[str]:
     )
 
 
-def unit_digest(result: FileResult, path: Path | None, settings: Settings) -> str:
-    """A digest of what the project pass reads of one linted file (see ``ProjectMemo``)."""
+def unit_part(result: FileResult, path: Path | None, settings: Settings) -> list[Any]:
+    """What the project pass reads of one linted file (see ``ProjectMemo``)."""
     settled = {rule.CODE for rule in settings.settling_rules}
     enabled = sorted(
         r.CODE
         for r in settings.rules_for(path)
         if r in settings.project_rules or r.CODE in FIX_PARTNERS
     )
-    part = [
+    return [
         result.filename,
         None if path is None else str(path),
         result.summary,
         [diagnostic_to_json(d) for d in result.diagnostics if d.code in settled],
         enabled,
     ]
+
+
+def unit_digest(result: FileResult, path: Path | None, settings: Settings) -> str:
+    """A digest of what the project pass reads of one linted file (``unit_part``)."""
+    part = unit_part(result, path, settings)
     data = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return digest(data.encode())
 
@@ -243,33 +250,75 @@ def reused(
     fresh: Sequence[tuple[FileResult, Path | None]],
     settings: Settings,
     load: Loader | None = None,
-) -> list[FileResult] | None:
+    moved: Callable[[str], tuple[FileResult, FileResult] | None] | None = None,
+) -> dict[str, FileResult] | None:
     """The final results of files linted again (``fresh``, per-file results), when the last
     project pass still holds: the other linted files are unchanged, and neither these files'
     parts in it nor anything it loaded (through ``load``, when a stamp changed), listed or
     asked of the text changed (``ProjectMemo.still_valid``, which brings ``memo``'s stamps up
     to date). Their project findings are then the ones the last pass added (``previous``:
-    its final results). None otherwise."""
+    its final results). None otherwise.
+
+    A file whose part changed only in its rows (``moved``: for a file, the per-file result
+    of its last version and that of its text behind ``moved_lines.SHIFT_PREFIX``) keeps the last
+    pass's findings with their rows moved, wherever they name it; the result then also holds
+    the other files whose findings moved, and ``memo`` takes the file's new digest."""
     if not settings.needs_project:
-        return [result for result, _ in fresh]
+        return {result.filename: result for result, _ in fresh}
+    maps: dict[str, RowMap] = {}
+    digests: dict[str, str] = {}
     for result, path in fresh:
-        if memo.digests.get(result.filename) != unit_digest(result, path, settings):
+        now = unit_digest(result, path, settings)
+        if memo.digests.get(result.filename) == now:
+            continue
+        found = moved(result.filename) if moved is not None else None
+        if found is None:
             return None
+        old, shifted = found
+        if unit_digest(old, path, settings) != memo.digests.get(result.filename):
+            return None
+        try:
+            rows = row_map(
+                unit_part(old, path, settings),
+                unit_part(result, path, settings),
+                unit_part(shifted, path, settings),
+            )
+        except Refused:
+            return None
+        if not rows.identity:
+            maps[result.filename] = rows
+        digests[result.filename] = now
     if not memo.still_valid(load):
         return None
     codes = project_codes(settings)
     settled = {rule.CODE for rule in settings.settling_rules}
-    out = []
-    for result, _ in fresh:
-        before = previous[result.filename]
-        added = [d for d in before.diagnostics if d.code in codes]
-        kept = [d for d in result.diagnostics if d.code not in settled]
-        unsettled = tuple(d for d in result.diagnostics if d.code in settled)
-        if not added and not unsettled:
-            out.append(result)
-            continue
-        diagnostics = tuple(sorted((*kept, *added), key=lambda d: d.sort_key))
-        out.append(dataclasses.replace(result, diagnostics=diagnostics, unsettled=unsettled))
+    out: dict[str, FileResult] = {}
+    try:
+        again = {result.filename for result, _ in fresh}
+        for name, before in previous.items() if maps else ():
+            # Only what the pass added can name another file.
+            if name not in again and any(
+                d.code in codes and touches(d, maps) for d in before.diagnostics
+            ):
+                diagnostics = tuple(
+                    move(d, maps) if d.code in codes else d for d in before.diagnostics
+                )
+                out[name] = dataclasses.replace(before, diagnostics=diagnostics)
+        for result, _ in fresh:
+            before = previous[result.filename]
+            added = [move(d, maps) for d in before.diagnostics if d.code in codes]
+            kept = [d for d in result.diagnostics if d.code not in settled]
+            unsettled = tuple(d for d in result.diagnostics if d.code in settled)
+            if not added and not unsettled:
+                out[result.filename] = result
+                continue
+            diagnostics = tuple(sorted((*kept, *added), key=lambda d: d.sort_key))
+            out[result.filename] = dataclasses.replace(
+                result, diagnostics=diagnostics, unsettled=unsettled
+            )
+    except Refused:
+        return None
+    memo.digests.update(digests)
     return out
 
 
@@ -399,5 +448,6 @@ __all__ = [
     "reused",
     "summary_loader",
     "unit_digest",
+    "unit_part",
     "with_project",
 ]

@@ -84,22 +84,45 @@ def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, 
     assert "linted 1 of" in notes and "project pass reused" in notes
 
 
-def test_an_edit_that_moves_lines_runs_the_project_pass_again(
+def test_an_edit_that_only_moves_lines_moves_the_last_pass_findings(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     same_as_without_cache(tree, monkeypatch)
     for name in ("model.py", "train.py"):
         path = tree / name
-        path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
+        path.write_text("# a new first line\n\n" + path.read_text(encoding="utf-8"))
     notes = same_as_without_cache(tree, monkeypatch)
-    assert "linted 2 of" in notes and "project pass run" in notes
+    assert "linted 2 of" in notes and "project pass reused" in notes
+    # A file that another file's finding names, and edits (train.py's RPL101 fix seeds next
+    # to seeding.py's seed): the edits' rows and the message move too.
+    path = tree / "seeding.py"
+    path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
+    notes = same_as_without_cache(tree, monkeypatch, fmt="json")
+    assert "linted 1 of" in notes and "project pass reused" in notes
+    # Lines that move apart: only rows between which no line came are placed by distance.
+    path = tree / "train.py"
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    for at in range(len(lines), 0, -7):
+        lines.insert(at, "\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    same_as_without_cache(tree, monkeypatch)
+
+
+def test_an_edit_that_moves_lines_and_changes_code_runs_the_project_pass_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    same_as_without_cache(tree, monkeypatch)
+    path = tree / "train.py"
+    path.write_text("import os\n" + path.read_text(encoding="utf-8"))
+    notes = same_as_without_cache(tree, monkeypatch)
+    assert "linted 1 of" in notes and "project pass run" in notes
 
 
 def _lines_moved_digesting(tree: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[str, set[str]]:
-    """Insert a first line in train.py and run again: the -v notes, and the names of the
-    files whose ``unit_digest`` the run computed."""
+    """Insert an import as the first line of train.py and run again: the -v notes, and the
+    names of the files whose ``unit_digest`` the run computed."""
     path = tree / "train.py"
-    path.write_text("# a new first line\n" + path.read_text(encoding="utf-8"))
+    path.write_text("import os\n" + path.read_text(encoding="utf-8"))
     digested: set[str] = set()
     real = project_pass.unit_digest
 
