@@ -524,6 +524,8 @@ class Program:
         self.units: list[Unit] = []
         self._by_path: dict[Path, Unit] = {}
         self._by_name: dict[str, list[Unit]] = {}
+        # The first linted unit of each file name (``linted_unit``).
+        self._linted: dict[str, Unit] = {}
         # Symlinks resolved once per path: module lookups repeat the same few thousand paths.
         self._real: dict[Path, Path] = {}
         for unit in units:
@@ -570,6 +572,8 @@ class Program:
     def _add(self, unit: Unit) -> Unit:
         unit.index = len(self.units)
         self.units.append(unit)
+        if unit.linted:
+            self._linted.setdefault(unit.filename, unit)
         if unit.path is not None:
             self._by_path[self._real_path(unit.path)] = unit
         if not unit.deferred:
@@ -1482,7 +1486,7 @@ class Program:
 
     def linted_unit(self, filename: str) -> Unit | None:
         """The unit of a file linted in this run."""
-        return next((u for u in self.units if u.linted and u.filename == filename), None)
+        return self._linted.get(filename)
 
     def protected_rows(self, unit: Unit) -> frozenset[int]:
         """Rows of ``unit`` a fix must not change (they carry a repro-lint noqa)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -60,12 +61,12 @@ class Settings:
         """Whether a project phase runs: project rules, or per-file rules that it settles."""
         return bool(self.project_rules) or bool(self.settling_rules)
 
-    @property
+    @functools.cached_property
     def project_rules(self) -> tuple[type[ProjectRule], ...]:
         """The selected rules judged on whole programs (run after every file is linted)."""
         return tuple(r for r in self.rules if issubclass(r, ProjectRule))
 
-    @property
+    @functools.cached_property
     def settling_rules(self) -> tuple[type[SettledRule], ...]:
         """The selected per-file rules whose findings the project pass revises."""
         return tuple(r for r in self.rules if issubclass(r, SettledRule))
