@@ -273,9 +273,19 @@ def test_generated_torch_programs(text: str, target: str) -> None:
 APPENDED = "\nimport torch\ntorch.backends.cudnn.benchmark = True\ntorch.use_deterministic_algorithms(True)\n"
 
 
-# hypothesmith compiles what it generates, which warns about code such as "1()".
+# hypothesmith compiles what it generates, which warns about code such as "1()", and drops
+# what does not compile. How much it drops varies (once, in a whole-suite run, 50 of the first
+# 59 inputs), so Hypothesis's health check on filtering is not a failure here: the properties
+# are still checked on every example that is generated.
+HYPOTHESMITH_SETTINGS = settings(
+    PROPERTY_SETTINGS,
+    max_examples=max(10, EXAMPLES // 3),
+    suppress_health_check=[*PROPERTY_SETTINGS.suppress_health_check, HealthCheck.filter_too_much],
+)
+
+
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")
-@settings(PROPERTY_SETTINGS, max_examples=max(10, EXAMPLES // 3))
+@HYPOTHESMITH_SETTINGS
 @given(hypothesmith.from_node())
 def test_hypothesmith_programs(text: str) -> None:
     check_program(text)
@@ -283,7 +293,7 @@ def test_hypothesmith_programs(text: str) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::SyntaxWarning")
-@settings(PROPERTY_SETTINGS, max_examples=max(10, EXAMPLES // 3))
+@HYPOTHESMITH_SETTINGS
 @given(hypothesmith.from_grammar())
 def test_hypothesmith_grammar_programs(text: str) -> None:
     check_program(text)
