@@ -20,7 +20,7 @@ from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile
 from repro_lint.fixes import FixOutcome, fix_texts
-from repro_lint.moved_lines import SHIFT_PREFIX
+from repro_lint.moved_lines import shift_prefix
 from repro_lint.parsing import Pieces
 from repro_lint.program import Loader
 from repro_lint.project_pass import (
@@ -425,7 +425,7 @@ def _moved(
 ) -> Callable[[str], tuple[FileResult, FileResult] | None]:
     """For a file linted again whose last version's per-file result the cache held (the
     version the record's project pass read: same content hash), that result and the
-    per-file result of the new text behind ``SHIFT_PREFIX`` (see ``moved_lines``)."""
+    per-file result of the new text behind ``shift_prefix`` (see ``moved_lines``)."""
     hashes = {f.display: f.digest for f in previous.files}
     files = {f.display: f for f in again}
 
@@ -442,7 +442,7 @@ def _moved(
             text = decode(data).text
         except SourceError:
             return None
-        return old[0], lint_one(SHIFT_PREFIX + text, display, settings, file.path)
+        return old[0], lint_one(shift_prefix(text) + text, display, settings, file.path)
 
     return moved
 

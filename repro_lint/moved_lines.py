@@ -7,7 +7,8 @@ the pass settles, see ``project_pass.unit_part``), without the old text:
 
 - the part of the new text is compared with the part of the same text behind ``SHIFT``
   comment lines: a number that grows by exactly ``SHIFT`` is a row, one that stays the same
-  is not (a character offset would grow by twice as much, and anything else refuses);
+  is not (a character offset would grow by at least twice as much, and anything else
+  refuses);
 - the part of the old text (kept by the cache) must then equal the new part everywhere but
   in rows, and its rows must map to the new ones one to one, in the same order.
 
@@ -31,7 +32,13 @@ from repro_lint.diagnostics import Diagnostic, Edit, Fix, Location
 
 # Comment lines put before the text to tell rows from other numbers.
 SHIFT = 4096
-SHIFT_PREFIX = "#\n" * SHIFT
+
+
+def shift_prefix(text: str) -> str:
+    """``SHIFT`` comment lines ending as the text's first line does (the text's newline is
+    part of what the pass reads)."""
+    found = re.search(r"\r\n|\r|\n", text)
+    return ("#" + (found.group() if found else "\n")) * SHIFT
 
 
 class Refused(Exception):
@@ -71,7 +78,7 @@ class RowMap:
 
 def row_map(old: Any, new: Any, shifted: Any) -> RowMap:
     """The map of ``old``'s rows to ``new``'s, where ``new`` and ``shifted`` are the parts of
-    one text without and with ``SHIFT_PREFIX`` (see the module's docstring)."""
+    one text without and with ``shift_prefix`` (see the module's docstring)."""
     pairs: dict[int, int] = {}
 
     def walk(o: Any, n: Any, s: Any) -> None:
@@ -191,4 +198,4 @@ def touches(diagnostic: Diagnostic, names: Collection[str]) -> bool:
     return any(_base(name) in text for name in names for text in texts)
 
 
-__all__ = ["SHIFT", "SHIFT_PREFIX", "Refused", "RowMap", "moved", "row_map", "touches"]
+__all__ = ["SHIFT", "Refused", "RowMap", "moved", "row_map", "shift_prefix", "touches"]

@@ -260,7 +260,7 @@ def reused(
     its final results). None otherwise.
 
     A file whose part changed only in its rows (``moved``: for a file, the per-file result
-    of its last version and that of its text behind ``moved_lines.SHIFT_PREFIX``) keeps the last
+    of its last version and that of its text behind ``moved_lines.shift_prefix``) keeps the last
     pass's findings with their rows moved, wherever they name it; the result then also holds
     the other files whose findings moved, and ``memo`` takes the file's new digest."""
     if not settings.needs_project:

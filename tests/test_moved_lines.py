@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
-from repro_lint.moved_lines import SHIFT, Refused, RowMap, moved, row_map, touches
+from repro_lint.moved_lines import SHIFT, Refused, RowMap, moved, row_map, shift_prefix, touches
 
 
 def part(rows: list[int], count: int = 2, name: str = "seed") -> list[object]:
@@ -98,3 +98,8 @@ def test_a_file_named_by_its_base_name_alone_refuses() -> None:
     for other in ("see train.py:10", "see /abs/src/train.py:10", "see lib/train.py:10"):
         with pytest.raises(Refused, match="another name"):
             moved(finding("model.py", 3, other), maps)
+
+
+def test_the_lines_put_before_end_as_the_text_s_first_line_does() -> None:
+    assert shift_prefix("a = 1\r\nb = 2\n") == "#\r\n" * SHIFT
+    assert shift_prefix("a = 1") == shift_prefix("a = 1\n") == "#\n" * SHIFT

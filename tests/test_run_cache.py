@@ -108,6 +108,17 @@ def test_an_edit_that_only_moves_lines_moves_the_last_pass_findings(
     same_as_without_cache(tree, monkeypatch)
 
 
+def test_lines_moved_in_a_file_with_crlf_endings_keep_the_pass(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tree / "train.py"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    same_as_without_cache(tree, monkeypatch)
+    path.write_bytes(b"# a new first line\r\n\r\n" + path.read_bytes())
+    notes = same_as_without_cache(tree, monkeypatch, fmt="json")
+    assert "linted 1 of" in notes and "project pass reused" in notes
+
+
 def test_an_edit_that_moves_lines_and_changes_code_runs_the_project_pass_again(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
