@@ -420,20 +420,30 @@ def contexts(program: Program) -> dict[int, Context]:
     ``seeded`` where such a program seeds torch, ``rank_seed`` where it seeds through a
     project helper given the rank (``set_seed(args.seed + rank)``)."""
     found: dict[int, set[str]] = {}
+    # Each summarised unit's own flags, worked out once (a unit takes part in many
+    # programs; a deferred one may be summarised meanwhile).
+    own: dict[int, frozenset[str]] = {}
+
+    def own_flags(unit: Unit) -> frozenset[str]:
+        mine = own.get(unit.index)
+        if mine is None:
+            mine = flags(unit) | _rank_helpers(program, unit)
+            if not unit.deferred:
+                own[unit.index] = mine
+        return mine
+
     for entry in program.entries:
         reached = program.reached_files(entry)
         units = [unit for unit in program.units if unit.filename in reached]
         together: set[str] = set()
         for unit in units:
-            together |= flags(unit) | _rank_helpers(program, unit)
+            together |= own_flags(unit)
         if "torch" in entry.seeded:
             together.add("seeded")
         for unit in units:
             found.setdefault(unit.index, set()).update(together)
     return {
-        unit.index: Context(
-            frozenset(found.get(unit.index, set()) | flags(unit) | _rank_helpers(program, unit))
-        )
+        unit.index: Context(frozenset(found.get(unit.index, set()) | own_flags(unit)))
         for unit in program.units
     }
 

@@ -18,7 +18,7 @@ from repro_lint.cache import digest as content_digest
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
-from repro_lint.files import SourceFile
+from repro_lint.files import SourceFile, display_name, real_path
 from repro_lint.fixes import FixOutcome, fix_texts
 from repro_lint.moved_lines import shift_prefix
 from repro_lint.parsing import Pieces
@@ -34,6 +34,7 @@ from repro_lint.project_pass import (
 from repro_lint.run_cache import RunRecord, project_to_json
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes
+from repro_lint.summary import DEFERRED_KEY
 
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -138,7 +139,7 @@ class _Linted:
     digest: str | None = None
 
 
-def _lint_file_alone(file: SourceFile, settings: Settings) -> _Linted:
+def _lint_file_alone(file: SourceFile, settings: Settings, summarise: bool = False) -> _Linted:
     try:
         data, stamp = read_bytes(file.path, settings.config.max_file_size)
     except SourceError as error:
@@ -151,7 +152,7 @@ def _lint_file_alone(file: SourceFile, settings: Settings) -> _Linted:
         except SourceError as error:
             result = error_result(file.display, error)
         else:
-            result = lint_one(text, file.display, settings, file.path)
+            result = lint_one(text, file.display, settings, file.path, summarise=summarise)
     return _Linted(file, result, stamp, content_digest(data))
 
 
@@ -201,9 +202,9 @@ def _init_worker(settings: Settings) -> None:
     _WORKER_SETTINGS = settings
 
 
-def _lint_in_worker(files: Sequence[SourceFile]) -> list[_Linted]:
+def _lint_in_worker(files: Sequence[SourceFile], summarise: bool = False) -> list[_Linted]:
     assert _WORKER_SETTINGS is not None
-    return [_lint_file_alone(file, _WORKER_SETTINGS) for file in files]
+    return [_lint_file_alone(file, _WORKER_SETTINGS, summarise) for file in files]
 
 
 def default_jobs() -> int:
@@ -254,13 +255,18 @@ _BYTES_PER_BYTE = 1500
 
 
 def _per_file(
-    files: Sequence[SourceFile], settings: Settings, jobs: int, progress: Progress | None = None
+    files: Sequence[SourceFile],
+    settings: Settings,
+    jobs: int,
+    progress: Progress | None = None,
+    summarise: bool = False,
 ) -> list[_Linted]:
-    """The read stage and the per-file pass over ``files``, in parallel when it pays."""
+    """The read stage and the per-file pass over ``files``, in parallel when it pays
+    (``summarise``: every file's summary made, as ``lint_one`` says)."""
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
         for file in files:
-            done.append(_lint_file_alone(file, settings))
+            done.append(_lint_file_alone(file, settings, summarise))
             if progress is not None:
                 progress(len(done), len(files))
         return done
@@ -279,7 +285,7 @@ def _per_file(
                 if running and sum(running.values()) + cost > MEMORY_BUDGET:
                     break
                 waiting.pop()
-                running[pool.submit(_lint_in_worker, chunk)] = cost
+                running[pool.submit(_lint_in_worker, chunk, summarise)] = cost
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 del running[future]
@@ -368,7 +374,9 @@ def lint_run(
             for name, value in previous.project.get("digests", {}).items()
             if name not in fresh and name not in linted_now
         }
-    merged, memo = project_pass(results, paths, settings, summary_loader(settings, cache), known)
+    ahead = _summarised_ahead(ordered, per_file, settings, jobs, previous)
+    load = summary_loader(settings, cache, ahead)
+    merged, memo = project_pass(results, paths, settings, load, known)
     data = _memo_to_json(memo) if settings.needs_project else None
     return RunOutcome(
         [
@@ -445,6 +453,44 @@ def _moved(
         return old[0], lint_one(shift_prefix(text) + text, display, settings, file.path)
 
     return moved
+
+
+def _summarised_ahead(
+    ordered: Sequence[SourceFile],
+    per_file: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
+    settings: Settings,
+    jobs: int | None,
+    previous: RunRecord | None,
+) -> dict[str, tuple[FileResult, str]]:
+    """The linted files whose summary was deferred and that the project pass is expected to
+    summarise, summarised now, in parallel: by path (as module lookups spell it, symlinks
+    resolved), the result and the content hash it was made from. The pass's loader takes
+    one of these instead of linting the file itself when the file still holds those bytes
+    (``summary_loader``), so the answers are the same, only made on every core.
+
+    Expected: every deferred file when there is no record of an earlier pass (an entry
+    point reaches most of a project's modules), else those the earlier pass summarised."""
+    count = jobs or default_jobs()
+    if not settings.needs_project or count <= 1:
+        return {}
+    deferred = [
+        file
+        for file in ordered
+        if per_file[file.display][0].summary.get(DEFERRED_KEY)
+        and file.path.suffix != notebooks.NOTEBOOK_SUFFIX
+    ]
+    if previous is not None and previous.project is not None:
+        asked = {str(entry[0]) for entry in previous.project.get("summaries", ())}
+        deferred = [file for file in deferred if str(real_path(file.path)) in asked]
+    if len(deferred) < POOL_THRESHOLD:
+        return {}
+    real = [real_path(file.path) for file in deferred]
+    files = [SourceFile(display_name(path), path) for path in real]
+    return {
+        str(linted.file.path): (linted.result, linted.digest)
+        for linted in _per_file(files, settings, count, summarise=True)
+        if linted.digest is not None
+    }
 
 
 def _memo_to_json(memo: ProjectMemo) -> dict[str, Any]:

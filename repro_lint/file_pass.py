@@ -133,15 +133,18 @@ def lint_one(
     checked = check(text, pieces)
     if isinstance(checked, SourceError):
         return error_result(filename, checked, text)
-    if (active or collect) and not summarise:
-        # The gate: what triggered the rules may sit only in documentation.
+    if active or collect:
+        # The gate: what triggered the rules may sit only in documentation. (A file
+        # summarised for the project phase is summarised whatever the gate says; its rules
+        # are still only those the gate leaves, as in the per-file pass it was deferred by.)
         code = gate_text(text, checked.docstrings)
         if code is not text:
             active = [r for r in active if triggered(r, code)]
-            collect = wanted and (bool(active) or _may_be_entry(code, path, settings))
-            collect = collect or any(
-                r.TRIGGERS and triggered(r, code) for r in settings.project_rules if r in rules
-            )
+            if not summarise:
+                collect = wanted and (bool(active) or _may_be_entry(code, path, settings))
+                collect = collect or any(
+                    r.TRIGGERS and triggered(r, code) for r in settings.project_rules if r in rules
+                )
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
     with _recursion_headroom(), one_pass():

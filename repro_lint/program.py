@@ -537,6 +537,11 @@ class Program:
         # makes a project module, and those naming a summarised module or its class or
         # function directly.
         self._resolved: dict[tuple[str, int], _Target | None] = {}
+        # The same answers per name and importer's search roots: files that look modules up
+        # in the same places get the same answers (``_shared_key`` says when that holds).
+        self._resolved_shared: dict[tuple[str, tuple[str, ...]], _Target | None] = {}
+        # What ``_method`` answered for good, per unit, class, name and ``skip_own``.
+        self._methods_found: dict[tuple[int, str, str, bool], _Function | None] = {}
         self._tops: dict[tuple[Path, str], bool] = {}
         self._roots: dict[int, tuple[list[Path], tuple[str, ...]]] = {}
         self._profiles: dict[tuple[int, str], Profile] = {}
@@ -693,6 +698,10 @@ class Program:
         memo = (qualified, importer.index)
         if memo in self._resolved:
             return self._resolved[memo]
+        shared = self._shared_key(qualified, importer)
+        if shared is not None and shared in self._resolved_shared:
+            answer = self._resolved[memo] = self._resolved_shared[shared]
+            return answer
         parts = qualified.split(".")
         # Whether each prefix is known for good to be no project module (``module`` keeps
         # that answer): most names resolved are libraries' (``torch.nn.functional.conv2d``).
@@ -712,13 +721,23 @@ class Program:
                 direct = _Class(unit, key)
             elif unit.defines(key):
                 direct = _Function(unit, key)
+            # A summarised module's classes and functions (and its classes' methods, found
+            # for good) stay what they are: the answer holds for good when this lookup did.
+            final = settled and (
+                (prefix, importer.index) in self._modules
+                or (unit is importer and not importer.deferred)
+            )
             if direct is not None:
-                if settled and (prefix, importer.index) in self._modules:
-                    # A summarised module's classes and functions stay what they are.
-                    self._resolved[memo] = direct
+                if final:
+                    self._settle(memo, shared, direct)
                 return direct
             if len(rest) > 1 and ".".join(rest[:-1]) in unit.classes():
-                return self._method(unit, ".".join(rest[:-1]), rest[-1])
+                method, sure = self._find_method(unit, ".".join(rest[:-1]), rest[-1], False, 0)
+                if final and sure:
+                    self._settle(memo, shared, method)
+                return method
+            # (Answers found through re-exports are not kept: how many more the depth limit
+            # lets a chain follow depends on where it was asked from.)
             exported = unit.summary.get("exports", {}).get(rest[0])
             if exported is not None and depth < 8 and exported != qualified:
                 return self.resolve(".".join([exported, *rest[1:]]), unit, depth + 1)
@@ -733,8 +752,31 @@ class Program:
             _External(qualified) if self._seeds_all(qualified) or qualified in rng.SEEDS else None
         )
         if settled:
-            self._resolved[memo] = outside
+            self._settle(memo, shared, outside)
         return outside
+
+    def _shared_key(self, qualified: str, importer: Unit) -> tuple[str, tuple[str, ...]] | None:
+        """The key under which ``resolve``'s settled answer for ``importer`` holds for every
+        importer with the same search roots: its module lookups are shared by roots (see
+        ``module``). None where the importer's own module is a prefix of the name (it is
+        its own answer there, whatever the roots find), or where it has no roots."""
+        own = importer.module
+        if qualified == own or qualified.startswith(f"{own}."):
+            return None
+        roots = self._search_roots(importer)
+        if not roots:
+            return None
+        return (qualified, self._roots[importer.index][1])
+
+    def _settle(
+        self,
+        memo: tuple[str, int],
+        shared: tuple[str, tuple[str, ...]] | None,
+        answer: _Target | None,
+    ) -> None:
+        self._resolved[memo] = answer
+        if shared is not None:
+            self._resolved_shared[shared] = answer
 
     def _seeds_all(self, qualified: str) -> bool:
         return (
@@ -744,21 +786,40 @@ class Program:
         )
 
     def _method(
-        self, unit: Unit, klass: str, name: str, *, skip_own: bool = False, depth: int = 0
+        self, unit: Unit, klass: str, name: str, *, skip_own: bool = False
     ) -> _Function | None:
         """Find ``name`` on a project class or its project base classes."""
+        memo = (unit.index, klass, name, skip_own)
+        if memo in self._methods_found:
+            return self._methods_found[memo]
+        found, final = self._find_method(unit, klass, name, skip_own, 0)
+        if final:
+            self._methods_found[memo] = found
+        return found
+
+    def _find_method(
+        self, unit: Unit, klass: str, name: str, skip_own: bool, depth: int
+    ) -> tuple[_Function | None, bool]:
+        """``_method``'s answer, and whether it holds for good: every class it looked at is
+        a summarised module's, every base was resolved for good, and it never stopped at the
+        depth limit."""
         info = unit.classes().get(klass)
-        if info is None or depth > 16:
-            return None
+        if depth > 16:
+            return None, False
+        final = not unit.deferred
+        if info is None:
+            return None, final
         if not skip_own and name in info.get("methods", ()):
-            return _Function(unit, f"{klass}.{name}")
+            return _Function(unit, f"{klass}.{name}"), final
         for base in info.get("bases", ()):
             target = self.resolve(base, unit)
+            final = final and (base, unit.index) in self._resolved
             if isinstance(target, _Class):
-                found = self._method(target.unit, target.key, name, depth=depth + 1)
+                found, sure = self._find_method(target.unit, target.key, name, False, depth + 1)
+                final = final and sure
                 if found is not None:
-                    return found
-        return None
+                    return found, final
+        return None, final
 
     def _resolve_ref(self, unit: Unit, ref: list[Json]) -> _Target | None:
         kind = ref[0]

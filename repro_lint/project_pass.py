@@ -36,9 +36,15 @@ from repro_lint.source import SourceError, Stamp, decode, read_bytes
 from repro_lint.summary import DEFERRED, DEFERRED_KEY
 
 
-def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
+def summary_loader(
+    settings: Settings,
+    cache: Cache | None = None,
+    ahead: Mapping[str, tuple[FileResult, str]] | None = None,
+) -> Loader:
     """Loads the summary of a file on disk for the project phase: imported project files that
-    were not passed, and passed files whose summary was deferred (parsed for that only)."""
+    were not passed, and passed files whose summary was deferred (parsed for that only).
+    ``ahead``: files already summarised (``lint_one(..., summarise=True)`` of the same path),
+    by path, with the content hash of the bytes they were summarised from."""
     # Words without which a module's top-level code cannot seed anything.
     seeding_words = (
         "seed",
@@ -65,7 +71,11 @@ def summary_loader(settings: Settings, cache: Cache | None = None) -> Loader:
         if read is None:
             return None
         data, stamp, text = read
-        result = lint_one(text, file.display, settings, path, summarise=True)
+        ready = ahead.get(str(path)) if ahead else None
+        if ready is not None and ready[0].filename == file.display and ready[1] == digest(data):
+            result = ready[0]
+        else:
+            result = lint_one(text, file.display, settings, path, summarise=True)
         if cache is not None:
             cache.store(file, result, stamp, digest(data))
         return (result.filename, result.summary) if result.summary else None

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from projects import write
 
-from repro_lint.cache import Cache
+from repro_lint import project_pass
+from repro_lint.cache import Cache, digest
 from repro_lint.cli import main
 from repro_lint.config import Config, load_config
 from repro_lint.diagnostics import FileResult
-from repro_lint.engine import lint_files, lint_paths
+from repro_lint.engine import lint_files, lint_paths, lint_run
 from repro_lint.files import SourceFile, display_name
 from repro_lint.program import Program, ProjectOptions, Unit
 from repro_lint.project_pass import summary_loader
@@ -527,3 +529,97 @@ def test_an_imported_module_that_never_seeds_is_answered_from_its_text(tmp_path:
     # Asked for all of it (not for its import-time code only), the module is summarised.
     answer = load(tmp_path / "layers.py", False)
     assert answer is not None and "funcs" in answer[1]
+
+
+def test_the_loader_takes_a_summary_made_ahead_only_for_the_same_bytes(tmp_path: Path) -> None:
+    """A file summarised ahead of the pass (in parallel) is answered from that summary while
+    it holds the bytes it was made from; once it changed, it is summarised again."""
+    path = tmp_path / "layers.py"
+    path.write_text("import torch\n\n\ndef block(x):\n    return torch.relu(x)\n", encoding="utf-8")
+    settings = Settings.from_config(Config(root=tmp_path))
+    made = FileResult(display_name(path), (), summary={"made": "ahead"})
+    ahead = {str(path): (made, digest(path.read_bytes()))}
+    assert summary_loader(settings, None, ahead)(path, False) == (made.filename, made.summary)
+    path.write_text("import torch\n\n\ndef block(y):\n    return torch.relu(y)\n", encoding="utf-8")
+    answer = summary_loader(settings, None, ahead)(path, False)
+    assert answer is not None and "funcs" in answer[1]
+
+
+def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a record of an earlier pass, a parallel run summarises the deferred files before
+    the pass, on every core, and the pass lints none of them itself; the findings are those
+    of a serial run, which summarises them one at a time as the pass reaches them."""
+    count = 20
+    for index in range(count):
+        (tmp_path / f"block{index:02d}.py").write_text(
+            f"import torch\n\n\ndef block{index}(x):\n    return torch.relu(x) + {index}\n",
+            encoding="utf-8",
+        )
+    calls = "\n".join(f"    x = block{i:02d}.block{i}(x)" for i in range(count))
+    imports = "\n".join(f"import block{i:02d}" for i in range(count))
+    (tmp_path / "train.py").write_text(
+        f"import torch\n{imports}\n\n\ndef main():\n    x = torch.rand(4)\n{calls}\n"
+        "    torch.save(x, 'out.pt')\n\n\nif __name__ == '__main__':\n    main()\n",
+        encoding="utf-8",
+    )
+    settings = Settings.from_config(Config(root=tmp_path))
+    files = [SourceFile(p.name, p) for p in sorted(tmp_path.glob("*.py"))]
+    linted: list[str] = []
+    real_lint_one = project_pass.lint_one  # type: ignore[attr-defined]
+
+    def counted(text: str, filename: str, *args: Any, **kwargs: Any) -> FileResult:
+        linted.append(filename)
+        return real_lint_one(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(project_pass, "lint_one", counted)
+    monkeypatch.chdir(tmp_path)
+    serial = lint_run(files, settings, jobs=1)
+    assert len(linted) == count
+    linted.clear()
+    parallel = lint_run(files, settings, jobs=2)
+    assert linted == []
+    assert parallel.results == serial.results
+    assert parallel.project == serial.project
+    assert any(d.code == "RPL101" for r in serial.results for d in r.diagnostics)
+
+
+def test_a_name_resolved_through_re_exports_is_answered_alike_in_any_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers are kept per name and importer, and shared by importers with the same search
+    roots, only when they hold for good: one that stopped at the depth limit of re-export
+    chains (found from the chain's middle first) is never the answer from its start."""
+    monkeypatch.chdir(tmp_path)
+    hops = 12
+    files = {f"m{i:02d}.py": f"from m{i + 1:02d} import f\n" for i in range(hops)}
+    files[f"m{hops:02d}.py"] = "import torch\n\n\ndef f(x):\n    return torch.relu(x)\n"
+    files["a.py"] = "import m00\nimport m04\n"
+    files["b.py"] = "import m00\nimport m04\n"
+    write(tmp_path, files)
+    names = sorted(files)
+
+    def answers(program: Program, order: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        units = {Path(u.filename).name: u for u in program.units}
+        found = {}
+        for importer, name in order:
+            target = program.resolve(name, units[importer])
+            key = getattr(target, "key", None)
+            found[importer, name] = repr(target and (type(target).__name__, key))
+        return found
+
+    def program() -> Program:
+        # Every module summarised on demand, as in a run's project pass.
+        plain = _program(tmp_path, *names)
+        settings = Settings.from_config(Config(root=tmp_path))
+        return Program(plain.units, ProjectOptions(), summary_loader(settings))
+
+    order = [("a.py", "m04.f"), ("a.py", "m00.f"), ("b.py", "m00.f"), ("b.py", "m04.f")]
+    forwards = answers(program(), order)
+    backwards = answers(program(), order[::-1])
+    alone = {key: answers(program(), [key])[key] for key in order}
+    assert forwards == backwards == alone
+    # Eight hops are followed: from m04 the function is found, from m00 it is not.
+    assert alone["a.py", "m04.f"] == repr(("_Function", "f"))
+    assert alone["a.py", "m00.f"] == "None"
