@@ -374,7 +374,7 @@ def lint_run(
             for name, value in previous.project.get("digests", {}).items()
             if name not in fresh and name not in linted_now
         }
-    ahead = _summarised_ahead(ordered, per_file, settings, jobs, previous)
+    ahead = _summarised_ahead(ordered, per_file, settings, jobs, previous, cache)
     load = summary_loader(settings, cache, ahead)
     merged, memo = project_pass(results, paths, settings, load, known)
     data = _memo_to_json(memo) if settings.needs_project else None
@@ -461,6 +461,7 @@ def _summarised_ahead(
     settings: Settings,
     jobs: int | None,
     previous: RunRecord | None,
+    cache: Cache | None,
 ) -> dict[str, tuple[FileResult, str]]:
     """The linted files whose summary was deferred and that the project pass is expected to
     summarise, summarised now, in parallel: by path (as module lookups spell it, symlinks
@@ -469,7 +470,8 @@ def _summarised_ahead(
     (``summary_loader``), so the answers are the same, only made on every core.
 
     Expected: every deferred file when there is no record of an earlier pass (an entry
-    point reaches most of a project's modules), else those the earlier pass summarised."""
+    point reaches most of a project's modules), else those the earlier pass summarised whole;
+    less those whose summary the cache holds (the loader's own entries: by resolved path)."""
     count = jobs or default_jobs()
     if not settings.needs_project or count <= 1:
         return {}
@@ -480,17 +482,27 @@ def _summarised_ahead(
         and file.path.suffix != notebooks.NOTEBOOK_SUFFIX
     ]
     if previous is not None and previous.project is not None:
-        asked = {str(entry[0]) for entry in previous.project.get("summaries", ())}
+        # (Asked for their import-time code only, files that never seed are answered from
+        # their text, unsummarised.)
+        asked = {str(e[0]) for e in previous.project.get("summaries", ()) if not e[1]}
         deferred = [file for file in deferred if str(real_path(file.path)) in asked]
-    if len(deferred) < POOL_THRESHOLD:
-        return {}
     real = [real_path(file.path) for file in deferred]
     files = [SourceFile(display_name(path), path) for path in real]
+    if cache is not None:
+        # Those the loader finds summarised in the cache (from an earlier pass) are left to it.
+        files = [file for file in files if not _summarised_in(cache, file)]
+    if len(files) < POOL_THRESHOLD:
+        return {}
     return {
         str(linted.file.path): (linted.result, linted.digest)
         for linted in _per_file(files, settings, count, summarise=True)
         if linted.digest is not None
     }
+
+
+def _summarised_in(cache: Cache, file: SourceFile) -> bool:
+    found = cache.get(file)
+    return found is not None and not found.summary.get(DEFERRED_KEY)
 
 
 def _memo_to_json(memo: ProjectMemo) -> dict[str, Any]:

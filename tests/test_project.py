@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from projects import write
 
-from repro_lint import project_pass
+from repro_lint import engine, project_pass
 from repro_lint.cache import Cache, digest
 from repro_lint.cli import main
 from repro_lint.config import Config, load_config
 from repro_lint.diagnostics import FileResult
 from repro_lint.engine import lint_files, lint_paths, lint_run
-from repro_lint.files import SourceFile, display_name
+from repro_lint.files import SourceFile, display_name, real_path
 from repro_lint.program import Program, ProjectOptions, Unit
 from repro_lint.project_pass import summary_loader
 from repro_lint.settings import Settings
@@ -565,7 +566,9 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
         encoding="utf-8",
     )
     settings = Settings.from_config(Config(root=tmp_path))
-    files = [SourceFile(p.name, p) for p in sorted(tmp_path.glob("*.py"))]
+    monkeypatch.chdir(tmp_path)
+    # Named as a run from the project's directory names them (the loader's are resolved).
+    files = [SourceFile(p.name, Path(p.name)) for p in sorted(tmp_path.glob("*.py"))]
     linted: list[str] = []
     real_lint_one = project_pass.lint_one  # type: ignore[attr-defined]
 
@@ -574,7 +577,6 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
         return real_lint_one(text, filename, *args, **kwargs)
 
     monkeypatch.setattr(project_pass, "lint_one", counted)
-    monkeypatch.chdir(tmp_path)
     serial = lint_run(files, settings, jobs=1)
     assert len(linted) == count
     linted.clear()
@@ -583,6 +585,28 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     assert parallel.results == serial.results
     assert parallel.project == serial.project
     assert any(d.code == "RPL101" for r in serial.results for d in r.diagnostics)
+    # With the results cache, a later run leaves the summaries the cache holds (the loader's,
+    # stored by the earlier pass) to the loader: nothing is summarised ahead, nor linted.
+    cache = Cache(tmp_path, settings.cache_key())
+    lint_run(files, settings, jobs=2, cache=cache)
+    cache.save()
+    linted.clear()
+    again = Cache(tmp_path, settings.cache_key())
+    per_file = {f.display: (again.get(f) or FileResult(f.display, ()), None) for f in files}
+    assert any(r.summary.get("deferred") for r, _ in per_file.values())
+    assert engine._summarised_ahead(files, per_file, settings, 2, None, again) == {}
+    assert lint_run(files, settings, jobs=2, cache=again).results == serial.results
+    assert linted == []
+    # With a record of an earlier pass, only the files it summarised whole are expected; those
+    # it asked for their import-time code only were answered from their text.
+    fresh = Cache(tmp_path / "elsewhere", settings.cache_key())
+    asked = [str(real_path(f.path)) for f in files if f.path.name.startswith("block")]
+
+    def record(imported: bool) -> Any:
+        return SimpleNamespace(project={"summaries": [(p, imported, "") for p in asked]})
+
+    assert len(engine._summarised_ahead(files, per_file, settings, 2, record(False), fresh)) == 20
+    assert engine._summarised_ahead(files, per_file, settings, 2, record(True), fresh) == {}
 
 
 def test_a_name_resolved_through_re_exports_is_answered_alike_in_any_order(
