@@ -481,12 +481,12 @@ def _summarised_ahead(
         if per_file[file.display][0].summary.get(DEFERRED_KEY)
         and file.path.suffix != notebooks.NOTEBOOK_SUFFIX
     ]
+    real = [real_path(file.path) for file in deferred]
     if previous is not None and previous.project is not None:
         # (Asked for their import-time code only, files that never seed are answered from
         # their text, unsummarised.)
         asked = {str(e[0]) for e in previous.project.get("summaries", ()) if not e[1]}
-        deferred = [file for file in deferred if str(real_path(file.path)) in asked]
-    real = [real_path(file.path) for file in deferred]
+        real = [path for path in real if str(path) in asked]
     files = [SourceFile(display_name(path), path) for path in real]
     if cache is not None:
         # Those the loader finds summarised in the cache (from an earlier pass) are left to it.

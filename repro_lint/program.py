@@ -731,9 +731,10 @@ class Program:
                 if final:
                     self._settle(memo, shared, direct)
                 return direct
-            if len(rest) > 1 and ".".join(rest[:-1]) in unit.classes():
-                method, sure = self._find_method(unit, ".".join(rest[:-1]), rest[-1], False, 0)
-                if final and sure:
+            klass = ".".join(rest[:-1])
+            if len(rest) > 1 and klass in unit.classes():
+                method = self._method(unit, klass, rest[-1])
+                if final and (unit.index, klass, rest[-1], False) in self._methods_found:
                     self._settle(memo, shared, method)
                 return method
             # (Answers found through re-exports are not kept: how many more the depth limit

@@ -71,13 +71,14 @@ def summary_loader(
         if read is None:
             return None
         data, stamp, text = read
+        content = digest(data)
         ready = ahead.get(str(path)) if ahead else None
-        if ready is not None and ready[0].filename == file.display and ready[1] == digest(data):
+        if ready is not None and ready[0].filename == file.display and ready[1] == content:
             result = ready[0]
         else:
             result = lint_one(text, file.display, settings, path, summarise=True)
         if cache is not None:
-            cache.store(file, result, stamp, digest(data))
+            cache.store(file, result, stamp, content)
         return (result.filename, result.summary) if result.summary else None
 
     def _read(path: Path) -> tuple[bytes, Stamp, str] | None:
