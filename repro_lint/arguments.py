@@ -184,4 +184,9 @@ def indented(node: cst.BaseExpression, indent: str) -> cst.BaseExpression:
 def expression_code(module: cst.Module, node: cst.BaseExpression, indent: str) -> str:
     """The code of ``node`` for a statement indented by ``indent``: ``code_for_node`` alone
     leaves the block's indentation out of the expression's continuation lines."""
+    code = module.code_for_node(node)
+    if "\n" not in code and "\r" not in code:
+        # One line: no line break or comment line to indent (and rebuilding the tree to
+        # find none is most of the cost).
+        return code
     return module.code_for_node(indented(node, indent))

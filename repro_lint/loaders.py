@@ -45,6 +45,7 @@ from repro_lint.values import (
     parameters,
     target_names,
 )
+from repro_lint.walker import children
 
 if TYPE_CHECKING:
     from repro_lint.rule import FileContext
@@ -197,7 +198,7 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     while stack:
         current = stack.pop()
         yield current
-        stack.extend(current.children)
+        stack.extend(children(current))
 
 
 def block_indent(statements: Sequence[cst.CSTNode], module: cst.Module) -> str:
@@ -287,7 +288,7 @@ def _names_in(node: cst.BaseExpression) -> Iterator[cst.Name]:
         elif isinstance(current, cst.Attribute):
             stack.append(current.value)
         else:
-            stack.extend(current.children)
+            stack.extend(children(current))
 
 
 def _conditions(test: cst.BaseExpression) -> list[list[Json]]:

@@ -383,6 +383,8 @@ _WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
 def is_seed_name(name: str) -> bool:
     """A variable, attribute or key named for a seed: ``seed``, ``manualSeed``,
     ``random_seed``, ``SEED``; not ``seeded`` or ``seeds_dir``-like words."""
+    if "seed" not in name.lower():
+        return False  # (every word is a part of the name: most names end here)
     return any(
         word == "seed" or (word.endswith("seed") and len(word) > 4)
         for word in (part.lower() for part in _WORDS.split(name))

@@ -136,6 +136,9 @@ class FileContext:
     # Positions of this file's nodes, shared by everything that positions one (findings,
     # their fixes, the summary's data-loading records): one generation pass per file.
     positions: Positions = field(init=False)
+    # What rules of this file share, by a key of their choosing (RPL401 and RPL402 follow
+    # the same traversal of the op catalog: the first one made runs it for both).
+    shared: dict[object, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "positions", Positions(self.module, self.cursor.starts))

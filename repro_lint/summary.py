@@ -242,6 +242,9 @@ class SummaryCollector:
         # Assignment targets being visited (their last names), innermost last,
         # and where the events of the statement start.
         self._targets: list[list[str]] = []
+        # The names (``cst.Name`` values) met in the value of the assignment being visited:
+        # after its last target, up to its end (an assignment holds no other statement).
+        self._value_names: list[set[str]] = []
         self._assign_start: list[int] = []
         # Per visited call: whether it is a seeding call (a draw in its arguments derives
         # the seed value).
@@ -1137,7 +1140,10 @@ class SummaryCollector:
         self._assign_start.append(len(self._funcs.get(self._function_key(), ())))
 
     def _leave_assign(
-        self, targets: Sequence[cst.BaseExpression], value: cst.BaseExpression | None
+        self,
+        targets: Sequence[cst.BaseExpression],
+        value: cst.BaseExpression | None,
+        value_names: set[str] | None = None,
     ) -> None:
         self._targets.pop()
         start = self._assign_start.pop()
@@ -1149,7 +1155,7 @@ class SummaryCollector:
         events = self._funcs.get(key, [])
         built = [i for i in range(start, len(events)) if _builds_model(events[i])]
         models = self._models.setdefault(key, {})
-        mentioned = _mentions(value, name)
+        mentioned = name in value_names if value_names is not None else _mentions(value, name)
         if mentioned:
             # ``model = DataParallel(model).to(device)``: still the same model.
             if built or name in models:
@@ -1177,6 +1183,7 @@ class SummaryCollector:
         self._kernels.formatted_string(node)
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        self._value_names.append(set())
         self._kernels.assign(node)
         self._options.visit_Assign(node)
         self._parse_statement(node)
@@ -1218,10 +1225,14 @@ class SummaryCollector:
         statement, name = self._parsed
         return [statement, f"{name}.{option.dest}", option.default_is_none]
 
+    def leave_AssignTarget(self, original_node: cst.AssignTarget) -> None:
+        # What the targets name is not the value's.
+        self._value_names[-1].clear()
+
     def leave_Assign(self, original_node: cst.Assign) -> None:
         targets = [target.target for target in original_node.targets]
         self._data.assign(targets, original_node.value, self._function_key())
-        self._leave_assign(targets, original_node.value)
+        self._leave_assign(targets, original_node.value, self._value_names.pop())
 
     def leave_AnnAssign(self, original_node: cst.AnnAssign) -> None:
         self._data.assign([original_node.target], original_node.value, self._function_key())
@@ -1249,6 +1260,8 @@ class SummaryCollector:
         return CallSite(statement, self.node_row(node), indent, top.node, helper_row, context)
 
     def visit_Name(self, node: cst.Name) -> None:
+        if self._value_names:
+            self._value_names[-1].add(node.value)
         if node.value in self._grad.imported:
             self._grad.name(node)
 
@@ -1499,7 +1512,7 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     stack = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name) and current.value == name:
+        if type(current) is cst.Name and current.value == name:
             return True
         stack.extend(children(current))
     return False

@@ -291,26 +291,27 @@ class Tensors:
         return kind if isinstance(kind, ModuleInstance) else None
 
     def kind(self, expr: cst.BaseExpression) -> Kind:
-        if isinstance(expr, cst.Name):
+        # ``type(...) is``: concrete node classes have no subclasses; isinstance goes through abc.
+        if type(expr) is cst.Name:
             return self._lookup(expr)
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return self._attribute(expr)
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             return self._call(expr)
-        if isinstance(expr, cst.BinaryOperation):
+        if type(expr) is cst.BinaryOperation:
             return self._arithmetic(expr)
-        if isinstance(expr, cst.UnaryOperation):
+        if type(expr) is cst.UnaryOperation:
             return self.facts(expr.expression)
-        if isinstance(expr, cst.NamedExpr):
+        if type(expr) is cst.NamedExpr:
             return self.kind(expr.value)
-        if isinstance(expr, cst.Subscript):
+        if type(expr) is cst.Subscript:
             parts = self._parts(expr.value)
             index = _single_index(expr)
             if parts is not None and index is not None and -len(parts) <= index < len(parts):
                 return parts[index]
             base = self.facts(expr.value)
             return TensorFacts(floating=base.floating) if base is not None else None
-        if isinstance(expr, cst.IfExp):
+        if type(expr) is cst.IfExp:
             body, orelse = self.facts(expr.body), self.facts(expr.orelse)
             if body is None or orelse is None:
                 return None

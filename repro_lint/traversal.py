@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 import libcst as cst
 
 from repro_lint.rule import FileContext
-from repro_lint.walker import ORDER, is_node, order, walk
+from repro_lint.walker import IS_NODE, ORDER, is_node, order, walk
 
 Hook = Callable[[cst.CSTNode], object]
 
@@ -155,6 +155,7 @@ class Dispatcher(cst.CSTVisitor):
         plans: dict[type, tuple[int, tuple[Hook, ...], tuple[Hook, ...]]] = {}
         visit, leave, track = self._visit, self._leave, self._track
         stack, indents, names = self._stack, self._indents, self._names
+        known = IS_NODE.get  # is_node, inlined
 
         def step(node: cst.CSTNode) -> None:
             node_type = type(node)
@@ -173,10 +174,13 @@ class Dispatcher(cst.CSTVisitor):
                 child_type = type(child)
                 if child_type is tuple or child_type is list:
                     for item in child:
-                        if is_node(type(item)):
+                        answer = known(type(item))
+                        if answer or (answer is None and is_node(type(item))):
                             step(item)
-                elif is_node(child_type):
-                    step(child)
+                else:
+                    answer = known(child_type)
+                    if answer or (answer is None and is_node(child_type)):
+                        step(child)
             for hook in leaving:
                 hook(node)
             if kind & _STATEMENT:

@@ -18,14 +18,14 @@ import libcst as cst
 ORDER: dict[type[cst.CSTNode], tuple[str, ...]] = {}
 # isinstance against libcst's abstract base classes goes through abc and is slow; the answer
 # per concrete type is cached instead.
-_IS_NODE: dict[type, bool] = {}
+IS_NODE: dict[type, bool] = {}
 
 
 def is_node(kind: type) -> bool:
     """Whether values of this type are CST nodes (cached per type)."""
-    answer = _IS_NODE.get(kind)
+    answer = IS_NODE.get(kind)
     if answer is None:
-        answer = _IS_NODE[kind] = issubclass(kind, cst.CSTNode)
+        answer = IS_NODE[kind] = issubclass(kind, cst.CSTNode)
     return answer
 
 
@@ -66,13 +66,19 @@ def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     (libcst's property runs ``_visit_and_replace_children``, which copies the node; a
     search through a subtree paid that once per node.)"""
     found: list[cst.CSTNode] = []
+    known = IS_NODE.get  # is_node, inlined: this runs for every node of many searches
     for attribute in ORDER.get(type(node)) or order(node):
         child = getattr(node, attribute)
         kind = type(child)
         if kind is tuple or kind is list:
-            found.extend(item for item in child if is_node(type(item)))
-        elif is_node(kind):
-            found.append(child)
+            for item in child:
+                answer = known(type(item))
+                if answer or (answer is None and is_node(type(item))):
+                    found.append(item)
+        else:
+            answer = known(kind)
+            if answer or (answer is None and is_node(kind)):
+                found.append(child)
     return found
 
 

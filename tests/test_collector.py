@@ -21,6 +21,7 @@ from repro_lint.file_pass import lint_one
 from repro_lint.settings import Settings
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train.py"
+EXAMPLES = EXAMPLE.parent
 
 
 class _Node:
@@ -190,3 +191,39 @@ def test_only_the_console_script_is_one_shot(collecting: None, tmp_path: Path) -
     result = CliRunner().invoke(main, ["check", "--no-cache", str(tmp_path / "train.py")])
     assert result.exit_code == 1, result.output
     assert not collector._ONE_SHOT
+
+
+VALUE_NAME_SNIPPETS = [
+    "import torch\nmodel = Net()\nmodel = torch.nn.DataParallel(model).to(device)\n",
+    "class T:\n    def f(self):\n        model = self.model\n        x: int = x + 1\n",
+    "model = build(cfg)\nmodel = other(cfg, model=1)\nmodel = [m for model in models]\n",
+    "a = b = f(a)\na, b = b, a\nx = (y := x)\nx = lambda x: 0\nx = f(g(h(y)))[x]\n",
+    "d[k] = v\nobj.attr = obj\nm = m\n",
+]
+
+
+def test_names_met_in_an_assigned_value_are_those_in_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The summary tells ``model = Wrap(model)`` (still the model) from ``model = f()`` by
+    the names met in the value while the traversal passes it, not by searching the value
+    again: the same answer as a search, for every assignment of the snippets and examples."""
+    from repro_lint import summary
+
+    checked: list[bool] = []
+    original = summary.SummaryCollector._leave_assign
+
+    def leave(self, targets, value, value_names=None):  # type: ignore[no-untyped-def]
+        if value_names is not None and len(targets) == 1 and isinstance(targets[0], cst.Name):
+            name = targets[0].value
+            mentioned = summary._mentions(value, name)
+            assert (name in value_names) == mentioned, name
+            checked.append(mentioned)
+        original(self, targets, value, value_names)
+
+    monkeypatch.setattr(summary.SummaryCollector, "_leave_assign", leave)
+    sources = [
+        *("import torch\n" + snippet for snippet in VALUE_NAME_SNIPPETS),
+        *(p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.rglob("*.py"))),
+    ]
+    for source in sources:
+        lint_one(source, "example.py", Settings.from_config(Config()), None, summarise=True)
+    assert len(checked) > 40 and any(checked) and not all(checked)

@@ -13,11 +13,13 @@ import pytest
 from click.testing import CliRunner
 
 from repro_lint import layout
+from repro_lint.arguments import expression_code, indented
 from repro_lint.cli import main
 from repro_lint.config import Config
 from repro_lint.diagnostics import FixSafety
 from repro_lint.engine import fix_source
 from repro_lint.settings import Settings
+from repro_lint.walker import walk
 
 SAFE = frozenset({FixSafety.SAFE})
 SETTINGS = Settings.from_config(Config(target_torch="2.13"))
@@ -494,3 +496,32 @@ def test_notebook_messages_cite_cells(tmp_path: Path, monkeypatch: pytest.Monkey
     # The model is built on line 2 of cell 2 (line 5 of the joined cells).
     assert finding["message"].endswith("at cell 2:2 already consumed it")
     assert finding["fix"]["message"] == "Move this seed before cell 2:2"
+
+
+def test_expression_code_is_the_indented_code_of_every_expression() -> None:
+    """``expression_code`` skips rebuilding a one-line expression (nothing to indent): the
+    code it gives is still that of the rebuilt one, for every expression of the examples
+    and of two modules, one-line or not, with and without a block indentation."""
+    root = Path(__file__).resolve().parent.parent
+    sources = [
+        *sorted((root / "examples").rglob("*.py")),
+        root / "repro_lint" / "layout.py",
+        root / "repro_lint" / "arguments.py",
+    ]
+    multiline = 0
+    for source in sources:
+        module = cst.parse_module(source.read_text(encoding="utf-8"))
+        expressions: list[cst.BaseExpression] = []
+
+        def enter(node: cst.CSTNode, found: list[cst.BaseExpression] = expressions) -> bool:
+            if isinstance(node, cst.BaseExpression):
+                found.append(node)
+            return True
+
+        walk(module, enter, lambda node: None)
+        for node in expressions:
+            for indent in ("", "    ", "\t\t"):
+                expected = module.code_for_node(indented(node, indent))
+                assert expression_code(module, node, indent) == expected
+                multiline += "\n" in expected
+    assert multiline  # the rebuilt path is exercised too

@@ -23,7 +23,17 @@ from repro_lint.config import Config, parse_table
 from repro_lint.diagnostics import FixSafety
 from repro_lint.engine import fix_source, lint_text
 from repro_lint.names import Names
-from repro_lint.rules.nondeterministic_op import PREAMBLE, classify, short_name
+from repro_lint.rule import Invalid, Valid
+from repro_lint.rules.nondeterministic_op import (
+    PREAMBLE,
+    CatalogCalls,
+    NondeterministicOp,
+    classify,
+    short_name,
+)
+from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
+    NondeterministicOpWithoutDeterministicMode,
+)
 from repro_lint.settings import Settings
 from repro_lint.torch_versions import TorchVersion, parse_version
 
@@ -827,3 +837,54 @@ def test_generated_pages_show_every_release() -> None:
         "| Status |" in sections["Ops"] and "Ops reported for other torch releases" not in sections
     )
     assert BY_ID["kthvalue-cuda"].condition in sections["Ops"]
+
+
+# -- RPL401 and RPL402 share one traversal of the catalog per file ------------------------------
+
+_SHARED_SOURCES = [
+    pytest.param(textwrap.dedent(source), target, id=f"case-{name}")
+    for name, source, target, _ in CASES
+] + [
+    pytest.param(
+        example.code if isinstance(example, Invalid | Valid) else example,
+        str(
+            (example.config if isinstance(example, Invalid | Valid) else {}).get("target-torch")
+            or "2.13"
+        ),
+        id=f"{rule.CODE}-example-{i}",
+    )
+    for rule in (NondeterministicOp, NondeterministicOpWithoutDeterministicMode)
+    for i, example in enumerate((*rule.INVALID, *rule.VALID))
+]
+
+
+def _run(source: str, target: str, codes: tuple[str, ...]) -> tuple[list[str], object]:
+    values = parse_table({"target-torch": target}, None)
+    values["select"] = codes
+    result = lint_text(source, "example.py", Settings.from_config(Config(**values)))
+    return [repr(d.to_json()) for d in result.diagnostics], result.summary.get("notes")
+
+
+@pytest.mark.parametrize(("source", "target"), _SHARED_SOURCES)
+def test_rules_sharing_the_traversal_find_what_each_finds_alone(source: str, target: str) -> None:
+    both, notes = _run(source, target, CODES)
+    alone_401, notes_401 = _run(source, target, ("RPL401",))
+    alone_402, notes_402 = _run(source, target, ("RPL402",))
+    assert sorted(both) == sorted(alone_401 + alone_402)
+    # The notes for the project phase (findings its callers settle) are each rule's, once.
+    assert notes == notes_401 == notes_402
+
+
+def test_rpl401_and_rpl402_run_one_traversal(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[object] = []
+    original = CatalogCalls.__init__
+
+    def counting(self: CatalogCalls, *args: object, **kwargs: object) -> None:
+        made.append(self)
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(CatalogCalls, "__init__", counting)
+    source = "import torch\nt = torch.zeros(5, device='cuda')\nt.index_add_(0, i, v)\n"
+    found, _ = _run(source, "2.13", CODES)
+    assert found
+    assert len(made) == 1

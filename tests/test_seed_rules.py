@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
 
 from repro_lint.cli import main
 from repro_lint.config import Config, ConfigError, parse_table
@@ -15,6 +17,7 @@ from repro_lint.explain import sections
 from repro_lint.files import SourceFile, display_name
 from repro_lint.program import ProjectRule, Unit, analyse
 from repro_lint.project_pass import summary_loader
+from repro_lint.randomness import _WORDS, is_seed_name
 from repro_lint.rule import Rule
 from repro_lint.rules import ALL_RULES
 from repro_lint.settings import Settings
@@ -121,3 +124,19 @@ def test_torch_cuda_seed_alone_is_not_a_torch_seed() -> None:
     ]
     fixed = source.replace("torch.cuda.manual_seed_all(0)", "torch.manual_seed(0)")
     assert lint_text(fixed, "a.py", settings).diagnostics == ()
+
+
+@given(
+    st.lists(
+        st.sampled_from(["seed", "Seed", "SEED", "random", "_", "__", "manual", "s", "eeds", "x1"])
+        | st.text(alphabet=st.characters(categories=("Lu", "Ll", "Nd")), max_size=4),
+        max_size=6,
+    )
+)
+def test_seed_names_are_judged_by_their_words(parts: list[str]) -> None:
+    """``is_seed_name`` answers a name without "seed" in it at once; the answer is the one
+    its words give."""
+    name = "".join(parts)
+    words = (part.lower() for part in _WORDS.split(name))
+    expected = any(word == "seed" or (word.endswith("seed") and len(word) > 4) for word in words)
+    assert is_seed_name(name) == expected

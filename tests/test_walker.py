@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import libcst as cst
 import pytest
 
+import repro_lint
 from repro_lint.walker import children, walk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -93,3 +95,27 @@ def test_enter_false_skips_children() -> None:
 
     walk(module, enter, lambda node: None)
     assert names == ["f"]
+
+
+def test_node_classes_compared_by_type_have_no_subclasses() -> None:
+    """The analysis tests a node's class with ``type(node) is cst.X`` (and sets of classes)
+    where isinstance, which goes through abc, is too slow: right only while no class
+    derives from X. Every class so compared in the package is checked here."""
+    package = Path(repro_lint.__file__).parent
+    compared = re.compile(r"type\([\w.]+\) (?:is|is not|in) (?:cst\.(\w+)|(_[A-Z_]+))")
+    found: set[str] = set()
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for single, table in compared.findall(text):
+            if single:
+                found.add(single)
+            else:
+                # A set of classes named by a module constant: the classes it lists.
+                definition = re.search(rf"^{table} = frozenset\(\s*\{{(.*?)\}}", text, re.M | re.S)
+                assert definition is not None, (path.name, table)
+                found.update(re.findall(r"cst\.(\w+)", definition.group(1)))
+    assert {"Name", "Attribute", "Call", "Integer"} <= found
+    for name in sorted(found):
+        kind = getattr(cst, name)
+        assert issubclass(kind, cst.CSTNode)
+        assert not kind.__subclasses__(), name

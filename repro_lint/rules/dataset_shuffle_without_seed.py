@@ -12,6 +12,7 @@ from repro_lint.diagnostics import FixSafety
 from repro_lint.loaders import block_indent, mentions_rank
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.values import target_names
+from repro_lint.walker import children
 
 # Functions of the ``datasets`` library that give a dataset (or a dict of splits).
 _SOURCES = frozenset(
@@ -322,5 +323,5 @@ def _assignments(function: cst.FunctionDef) -> list[cst.Assign]:
             found.append(current)
         if isinstance(current, cst.FunctionDef | cst.ClassDef | cst.Lambda):
             continue
-        stack.extend(current.children)
+        stack.extend(children(current))
     return found

@@ -21,7 +21,6 @@ from repro_lint.diagnostics import Diagnostic
 from repro_lint.program import Program, SettledRule
 from repro_lint.rule import FileContext, Invalid, Valid
 from repro_lint.rules.nondeterministic_op import (
-    CatalogCalls,
     CatalogRule,
     Finding,
     Site,
@@ -118,6 +117,7 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
     TRIGGERS = _TRIGGERS
     TRIGGER_WORDS = True
     gate_forward = True
+    LIBRARY = True
     INVALID = (
         Invalid(
             "import torch\nimport torch.nn.functional as F\nfrom torch_geometric.nn import GCNConv\n\n"
@@ -258,7 +258,6 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.calls = CatalogCalls(context.names, context.target_torch, library=True)
         self._file_enables = False
         self._fixed_by_mode: list[Site] = []
         # DGL built-in functions held by names of the enclosing functions, and by ``self``

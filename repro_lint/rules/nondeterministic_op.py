@@ -3,8 +3,9 @@ the op catalog for the target torch version. Also the call classifier RPL402 sha
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import libcst as cst
 
@@ -265,6 +266,16 @@ class CatalogTraversal:
     def finish_module(self, module: cst.Module) -> None:
         """After every finding of the module was passed to ``on_finding``."""
 
+    # What the traversal calls (``CatalogRule`` passes them on to the rules it runs for).
+    def _found(self, site: Site) -> None:
+        self.on_finding(site)
+
+    def _opened(self, site: Site, functions: tuple[str, ...]) -> None:
+        self.on_open(site, functions)
+
+    def _finished(self, module: cst.Module) -> None:
+        self.finish_module(module)
+
     # -- where findings wait --------------------------------------------------------------------
 
     def _statements(self) -> tuple[cst.CSTNode, ...]:
@@ -284,15 +295,15 @@ class CatalogTraversal:
         for site, grad in waiting.open:
             if autograd.settled(grad):
                 continue
-            self.on_finding(site)
+            self._found(site)
             functions = autograd.across_files(grad)
             if functions:
                 if mentions is None:
                     mentions = _name_counts(original_node)
                 # Named only where it is defined: the file does not pass it on either.
                 if all(mentions.get(function, 0) == 1 for function in functions):
-                    self.on_open(site, functions)
-        self.finish_module(original_node)
+                    self._opened(site, functions)
+        self._finished(original_node)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.calls.tensors.enter_class(node)
@@ -431,7 +442,7 @@ class CatalogTraversal:
         site = Site(node, finding, self._statements(), module_level)
         backward = finding.entry.phase is Phase.BACKWARD
         if not self.gate or not (backward or self.gate_forward):
-            self.on_finding(site)
+            self._found(site)
             return
         autograd = self.calls.autograd
         if autograd.quiet() is not None:
@@ -439,16 +450,16 @@ class CatalogTraversal:
         if finding.api.kind is ApiKind.MODULE:
             holder = self._holder()
             if holder is None:
-                self.on_finding(site)
+                self._found(site)
             else:
                 self._waiting.held.setdefault(holder, ([], []))[0].append(site)
             return
         if not backward:
-            self.on_finding(site)
+            self._found(site)
             return
         grad = autograd.opened(autograd.grad(self.calls.differentiated(node, finding)))
         if grad.maybe:
-            self.on_finding(site)
+            self._found(site)
         elif grad.depends:
             self._waiting.open.append((site, grad))
 
@@ -496,7 +507,7 @@ class CatalogTraversal:
         if uses and all(uses):
             return
         for site in sites:
-            self.on_finding(site)
+            self._found(site)
 
 
 def _name_counts(module: cst.Module) -> dict[str, int]:
@@ -681,12 +692,41 @@ def describe(finding: Finding, tail: str) -> str:
 
 
 class CatalogRule(CatalogTraversal, Rule):
-    """A rule that reports catalogued calls (RPL401, RPL402)."""
+    """A rule that reports catalogued calls (RPL401, RPL402, RPL403).
+
+    Rules that judge the same calls the same way (RPL401 and RPL402: the same catalog, the
+    same gates) share one traversal per file: the first one made runs it and passes what
+    it finds to each of them; the traversal's hooks of the others do nothing (see below).
+    """
+
+    # Third-party packages' ops (RPL403) rather than PyTorch's own.
+    LIBRARY: ClassVar[bool] = False
 
     def __init__(self, context: FileContext) -> None:
         super().__init__(context)
-        self.calls = CatalogCalls(context.names, context.target_torch)
+        key = (CatalogRule, self.LIBRARY, self.gate, self.gate_forward)
+        leader: CatalogRule | None = context.shared.get(key)
+        self._leader = leader
+        self._rules: list[CatalogRule] = [self]
         self._waiting = _Waiting()
+        if leader is None:
+            context.shared[key] = self
+            self.calls = CatalogCalls(context.names, context.target_torch, library=self.LIBRARY)
+        else:
+            leader._rules.append(self)
+            self.calls = leader.calls
+
+    def _found(self, site: Site) -> None:
+        for rule in self._rules:
+            rule.on_finding(site)
+
+    def _opened(self, site: Site, functions: tuple[str, ...]) -> None:
+        for rule in self._rules:
+            rule.on_open(site, functions)
+
+    def _finished(self, module: cst.Module) -> None:
+        for rule in self._rules:
+            rule.finish_module(module)
 
     def _statements(self) -> tuple[cst.CSTNode, ...]:
         return self.anchor()
@@ -694,6 +734,23 @@ class CatalogRule(CatalogTraversal, Rule):
     def on_open(self, site: Site, functions: tuple[str, ...]) -> None:
         top = site.anchor[0] if site.anchor else None
         self.context.notes.append(Note(OPEN_ACROSS_FILES, site.node, top, list(functions)))
+
+
+def _run_by_leader(hook: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
+    def run(self: CatalogRule, node: Any) -> None:
+        if self._leader is None:
+            hook(self, node)
+
+    run.__name__ = hook.__name__
+    run.__doc__ = hook.__doc__
+    return run
+
+
+# The traversal's hooks of a rule that shares another's run only in that one (a subclass
+# that adds to a hook calls the shared part through ``super()``).
+for _name, _hook in list(vars(CatalogTraversal).items()):
+    if _name.startswith(("visit_", "leave_")):
+        setattr(CatalogRule, _name, _run_by_leader(_hook))
 
 
 # The summary's notes of findings that callers in other modules may settle:

@@ -27,6 +27,7 @@ from repro_lint.randomness import (
 )
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.summary import is_main_check
+from repro_lint.walker import children
 
 # Seeding call -> (seed parameter, position).
 SEED_PARAMETERS: dict[str, tuple[str, int]] = {
@@ -520,7 +521,7 @@ class NondeterministicSeed(Rule):
                 qualified = self.qualified_name(node.func)
                 if qualified is not None and (random_draw(qualified) or numpy_draw(qualified)):
                     return True
-            stack.extend(node.children)
+            stack.extend(children(node))
         return False
 
     def _assigned(self, text: str) -> _Assigned | None:

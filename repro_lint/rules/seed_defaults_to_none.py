@@ -9,6 +9,7 @@ from repro_lint.diagnostics import FixSafety
 from repro_lint.options import Option, Options
 from repro_lint.randomness import HELPERS, SEEDS, is_seed_name
 from repro_lint.rule import FileContext, Invalid, Replace, Rule, Valid
+from repro_lint.walker import children
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
@@ -211,7 +212,7 @@ class SeedDefaultsToNone(Rule):
                     name = func.value
                 if is_seed_name(name):
                     return True
-            stack.extend(node.children)
+            stack.extend(children(node))
         return False
 
     def _report(self, option: Option) -> None:

@@ -15,6 +15,7 @@ from repro_lint.loaders import KEEPS_ORDER, block_indent
 from repro_lint.names import dotted_name
 from repro_lint.program import Program, SettledRule, Unit
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Valid
+from repro_lint.walker import children
 
 # Functions that list a directory (qualified) -> how to sort what they return.
 LISTINGS: dict[str, str] = {
@@ -391,7 +392,7 @@ class UnsortedFileListing(SettledRule):
             if isinstance(current, cst.Name | cst.Attribute):
                 if self.qualified_name(current) in PATH_CLASSES:
                     return True
-            stack.extend(current.children)
+            stack.extend(children(current))
         return False
 
     # -- statements -------------------------------------------------------------------------
@@ -524,7 +525,7 @@ class UnsortedFileListing(SettledRule):
                     return [ORDER]
                 if f"+{text}" not in found:
                     found.append(f"+{text}")
-            stack.extend(current.children)
+            stack.extend(children(current))
         return found or [FREE]
 
     def _numbers_only_logged(
@@ -552,9 +553,9 @@ class UnsortedFileListing(SettledRule):
         if isinstance(node, cst.If | cst.While):
             if not self._only_logged(name, node.test, True):
                 return False
-            rest = [c for c in node.children if c is not node.test]
+            rest = [c for c in children(node) if c is not node.test]
             return all(self._only_logged(name, child, allowed) for child in rest)
-        return all(self._only_logged(name, child, allowed) for child in node.children)
+        return all(self._only_logged(name, child, allowed) for child in children(node))
 
     # -- expressions ------------------------------------------------------------------------
 
@@ -573,51 +574,57 @@ class UnsortedFileListing(SettledRule):
             for arg in node.args:
                 self._scan(arg.value, FREE)
             return
-        if isinstance(node, cst.Name | cst.Attribute):
+        # ``type(...) is``: concrete node classes have no subclasses; isinstance goes through abc.
+        if type(node) is cst.Name or type(node) is cst.Attribute:
             self._use(node, context)
-            if isinstance(node, cst.Attribute):
+            if type(node) is cst.Attribute:
                 self._scan(node.value, ORDER)
             return
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             self._call(node, context)
-        elif isinstance(node, cst.ListComp | cst.GeneratorExp | cst.DictComp | cst.SetComp):
+        elif (
+            type(node) is cst.ListComp
+            or type(node) is cst.GeneratorExp
+            or type(node) is cst.DictComp
+            or type(node) is cst.SetComp
+        ):
             self._comprehension(node, context)
-        elif isinstance(node, cst.List | cst.Tuple):
+        elif type(node) is cst.List or type(node) is cst.Tuple:
             for element in node.elements:
                 self._scan(element.value, context)
-        elif isinstance(node, cst.Set):
+        elif type(node) is cst.Set:
             for element in node.elements:
                 self._scan(element.value, FREE)
-        elif isinstance(node, cst.BinaryOperation):
+        elif type(node) is cst.BinaryOperation:
             self._scan(node.left, context)
             # ``files + more``: what is kept is both, in that order.
             added = f"+{context[1:]}" if context[:1] == "=" else context
             self._scan(node.right, added)
-        elif isinstance(node, cst.BooleanOperation):
+        elif type(node) is cst.BooleanOperation:
             self._scan(node.left, context)
             self._scan(node.right, context)
-        elif isinstance(node, cst.IfExp):
+        elif type(node) is cst.IfExp:
             self._scan(node.test, FREE)
             self._scan(node.body, context)
             self._scan(node.orelse, context)
-        elif isinstance(node, cst.UnaryOperation):
+        elif type(node) is cst.UnaryOperation:
             self._scan(node.expression, FREE if isinstance(node.operator, cst.Not) else ORDER)
-        elif isinstance(node, cst.Comparison):
+        elif type(node) is cst.Comparison:
             membership = all(isinstance(c.operator, cst.In | cst.NotIn) for c in node.comparisons)
             inner = FREE if membership else ORDER
             self._scan(node.left, inner)
             for comparison in node.comparisons:
                 self._scan(comparison.comparator, inner)
-        elif isinstance(node, cst.Subscript):
+        elif type(node) is cst.Subscript:
             self._scan(node.value, PICK if self._single_index(node) else ORDER)
-        elif isinstance(node, cst.StarredElement | cst.Await):
+        elif type(node) is cst.StarredElement or type(node) is cst.Await:
             self._scan(
                 node.value if isinstance(node, cst.StarredElement) else node.expression, context
             )
-        elif isinstance(node, cst.Lambda):
+        elif type(node) is cst.Lambda:
             return
         else:
-            for child in node.children:
+            for child in children(node):
                 if isinstance(child, cst.BaseExpression):
                     self._scan(child, ORDER)
 
@@ -799,7 +806,7 @@ class UnsortedFileListing(SettledRule):
     def _listing(self, node: cst.BaseExpression) -> str | None:
         """The sort template for a directory listing call ("" when there is no simple
         one), None for anything else."""
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:  # (concrete node classes have no subclasses)
             return None
         qualified = self.qualified_name(node.func)
         if qualified in LISTINGS:
@@ -816,7 +823,7 @@ class UnsortedFileListing(SettledRule):
     def _candidate(self, node: cst.BaseExpression) -> str | None:
         """A call into a project function, which may pass a listing on (whether it does is
         known once the project is analysed): the name it is called by."""
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:
             return None
         func = node.func
         qualified = self.qualified_name(func)
