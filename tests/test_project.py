@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -580,8 +581,19 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     serial = lint_run(files, settings, jobs=1)
     assert len(linted) == count
     linted.clear()
+    started: list[str | None] = []
+    get_context = multiprocessing.get_context
+
+    def recorded(method: str | None = None) -> Any:
+        started.append(method)
+        return get_context(method)
+
+    monkeypatch.setattr(multiprocessing, "get_context", recorded)
     parallel = lint_run(files, settings, jobs=2)
     assert linted == []
+    # Its workers start afresh: forked from this process, which by then holds every file's
+    # result, they would share (and copy) all of it.
+    assert started[-1] == "spawn"
     assert parallel.results == serial.results
     assert parallel.project == serial.project
     assert any(d.code == "RPL101" for r in serial.results for d in r.diagnostics)
