@@ -841,18 +841,18 @@ def test_generated_pages_show_every_release() -> None:
 
 # -- RPL401 and RPL402 share one traversal of the catalog per file ------------------------------
 
+
+def _code_and_target(example: Invalid | Valid | str) -> tuple[str, str]:
+    if isinstance(example, str):
+        return example, "2.13"
+    return example.code, str(example.config.get("target-torch", "2.13"))
+
+
 _SHARED_SOURCES = [
     pytest.param(textwrap.dedent(source), target, id=f"case-{name}")
     for name, source, target, _ in CASES
 ] + [
-    pytest.param(
-        example.code if isinstance(example, Invalid | Valid) else example,
-        str(
-            (example.config if isinstance(example, Invalid | Valid) else {}).get("target-torch")
-            or "2.13"
-        ),
-        id=f"{rule.CODE}-example-{i}",
-    )
+    pytest.param(*_code_and_target(example), id=f"{rule.CODE}-example-{i}")
     for rule in (NondeterministicOp, NondeterministicOpWithoutDeterministicMode)
     for i, example in enumerate((*rule.INVALID, *rule.VALID))
 ]

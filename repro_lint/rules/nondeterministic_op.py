@@ -751,6 +751,7 @@ def _run_by_leader(hook: Callable[[Any, Any], None]) -> Callable[[Any, Any], Non
 for _name, _hook in list(vars(CatalogTraversal).items()):
     if _name.startswith(("visit_", "leave_")):
         setattr(CatalogRule, _name, _run_by_leader(_hook))
+del _name, _hook
 
 
 # The summary's notes of findings that callers in other modules may settle:
