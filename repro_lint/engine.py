@@ -4,9 +4,11 @@ and from the cache where it pays; the public entry points of the library."""
 from __future__ import annotations
 
 import dataclasses
+import marshal
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,6 +139,8 @@ class _Linted:
     result: FileResult
     stamp: Stamp | None = None
     digest: str | None = None
+    # The result's summary on its way from a worker (``_packed``); the result's is then empty.
+    packed: bytes | None = None
 
 
 def _lint_file_alone(file: SourceFile, settings: Settings, summarise: bool = False) -> _Linted:
@@ -153,6 +157,10 @@ def _lint_file_alone(file: SourceFile, settings: Settings, summarise: bool = Fal
             result = error_result(file.display, error)
         else:
             result = lint_one(text, file.display, settings, file.path, summarise=summarise)
+            if result.source is not None:
+                # Not carried: a run holds every file's result until it ends (``_sourced``
+                # reads the text again, checked against the digest, where it is wanted).
+                result = dataclasses.replace(result, source=None)
     return _Linted(file, result, stamp, content_digest(data))
 
 
@@ -204,7 +212,49 @@ def _init_worker(settings: Settings) -> None:
 
 def _lint_in_worker(files: Sequence[SourceFile], summarise: bool = False) -> list[_Linted]:
     assert _WORKER_SETTINGS is not None
-    return [_lint_file_alone(file, _WORKER_SETTINGS, summarise) for file in files]
+    return [_packed(_lint_file_alone(file, _WORKER_SETTINGS, summarise)) for file in files]
+
+
+def _packed(linted: _Linted) -> _Linted:
+    """A worker's result with its summary marshalled, its strings interned first.
+
+    The run holds every file's summary until its project pass ends (about 100 KB apiece
+    as pickle rebuilds them). ``marshal`` rebuilds lists at their exact size and keeps
+    interned strings interned: the receiving process shares each name, key and kind among
+    all the summaries, which then take about two thirds of the memory."""
+    summary = linted.result.summary
+    if not summary or summary.get(DEFERRED_KEY):
+        return linted  # (a deferred summary is a few bytes, and is looked at before the rest)
+    try:
+        data = marshal.dumps(_interned(summary))
+    except ValueError:  # (not plain data: sent as it is)
+        return linted
+    result = dataclasses.replace(linted.result, summary={})
+    return dataclasses.replace(linted, result=result, packed=data)
+
+
+def _unpacked(linted: _Linted) -> _Linted:
+    if linted.packed is None:
+        return linted
+    result = dataclasses.replace(linted.result, summary=marshal.loads(linted.packed))
+    return dataclasses.replace(linted, result=result, packed=None)
+
+
+def _interned(value: Any) -> Any:
+    """``value`` (plain data) with every string in it interned."""
+    kind = type(value)
+    if kind is str:
+        return sys.intern(value)
+    if kind is list:
+        return [_interned(item) for item in value]
+    if kind is dict:
+        return {
+            sys.intern(key) if type(key) is str else key: _interned(item)
+            for key, item in value.items()
+        }
+    if kind is tuple:
+        return tuple(_interned(item) for item in value)
+    return value
 
 
 def default_jobs() -> int:
@@ -267,7 +317,7 @@ def _per_file(
     started afresh rather than forked, for a process that already holds much: a forked
     worker shares its pages, and copies them as Python touches the objects (a cold run of
     the benchmark corpus peaked at 1.4 GB summed over its processes, 0.66 GB with fresh
-    ones)."""
+    ones). What workers linted comes with its summary packed (``_unpacked`` unpacks it)."""
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
         for file in files:
@@ -365,11 +415,11 @@ def lint_run(
             return outcome
     linted: list[int] = [len(fresh)]
     linted_now: set[str] = set()
+    packed: dict[str, bytes] = {}
     per_file = _per_file_results(
-        ordered, settings, jobs, cache, fresh, linted, progress, linted_now
+        ordered, settings, jobs, cache, fresh, linted, progress, linted_now, packed
     )
     paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
-    results = [per_file[file.display][0] for file in ordered]
     # The files that are unchanged and answered from the cache have the per-file results
     # the last pass digested (one linted again, its entry lost, is digested again).
     known = {}
@@ -380,6 +430,8 @@ def lint_run(
             if name not in fresh and name not in linted_now
         }
     ahead = _summarised_ahead(ordered, per_file, settings, jobs, previous, cache)
+    _with_summaries(per_file, packed)
+    results = [per_file[file.display][0] for file in ordered]
     load = summary_loader(settings, cache, ahead)
     merged, memo = project_pass(results, paths, settings, load, known)
     data = _memo_to_json(memo) if settings.needs_project else None
@@ -467,7 +519,7 @@ def _summarised_ahead(
     jobs: int | None,
     previous: RunRecord | None,
     cache: Cache | None,
-) -> dict[str, tuple[FileResult, str]]:
+) -> Mapping[str, tuple[FileResult, str]]:
     """The linted files whose summary was deferred and that the project pass is expected to
     summarise, summarised now, in parallel: by path (as module lookups spell it, symlinks
     resolved), the result and the content hash it was made from. The pass's loader takes
@@ -498,12 +550,67 @@ def _summarised_ahead(
         files = [file for file in files if not _summarised_in(cache, file)]
     if len(files) < POOL_THRESHOLD:
         return {}
-    return {
-        str(linted.file.path): (linted.result, linted.digest)
-        # Fresh workers: this process holds every file's result by now.
-        for linted in _per_file(files, settings, count, summarise=True, fresh=True)
-        if linted.digest is not None
-    }
+    return _Unpacking(
+        {
+            str(linted.file.path): linted
+            # Fresh workers: this process holds every file's result by now.
+            for linted in _per_file(files, settings, count, summarise=True, fresh=True)
+            if linted.digest is not None
+        }
+    )
+
+
+class _Unpacking(Mapping[str, tuple[FileResult, str]]):
+    """Results linted by workers, by path, each with the content hash it was made from;
+    a summary is unpacked when its result is first looked up (by the project pass's
+    loader, which asks once for each file it reaches), so that the run does not hold all
+    of them unpacked while the workers still run."""
+
+    def __init__(self, linted: dict[str, _Linted]) -> None:
+        self._linted = linted
+
+    def __getitem__(self, path: str) -> tuple[FileResult, str]:
+        linted = self._linted[path]
+        if linted.packed is not None:
+            linted = self._linted[path] = _unpacked(linted)
+        assert linted.digest is not None
+        return linted.result, linted.digest
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._linted)
+
+    def __len__(self) -> int:
+        return len(self._linted)
+
+
+def _with_summaries(
+    per_file: dict[str, tuple[FileResult, tuple[Stamp, str] | None]], packed: dict[str, bytes]
+) -> None:
+    """Put the summaries left packed (see ``_per_file_results``) back in their results."""
+    if not packed:
+        return
+    while packed:
+        display, data = packed.popitem()
+        result, stamped = per_file[display]
+        per_file[display] = (dataclasses.replace(result, summary=marshal.loads(data)), stamped)
+    _trim_heap()
+
+
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the system, where the C library can (glibc).
+
+    The packed summaries are bytes objects from the C heap, while what they unpack to lives
+    in Python's own arenas: once they are freed the heap is mostly holes, which the C library
+    keeps (a cold run of the benchmark corpus peaked 37 MiB higher without this)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        trim = ctypes.CDLL(None).malloc_trim
+    except (ImportError, OSError, AttributeError):  # (musl has no malloc_trim)
+        return
+    trim(0)
 
 
 def _summarised_in(cache: Cache, file: SourceFile) -> bool:
@@ -526,10 +633,13 @@ def _per_file_results(
     count: list[int] | None = None,
     progress: Progress | None = None,
     linted_now: set[str] | None = None,
+    packed: dict[str, bytes] | None = None,
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
     cache, the others linted now, counted into ``count`` and named in ``linted_now``), each
-    with the stamp and hash of the bytes behind it."""
+    with the stamp and hash of the bytes behind it. ``packed``: where the summaries that
+    workers sent packed are left, by file, their results' summaries empty until
+    ``_with_summaries`` (without a cache, which holds the whole results anyway)."""
     found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
@@ -545,7 +655,12 @@ def _per_file_results(
         count[0] += len(todo)
     if linted_now is not None:
         linted_now.update(file.display for file in todo)
-    for linted in _per_file(todo, settings, jobs or default_jobs(), progress):
+    for sent in _per_file(todo, settings, jobs or default_jobs(), progress):
+        if packed is not None and cache is None and sent.packed is not None:
+            packed[sent.file.display] = sent.packed
+            linted = sent
+        else:
+            linted = _unpacked(sent)
         stamped = None
         if linted.stamp is not None and linted.digest is not None:
             stamped = (linted.stamp, linted.digest)

@@ -659,3 +659,64 @@ def test_a_name_resolved_through_re_exports_is_answered_alike_in_any_order(
     # Eight hops are followed: from m04 the function is found, from m00 it is not.
     assert alone["a.py", "m04.f"] == repr(("_Function", "f"))
     assert alone["a.py", "m00.f"] == "None"
+
+
+def test_a_runs_per_file_results_leave_the_text_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run holds every file's result until it ends: the per-file pass keeps no text in
+    them, and the run reads it again, checked against the hash linted, where it is asked
+    for (fixes) and only while the file still holds those bytes."""
+    text = "import torch\ntorch.backends.cudnn.benchmark = True\n"
+    (tmp_path / "train.py").write_text(text, encoding="utf-8")
+    settings = Settings.from_config(Config(root=tmp_path))
+    monkeypatch.chdir(tmp_path)
+    files = [SourceFile("train.py", Path("train.py"))]
+    linted = engine._lint_file_alone(files[0], settings)
+    assert linted.result.diagnostics and linted.result.source is None
+    assert lint_run(files, settings, jobs=1, sources=False).results[0].source is None
+    sourced = lint_run(files, settings, jobs=1, sources=True).results[0]
+    assert sourced.diagnostics == linted.result.diagnostics and sourced.source == text
+
+
+def test_summaries_from_workers_arrive_whole_with_their_strings_shared(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a worker sends of a summary is what it made, and the names in two files'
+    summaries are one string in the receiving process (a run holds them all)."""
+    import dataclasses
+    import pickle
+    import sys
+
+    body = "import torch\n\n\ndef train(model):\n    torch.manual_seed(0)\n    return model(1)\n"
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(body, encoding="utf-8")
+    settings = Settings.from_config(Config(root=tmp_path))
+    monkeypatch.chdir(tmp_path)
+    linted = [
+        engine._lint_file_alone(SourceFile(name, Path(name)), settings, summarise=True)
+        for name in ("a.py", "b.py")
+    ]
+    assert all(item.result.summary.get("funcs") for item in linted)
+    # As a pool sends them: pickled, each on its own.
+    sent = [engine._unpacked(pickle.loads(pickle.dumps(engine._packed(i)))) for i in linted]
+    for before, after in zip(linted, sent, strict=True):
+        assert after.result == before.result and after.packed is None
+    first, second = (item.result.summary for item in sent)
+    (key_a,) = [k for k in first["funcs"] if k == "train"]
+    (key_b,) = [k for k in second["funcs"] if k == "train"]
+    assert key_a is key_b and key_a is sys.intern("train")
+    # Results summarised ahead are unpacked when the loader first asks for them, and the
+    # summaries a run left packed go back in their results before its project pass.
+    ahead = engine._Unpacking({"a": engine._packed(linted[0])})
+    assert ahead["a"] == (linted[0].result, linted[0].digest)
+    assert ahead["a"][0] is ahead["a"][0] and list(ahead) == ["a"]
+    packed = {"b.py": engine._packed(linted[1]).packed or b""}
+    per_file: dict[str, tuple[FileResult, Any]] = {
+        "b.py": (dataclasses.replace(linted[1].result, summary={}), None)
+    }
+    engine._with_summaries(per_file, packed)
+    assert per_file["b.py"][0] == linted[1].result and not packed
+    # A summary that is not plain data is sent as it is.
+    odd = engine._Linted(linted[0].file, FileResult("a.py", (), summary={"x": object()}))
+    assert engine._packed(odd) is odd

@@ -186,3 +186,30 @@ def test_the_run_record_keeps_evidence_only_for_negative_answers() -> None:
         wrong[index][4] = evidence
         with pytest.raises(FormatError):
             _project_from_json({**data, "asked": wrong})
+
+
+def test_a_tree_too_large_to_hold_is_read_again_for_each_question(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large project's text is not kept through the run: its files are read again for
+    each question, and give the answers the held text gives (until one of them changes)."""
+    from repro_lint import program
+
+    chooser = random.Random(5)
+    for index in range(30):
+        lines = chooser.sample(LINES, 3)
+        (tmp_path / f"m{index}.py").write_text("".join(lines), encoding="utf-8")
+    held, read_held = ask(tmp_path)
+    monkeypatch.setattr(program, "_HELD_TREE_BYTES", 0)
+    again, read_again = ask(tmp_path)
+    assert again == held and read_again == read_held
+    assert any(q[3] for q in held if q[0] == "mentioning")
+
+    # The text as it is when asked: a file edited after the tree was read is read as it is.
+    big = read_tree(tmp_path)
+    monkeypatch.setattr(program, "_HELD_TREE_BYTES", 1 << 30)
+    small = read_tree(tmp_path)
+    assert big is not None and small is not None
+    (tmp_path / "m0.py").write_text("only_here = 1\n", encoding="utf-8")
+    assert ask_tree("mentioning", str(tmp_path), big, "only_here")[3] == [str(tmp_path / "m0.py")]
+    assert ask_tree("mentioning", str(tmp_path), small, "only_here")[3] == []
