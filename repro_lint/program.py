@@ -2020,21 +2020,21 @@ _MAX_TREE_BYTES = 64 * 1024 * 1024
 _MAX_MENTIONING = 24
 
 
-# Up to this many bytes, a tree's files are held once read; a larger tree is read again for
-# each question (a cold run of a 60 MB project asks about ten, 0.07 s each, and would
-# otherwise hold all of its text until the end).
+# Up to this many bytes, a tree's files are held once read; a larger tree is only listed,
+# and its files are read for each question (a cold run of a 60 MB project asks about ten,
+# 0.07 s each, and would otherwise hold all of its text until the end).
 _HELD_TREE_BYTES = 16 * 1024 * 1024
 
 
 class Tree:
     """The Python files under a project root, in a fixed order, and their bytes: what names
-    used across files are looked up in. The stamps of the files as first read are what a
-    record of the answers keeps (``read``): a file read again and found changed since has
-    another stamp, so an answer it gave is asked again by the next run."""
+    used across files are looked up in. The stamps of the files when listed or first read
+    are what a record of the answers keeps (``read``): a file read later and found changed
+    since has another stamp, so an answer it gave is asked again by the next run."""
 
-    def __init__(self, files: list[tuple[Path, bytes]], held: bool) -> None:
-        self._paths = [path for path, _ in files]
-        self._held = [data for _, data in files] if held else None
+    def __init__(self, paths: list[Path], held: list[bytes] | None) -> None:
+        self._paths = paths
+        self._held = held
 
     def __iter__(self) -> Iterator[tuple[Path, bytes]]:
         if self._held is not None:
@@ -2051,8 +2051,9 @@ def read_tree(
 ) -> Tree | None:
     """The Python files under ``root`` and their bytes, in a fixed order, or None when the
     tree holds more than ``_MAX_TREE_FILES`` files or ``_MAX_TREE_BYTES`` bytes. ``probed``
-    receives the directories walked, ``read`` the files read with their stamps."""
-    files: list[tuple[Path, bytes]] = []
+    receives the directories walked, ``read`` the files listed with their stamps."""
+    listed: list[Path] = []
+    stamps: dict[str, Stamp] = read if read is not None else {}
     size = 0
     for folder, names, filenames in os.walk(root):
         names[:] = sorted(
@@ -2068,18 +2069,37 @@ def read_tree(
             if not filename.endswith(".py"):
                 continue
             path = Path(folder, filename)
-            found = _read_regular(path)
-            if found is None:
+            stamp = _regular_stamp(path)
+            if stamp is None:
                 continue
-            data, stamp = found
-            if read is not None:
-                read[str(path)] = stamp
-            size += len(data)
-            if len(files) >= _MAX_TREE_FILES or size > _MAX_TREE_BYTES:
+            stamps[str(path)] = stamp
+            size += stamp[1]
+            if len(listed) >= _MAX_TREE_FILES or size > _MAX_TREE_BYTES:
                 return None
-            # (Bytes kept only while the tree may still be small enough to hold.)
-            files.append((path, data if size <= _HELD_TREE_BYTES else b""))
-    return Tree(files, held=size <= _HELD_TREE_BYTES)
+            listed.append(path)
+    if size > _HELD_TREE_BYTES:
+        return Tree(listed, None)
+    paths, held = [], []
+    for path in listed:
+        found = _read_regular(path)
+        if found is None:
+            stamps.pop(str(path), None)
+            continue
+        paths.append(path)
+        held.append(found[0])
+        stamps[str(path)] = found[1]
+    return Tree(paths, held)
+
+
+def _regular_stamp(path: Path) -> Stamp | None:
+    """A regular file's stamp (None when it is not one, is too large or is gone)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    if not stat.S_ISREG(info.st_mode) or info.st_size > _MAX_TREE_BYTES:
+        return None
+    return (info.st_mtime_ns, info.st_size)
 
 
 def naming_files(tree: Tree, word: str) -> list[tuple[Path, int]]:
