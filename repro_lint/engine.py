@@ -17,6 +17,7 @@ from typing import Any
 from repro_lint import notebooks
 from repro_lint.cache import Cache
 from repro_lint.cache import digest as content_digest
+from repro_lint.collector import decoding
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import lint_one
@@ -236,7 +237,9 @@ def _packed(linted: _Linted) -> _Linted:
 def _unpacked(linted: _Linted) -> _Linted:
     if linted.packed is None:
         return linted
-    result = dataclasses.replace(linted.result, summary=marshal.loads(linted.packed))
+    with decoding():
+        summary = marshal.loads(linted.packed)
+    result = dataclasses.replace(linted.result, summary=summary)
     return dataclasses.replace(linted, result=result, packed=None)
 
 
@@ -589,10 +592,11 @@ def _with_summaries(
     """Put the summaries left packed (see ``_per_file_results``) back in their results."""
     if not packed:
         return
-    while packed:
-        display, data = packed.popitem()
-        result, stamped = per_file[display]
-        per_file[display] = (dataclasses.replace(result, summary=marshal.loads(data)), stamped)
+    with decoding():
+        while packed:
+            display, data = packed.popitem()
+            result, stamped = per_file[display]
+            per_file[display] = (dataclasses.replace(result, summary=marshal.loads(data)), stamped)
     _trim_heap()
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import gc
 import json
+import marshal
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +18,10 @@ import pytest
 
 from repro_lint import arguments, cache, collector
 from repro_lint.config import Config
+from repro_lint.diagnostics import FileResult
 from repro_lint.file_pass import lint_one
 from repro_lint.settings import Settings
+from repro_lint.source import Stamp
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "train.py"
 EXAMPLES = EXAMPLE.parent
@@ -118,6 +121,37 @@ def test_read_sealed_decodes_under_the_pause(
     assert cache.read_sealed(tmp_path / "shard", key) == {"entries": [1, 2]}
     assert seen == [False]
     assert gc.isenabled()
+
+
+def test_summaries_sent_packed_are_unpacked_under_the_pause(
+    collecting: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold run's summaries arrive from the workers marshalled; the thousands of lists and
+    dicts they unpack to live until the run ends, like the cache's decoded data."""
+    from repro_lint import engine
+    from repro_lint.files import SourceFile
+
+    settings = Settings.from_config(Config())
+    alone = engine._lint_file_alone(SourceFile("train.py", EXAMPLE), settings, summarise=True)
+    sent = engine._packed(alone)
+    assert sent.packed is not None and not sent.result.summary
+    seen: list[bool] = []
+    real = marshal.loads
+
+    def loads(data: bytes) -> object:
+        if data == sent.packed:  # (not the imports' bytecode)
+            seen.append(gc.isenabled())
+        return real(data)
+
+    monkeypatch.setattr(marshal, "loads", loads)
+    unpacked = engine._unpacked(sent)
+    per_file: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {
+        "train.py": (sent.result, None)
+    }
+    engine._with_summaries(per_file, {"train.py": sent.packed})
+    assert seen == [False, False]
+    assert gc.isenabled()
+    assert unpacked.result.summary == per_file["train.py"][0].summary == alone.result.summary
 
 
 LITERALS = [
