@@ -542,7 +542,8 @@ class Program:
         self._resolved_shared: dict[tuple[str, tuple[str, ...]], _Target | None] = {}
         # What ``_method`` answered for good, per unit, class, name and ``skip_own``.
         self._methods_found: dict[tuple[int, str, str, bool], _Function | None] = {}
-        self._tops: dict[tuple[Path, str], bool] = {}
+        self._tops: dict[tuple[str, str], bool] = {}
+        self._listings = Listings()
         self._roots: dict[int, tuple[list[Path], tuple[str, ...]]] = {}
         self._profiles: dict[tuple[int, str], Profile] = {}
         self._constructed: dict[tuple[int, str], Profile] = {}
@@ -656,7 +657,7 @@ class Program:
         # Files under the same roots import the same modules: share the lookups.
         key = (name, self._roots[importer.index][1])
         if key not in self._paths:
-            self._paths[key] = _find_module(name, roots, self._tops, self.probed)
+            self._paths[key] = _find_module(name, key[1], self._tops, self.probed, self._listings)
         path = self._paths[key]
         if path is None:
             self._modules[memo] = None
@@ -2257,34 +2258,103 @@ def _word(name: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![\w])" + re.escape(name.encode()) + rb"(?![\w])")
 
 
+class Listings:
+    """What directories hold, each listed once: module lookups ask whether ``x.py`` or
+    ``x/__init__.py`` is a file under a few roots for tens of thousands of names, most of
+    them absent (libraries). One listing answers for every name in a directory, with what
+    ``os.path.isfile`` and ``os.path.isdir`` say (symlinks followed); a directory that
+    cannot be listed is asked entry by entry."""
+
+    def __init__(self) -> None:
+        self._kinds: dict[str, dict[str, int] | None] = {}
+
+    def _kind(self, directory: str, name: str) -> int | None:
+        kinds = self._kinds.get(directory, _UNLISTED)
+        if kinds is _UNLISTED:
+            kinds = self._kinds[directory] = _listed(directory)
+        return None if kinds is None else kinds.get(name, 0)
+
+    def is_file(self, directory: str, name: str) -> bool:
+        kind = self._kind(directory, name)
+        return os.path.isfile(os.path.join(directory, name)) if kind is None else kind == _FILE
+
+    def is_dir(self, directory: str, name: str) -> bool:
+        kind = self._kind(directory, name)
+        return os.path.isdir(os.path.join(directory, name)) if kind is None else kind == _DIR
+
+
+class _OnDisk(Listings):
+    """Entries asked of the file system one by one (for names with an empty part, whose
+    paths ``os.path.join`` spells its own way)."""
+
+    def _kind(self, directory: str, name: str) -> int | None:
+        return None
+
+
+_UNLISTED: Any = object()
+_FILE, _DIR = 1, 2
+
+
+def _listed(directory: str) -> dict[str, int] | None:
+    """Each entry of ``directory``: a file, a directory or neither (0); empty when there is
+    no such directory, None when it cannot be read."""
+    kinds: dict[str, int] = {}
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                try:
+                    kind = _FILE if entry.is_file() else _DIR if entry.is_dir() else 0
+                except OSError:
+                    kind = 0
+                kinds[entry.name] = kind
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except OSError:  # (a directory that can be searched but not read)
+        return None
+    return kinds
+
+
 def _find_module(
     name: str,
-    roots: Sequence[Path],
-    tops: dict[tuple[Path, str], bool] | None = None,
+    roots: Sequence[str],
+    tops: dict[tuple[str, str], bool] | None = None,
     probed: set[str] | None = None,
+    listings: Listings | None = None,
 ) -> Path | None:
     """The file ``import name`` loads from one of ``roots``. ``tops`` remembers whether a
     root holds the name's top-level package or module at all: most imports name libraries,
     and one check of their first part spares probing every dotted path. ``probed`` collects
-    the directories whose listing the answer depends on (the whole-run cache checks them)."""
+    the directories whose listing the answer depends on (the whole-run cache checks them).
+    ``listings``: what the directories hold (shared by the lookups of a pass)."""
     parts = name.split(".")
+    plain = all(parts)
+    listings = (listings or Listings()) if plain else _OnDisk()
     for root in roots:
         if tops is not None:
             top = (root, parts[0])
             present = tops.get(top)
             if present is None:
                 if probed is not None:
-                    probed.add(str(root))
-                first = os.path.join(root, parts[0])
-                present = tops[top] = os.path.isdir(first) or os.path.isfile(first + ".py")
+                    probed.add(root)
+                present = tops[top] = listings.is_dir(root, parts[0]) or listings.is_file(
+                    root, parts[0] + ".py"
+                )
             if not present:
                 continue
-        base = os.path.join(root, *parts)
+        # (Paths joined as strings: what ``os.path.join`` gives where no part is empty and
+        # the root does not end with a separator, and cheaper, for tens of thousands of names.)
+        if plain and not root.endswith(os.sep):
+            parent = os.sep.join((root, *parts[:-1]))
+            base = f"{parent}{os.sep}{parts[-1]}"
+        else:
+            base = os.path.join(root, *parts)
+            parent = os.path.dirname(base)
         if probed is not None:
-            probed.update((os.path.dirname(base), base))
-        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-            if os.path.isfile(candidate):
-                return Path(candidate)
+            probed.update((parent, base))
+        if listings.is_file(parent, parts[-1] + ".py"):
+            return Path(base + ".py")
+        if listings.is_dir(parent, parts[-1]) and listings.is_file(base, "__init__.py"):
+            return Path(base, "__init__.py")
     return None
 
 

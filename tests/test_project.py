@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import multiprocessing
+import os
 import textwrap
 from pathlib import Path
 from types import SimpleNamespace
@@ -720,3 +721,59 @@ def test_summaries_from_workers_arrive_whole_with_their_strings_shared(
     # A summary that is not plain data is sent as it is.
     odd = engine._Linted(linted[0].file, FileResult("a.py", (), summary={"x": object()}))
     assert engine._packed(odd) is odd
+
+
+def _module_file(name: str, roots: list[str]) -> Path | None:
+    """Where ``import name`` finds it, asked of the file system path by path."""
+    for root in roots:
+        base = os.path.join(root, *name.split("."))
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return Path(candidate)
+    return None
+
+
+LOOKED_UP = [
+    "pkg", "pkg.sub", "pkg.sub.mod", "pkg.mod", "pkg.linked", "pkg.broken", "pkg.folder",
+    "pkg.spaced", "pkg.spaced.mod", "pkg.mod.attr", "lone", "absent", "absent.deeper",
+    "", ".pkg", "pkg.", "pkg..mod", "other.mod",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("unreadable", [False, True])
+def test_module_lookups_from_listings_answer_as_the_paths_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unreadable: bool
+) -> None:
+    """Module lookups read each directory once (``Listings``) instead of checking every
+    candidate path: the same files for files, packages, symlinks (broken ones too), a
+    directory named like a module, names with empty parts and missing roots; and, for a
+    directory that cannot be listed, asked entry by entry."""
+    from repro_lint import program
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    write(first, {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/mod.py": ""})
+    write(first, {"pkg/mod.py": "", "pkg/spaced/mod.py": "", "lone.py": ""})
+    (first / "pkg" / "folder.py").mkdir()
+    (first / "pkg" / "linked.py").symlink_to(first / "pkg" / "mod.py")
+    (first / "pkg" / "broken.py").symlink_to(tmp_path / "nowhere.py")
+    write(second, {"other/mod.py": "", "absent/deeper.py": ""})
+    roots = [str(first), str(tmp_path / "missing"), str(second)]
+    if unreadable:
+        real = os.scandir
+
+        def refused(path: Any = ".") -> Any:
+            if str(path) == str(first / "pkg"):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path)
+
+        monkeypatch.setattr(os, "scandir", refused)
+    tops: dict[tuple[str, str], bool] = {}
+    probed: set[str] = set()
+    listings = program.Listings()
+    for name in LOOKED_UP:
+        found = program._find_module(name, roots, tops, probed, listings)
+        assert found == _module_file(name, roots), name
+    assert program._find_module("pkg.sub.mod", roots) == first / "pkg" / "sub" / "mod.py"
+    assert str(first / "pkg") in probed
