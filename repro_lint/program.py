@@ -2293,15 +2293,20 @@ class _OnDisk(Listings):
 
 _UNLISTED: Any = object()
 _FILE, _DIR = 1, 2
+# A directory with more entries is asked entry by entry (a data directory next to the code
+# can hold millions of files; a lookup needs only a few of its names).
+_MAX_LISTED = 4096
 
 
 def _listed(directory: str) -> dict[str, int] | None:
     """Each entry of ``directory``: a file, a directory or neither (0); empty when there is
-    no such directory, None when it cannot be read."""
+    no such directory, None when it cannot be read or holds more than ``_MAX_LISTED``."""
     kinds: dict[str, int] = {}
     try:
         with os.scandir(directory) as entries:
             for entry in entries:
+                if len(kinds) >= _MAX_LISTED:
+                    return None
                 try:
                     kind = _FILE if entry.is_file() else _DIR if entry.is_dir() else 0
                 except OSError:

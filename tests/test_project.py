@@ -740,15 +740,18 @@ LOOKED_UP = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize("unreadable", [False, True])
+@pytest.mark.parametrize("unlisted", ["", "unreadable", "crowded"])
 def test_module_lookups_from_listings_answer_as_the_paths_do(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unreadable: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unlisted: str
 ) -> None:
     """Module lookups read each directory once (``Listings``) instead of checking every
     candidate path: the same files for files, packages, symlinks (broken ones too), a
     directory named like a module, names with empty parts and missing roots; and, for a
-    directory that cannot be listed, asked entry by entry."""
+    directory that cannot be listed or holds too many entries, asked entry by entry."""
     from repro_lint import program
+
+    if unlisted == "crowded":
+        monkeypatch.setattr(program, "_MAX_LISTED", 3)
 
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
@@ -760,7 +763,7 @@ def test_module_lookups_from_listings_answer_as_the_paths_do(
     (first / "pkg" / "broken.py").symlink_to(tmp_path / "nowhere.py")
     write(second, {"other/mod.py": "", "absent/deeper.py": ""})
     roots = [str(first), str(tmp_path / "missing"), str(second)]
-    if unreadable:
+    if unlisted == "unreadable":
         real = os.scandir
 
         def refused(path: Any = ".") -> Any:
