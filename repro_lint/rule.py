@@ -193,6 +193,11 @@ class Rule:
     def __init__(self, context: FileContext) -> None:
         self.context = context
 
+    def idle_hooks(self) -> frozenset[str]:
+        """The ``visit_``/``leave_`` methods that do nothing for this instance: the traversal
+        does not call them (it runs once per node of every file)."""
+        return frozenset()
+
     @classmethod
     def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:
         """Documentation sections generated from data (heading -> markdown), appended to the

@@ -75,7 +75,11 @@ class Dispatcher(cst.CSTVisitor):
         self._visit: dict[str, list[Hook]] = {}
         self._leave: dict[str, list[Hook]] = {}
         for visitor in visitors:
+            idle = getattr(visitor, "idle_hooks", None)
+            skipped = idle() if idle is not None else frozenset()
             for node_type, attr in _hooks(type(visitor)):
+                if attr in skipped:
+                    continue
                 table = self._visit if attr.startswith("visit_") else self._leave
                 table.setdefault(node_type, []).append(getattr(visitor, attr))
         self._stack = context.statement_stack

@@ -888,3 +888,29 @@ def test_rpl401_and_rpl402_run_one_traversal(monkeypatch: pytest.MonkeyPatch) ->
     found, _ = _run(source, "2.13", CODES)
     assert found
     assert len(made) == 1
+
+
+def test_a_follower_of_the_shared_catalog_traversal_is_not_dispatched_its_idle_hooks() -> None:
+    """RPL401 and RPL402 share one traversal: the second one made has the shared hooks idle,
+    and the traversal does not call them; the hooks it adds itself are still called."""
+    from repro_lint.rule import FileContext
+    from repro_lint.settings import Settings
+    from repro_lint.traversal import Dispatcher
+
+    module = cst.parse_module("import torch\nx = torch.rand(3)\n")
+    settings = Settings.from_config(Config(root=Path(".")))
+    names = Names(module, "m", False)
+    context = FileContext(module, names, settings.config, settings.target.version, None, "m")
+    leader = NondeterministicOp(context)
+    follower = NondeterministicOpWithoutDeterministicMode(context)
+    assert leader.idle_hooks() == frozenset()
+    idle = follower.idle_hooks()
+    assert {"visit_Name", "leave_Assign", "visit_Module"} <= idle
+    assert "visit_Call" not in idle  # its own, which adds to the shared one
+    dispatcher = Dispatcher([leader, follower], context, None)
+    visits = {
+        name: [hook.__self__ for hook in hooks]  # type: ignore[attr-defined]
+        for name, hooks in dispatcher._visit.items()
+    }
+    assert visits["Name"] == [leader]
+    assert visits["Call"] == [leader, follower]

@@ -716,6 +716,14 @@ class CatalogRule(CatalogTraversal, Rule):
             leader._rules.append(self)
             self.calls = leader.calls
 
+    def idle_hooks(self) -> frozenset[str]:
+        # A follower's shared hooks (those it does not override) run nothing.
+        if self._leader is None:
+            return frozenset()
+        return frozenset(
+            name for name in _LEADER_ONLY if getattr(type(self), name) is _LEADER_ONLY[name]
+        )
+
     def _found(self, site: Site) -> None:
         for rule in self._rules:
             rule.on_finding(site)
@@ -748,9 +756,11 @@ def _run_by_leader(hook: Callable[[Any, Any], None]) -> Callable[[Any, Any], Non
 
 # The traversal's hooks of a rule that shares another's run only in that one (a subclass
 # that adds to a hook calls the shared part through ``super()``).
+_LEADER_ONLY: dict[str, object] = {}
 for _name, _hook in list(vars(CatalogTraversal).items()):
     if _name.startswith(("visit_", "leave_")):
-        setattr(CatalogRule, _name, _run_by_leader(_hook))
+        _LEADER_ONLY[_name] = _run_by_leader(_hook)
+        setattr(CatalogRule, _name, _LEADER_ONLY[_name])
 del _name, _hook
 
 
