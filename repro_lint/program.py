@@ -295,14 +295,21 @@ class Unit:
     # Deferred, and its text was read: nothing in it mentions seeding.
     seedless: bool = False
     _contexts: dict[str, Mapping[int, Ctx]] = field(default_factory=dict, repr=False, compare=False)
+    # Read from the summary once (the analysis asks about a million times on a large project).
+    module: str = field(init=False, repr=False, compare=False)
+    deferred: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def module(self) -> str:
-        return str(self.summary.get("module", ""))
+    def __post_init__(self) -> None:
+        self._read_summary()
 
-    @property
-    def deferred(self) -> bool:
-        return bool(self.summary.get(DEFERRED_KEY))
+    def _read_summary(self) -> None:
+        self.module = str(self.summary.get("module", ""))
+        self.deferred = bool(self.summary.get(DEFERRED_KEY))
+
+    def summarised(self, summary: Mapping[str, Json]) -> None:
+        """Take the whole summary of a file first loaded deferred."""
+        self.summary = summary
+        self._read_summary()
 
     def functions(self) -> Mapping[str, list[list[Json]]]:
         funcs: Mapping[str, list[list[Json]]] = self.summary.get("funcs", {})
@@ -688,7 +695,7 @@ class Program:
             return unit
         if unit is not None:
             # A file summarised only now that an entry point reaches it.
-            unit.summary = summary
+            unit.summarised(summary)
             self._by_name.setdefault(unit.module, []).append(unit)
             return unit
         return self._add(Unit(filename, path, summary, linted=False))
