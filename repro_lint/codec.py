@@ -180,10 +180,180 @@ def result_from_json(value: Json) -> FileResult:
     )
 
 
+# -- compact rows, for the run record (thousands of findings read and written per run) -----
+#
+# A finding is a list, not an object: ``[kind, message, row, column, end row, end column,
+# suppression row, filename, fix, properties]``. ``kind`` indexes a table of the (code, name, url,
+# severity) the findings share; ``filename`` is None where it is the result's. A fix is
+# ``[applicability, message, [[content, row, column, end row, end column, filename], ...]]``.
+# Decoding checks every field as the object form's constructors do.
+
+
+class Rows:
+    """Results written as compact rows, sharing one table of kinds (see above)."""
+
+    def __init__(self) -> None:
+        self.kinds: list[list[Json]] = []
+        self._index: dict[tuple[str, str, str | None, str], int] = {}
+
+    def _kind(self, d: Diagnostic) -> int:
+        key = (d.code, d.name, d.url, d.severity)
+        found = self._index.get(key)
+        if found is None:
+            found = self._index[key] = len(self.kinds)
+            self.kinds.append(list(key))
+        return found
+
+    def diagnostic(self, d: Diagnostic, owner: str) -> list[Json]:
+        fix = d.fix
+        return [
+            self._kind(d),
+            d.message,
+            d.location.row,
+            d.location.column,
+            d.end_location.row,
+            d.end_location.column,
+            d.noqa_row,
+            None if d.filename == owner else d.filename,
+            None
+            if fix is None
+            else [
+                fix.applicability.value,
+                fix.message,
+                [
+                    [
+                        e.content,
+                        e.location.row,
+                        e.location.column,
+                        e.end_location.row,
+                        e.end_location.column,
+                        e.filename,
+                    ]
+                    for e in fix.edits
+                ],
+            ],
+            [[key, value] for key, value in d.properties],
+        ]
+
+    def result(self, result: FileResult) -> list[Json]:
+        """A result without its source and summary (a record's results need neither)."""
+        name = result.filename
+        return [
+            name,
+            [self.diagnostic(d, name) for d in result.diagnostics],
+            [self.diagnostic(d, name) for d in result.unsettled],
+            list(result.cells),
+        ]
+
+
+_Kind = tuple[str, str, "str | None", str]
+
+
+def _kinds_from_rows(value: Json) -> list[_Kind]:
+    kinds = []
+    for kind in _list(value, "the kinds of findings"):
+        if not (
+            type(kind) is list
+            and len(kind) == 4
+            and type(kind[0]) is str
+            and type(kind[1]) is str
+            and (kind[2] is None or type(kind[2]) is str)
+            and type(kind[3]) is str
+        ):
+            raise FormatError("a kind of finding is not (code, name, url, severity)")
+        kinds.append((kind[0], kind[1], kind[2], kind[3]))
+    return kinds
+
+
+def _place(row: Json, column: Json) -> Location:
+    if type(row) is int and type(column) is int and row >= 0 and column >= 0:
+        return Location(row, column)
+    raise FormatError("a location is not two non-negative integers")
+
+
+def _fix_from_row(value: Json) -> Fix:
+    if type(value) is not list or len(value) != 3 or type(value[1]) is not str:
+        raise FormatError("a fix is not (applicability, message, edits)")
+    try:
+        applicability = FixSafety(value[0])
+    except ValueError as exc:
+        raise FormatError("unknown fix applicability") from exc
+    edits = []
+    for edit in _list(value[2], "a fix's edits"):
+        if not (
+            type(edit) is list
+            and len(edit) == 6
+            and type(edit[0]) is str
+            and (edit[5] is None or type(edit[5]) is str)
+        ):
+            raise FormatError("an edit is not (content, place, end, filename)")
+        edits.append(Edit(edit[0], _place(edit[1], edit[2]), _place(edit[3], edit[4]), edit[5]))
+    return Fix(applicability, value[1], tuple(edits))
+
+
+def _diagnostic_from_row(value: Json, owner: str, kinds: list[_Kind]) -> Diagnostic:
+    if type(value) is not list or len(value) != 10:
+        raise FormatError("a finding is not a row of 10 fields")
+    kind, message, row, column, end_row, end_column, noqa, filename, fix, properties = value
+    if not (type(kind) is int and 0 <= kind < len(kinds)):
+        raise FormatError("a finding's kind is not in the table")
+    if not (
+        type(message) is str
+        and (noqa is None or type(noqa) is int)
+        and (filename is None or type(filename) is str)
+        and type(properties) is list
+    ):
+        raise FormatError("a finding has a field of the wrong type")
+    pairs = []
+    for pair in properties:
+        if type(pair) is not list or len(pair) != 2 or type(pair[0]) is not str:
+            raise FormatError("a property is not a (name, value) pair")
+        pairs.append((pair[0], pair[1]))
+    code, name, url, severity = kinds[kind]
+    return Diagnostic(
+        code=code,
+        name=name,
+        message=message,
+        filename=owner if filename is None else filename,
+        location=_place(row, column),
+        end_location=_place(end_row, end_column),
+        fix=None if fix is None else _fix_from_row(fix),
+        noqa_row=noqa,
+        url=url,
+        severity=severity,
+        properties=tuple(pairs),
+    )
+
+
+def results_from_rows(kinds: Json, rows: Json) -> list[FileResult]:
+    """Rebuild the results ``Rows`` wrote; FormatError if anything is off."""
+    table = _kinds_from_rows(kinds)
+    results = []
+    for row in _list(rows, "results"):
+        if type(row) is not list or len(row) != 4 or type(row[0]) is not str:
+            raise FormatError("a result is not (filename, findings, unsettled, cells)")
+        name, found, unsettled, cells = row
+        if type(cells) is not list or not all(type(cell) is str for cell in cells):
+            raise FormatError("a notebook cell is not a string")
+        results.append(
+            FileResult(
+                name,
+                tuple(_diagnostic_from_row(d, name, table) for d in _list(found, "findings")),
+                unsettled=tuple(
+                    _diagnostic_from_row(d, name, table) for d in _list(unsettled, "findings")
+                ),
+                cells=tuple(cells),
+            )
+        )
+    return results
+
+
 __all__ = [
     "FormatError",
+    "Rows",
     "diagnostic_from_json",
     "diagnostic_to_json",
     "result_from_json",
     "result_to_json",
+    "results_from_rows",
 ]

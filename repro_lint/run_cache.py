@@ -40,7 +40,7 @@ from repro_lint.cache import (
     write_sealed,
     write_tags,
 )
-from repro_lint.codec import FormatError, result_from_json, result_to_json
+from repro_lint.codec import FormatError, Rows, results_from_rows
 from repro_lint.collector import decoding
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult
@@ -333,6 +333,7 @@ def build(
 
 
 def record_to_json(record: RunRecord) -> dict[str, Json]:
+    rows = Rows()
     return {
         "version": __version__,
         "code": tool_fingerprint(),
@@ -345,23 +346,14 @@ def record_to_json(record: RunRecord) -> dict[str, Json]:
         "ignores": record.ignores,
         "notes": record.notes,
         # Files without findings are most of a run: only the others are stored.
-        "results": [
-            result_to_json(_without_summary(r)) for r in record.results if _worth_storing(r)
-        ],
+        "results": [rows.result(r) for r in record.results if _worth_storing(r)],
+        "kinds": rows.kinds,
         "project": record.project,
     }
 
 
 def _worth_storing(result: FileResult) -> bool:
     return bool(result.diagnostics or result.unsettled or result.cells)
-
-
-def _without_summary(result: FileResult) -> FileResult:
-    if not result.summary and result.source is None:
-        return result
-    return FileResult(
-        result.filename, result.diagnostics, unsettled=result.unsettled, cells=result.cells
-    )
 
 
 def _int(value: Json, what: str) -> int:
@@ -424,13 +416,7 @@ def record_from_json(value: Json, key: str) -> RunRecord:
         raise FormatError("notes are not a list of strings")
     if not set(ignores) <= set(inputs):
         raise FormatError("an ignore file without a stamp")
-    raw_results = value.get("results")
-    if not isinstance(raw_results, list):
-        raise FormatError("results are not a list")
-    stored = {}
-    for raw in raw_results:
-        result = result_from_json(raw)
-        stored[result.filename] = result
+    stored = {r.filename: r for r in results_from_rows(value.get("kinds"), value.get("results"))}
     if not set(stored) <= {f.display for f in files}:
         raise FormatError("a result for a file the run did not lint")
     results = [stored.get(f.display) or FileResult(f.display, ()) for f in files]

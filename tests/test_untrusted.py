@@ -287,13 +287,13 @@ def test_whole_run_record_is_checked_field_by_field(
     for record in records(tree):
         data = read_sealed(record, secret)
         if change == "a result for another file":
-            data["results"][0]["filename"] = "../../etc/passwd"
+            data["results"][0][0] = "../../etc/passwd"
         elif change == "a stamp that is not a number":
             data["files"][0][2] = "now"
         elif change == "a size that is a boolean":
             data["files"][0][3] = True
         elif change == "a finding whose code is a number":
-            data["results"][0]["diagnostics"][0]["code"] = 101
+            data["kinds"][data["results"][0][1][0][0]][0] = 101
         else:
             data["key"] = "0" * 64
         write_sealed(record.parent, record.name, data, secret)
