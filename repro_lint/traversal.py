@@ -34,6 +34,7 @@ def _hooks(rule: type) -> tuple[tuple[str, str], ...]:
 
 
 _STATEMENT, _FUNCTION, _COMMENT, _NEWLINE, _SPACE, _TEXT, _BLOCK = 1, 2, 4, 8, 16, 32, 64
+_SIMPLE_SPACE, _NEWLINE_NODE = cst.SimpleWhitespace, cst.Newline
 _KINDS: dict[type, int] = {}
 _TEXTS = (cst.SimpleString, cst.FormattedStringText, cst.TemplatedStringText)
 
@@ -158,8 +159,12 @@ class Dispatcher(cst.CSTVisitor):
         # Per node type: what to track, and the hooks to call on the way in and out.
         plans: dict[type, tuple[int, tuple[Hook, ...], tuple[Hook, ...]]] = {}
         visit, leave, track = self._visit, self._leave, self._track
-        stack, indents, names = self._stack, self._indents, self._names
+        stack, indents, names, cursor = self._stack, self._indents, self._names, self._cursor
         known = IS_NODE.get  # is_node, inlined
+        # Whitespace and newlines are nearly half of a tree's nodes: where no hook wants
+        # them, they are counted in place (as ``_track`` would) instead of being stepped into.
+        spaces = not ({"SimpleWhitespace"} & (visit.keys() | leave.keys()))
+        newlines = not ({"Newline"} & (visit.keys() | leave.keys()))
 
         def step(node: cst.CSTNode) -> None:
             node_type = type(node)
@@ -176,7 +181,12 @@ class Dispatcher(cst.CSTVisitor):
             for attribute in ORDER.get(node_type) or order(node):
                 child = getattr(node, attribute)
                 child_type = type(child)
-                if child_type is tuple or child_type is list:
+                if child_type is _SIMPLE_SPACE and spaces:
+                    if "\\" in child.value:
+                        cursor.row += len(NEWLINE.findall(child.value))
+                elif child_type is _NEWLINE_NODE and newlines:
+                    cursor.row += 1
+                elif child_type is tuple or child_type is list:
                     for item in child:
                         answer = known(type(item))
                         if answer or (answer is None and is_node(type(item))):

@@ -119,3 +119,44 @@ def test_node_classes_compared_by_type_have_no_subclasses() -> None:
         kind = getattr(cst, name)
         assert issubclass(kind, cst.CSTNode)
         assert not kind.__subclasses__(), name
+
+
+def test_whitespace_counted_in_place_gives_the_rows_stepping_into_it_gives() -> None:
+    """The traversal counts whitespace and newlines in place unless a hook wants them: the
+    statements' rows are the same either way, and a hook that wants them still gets each."""
+    from repro_lint.config import Config
+    from repro_lint.names import Names
+    from repro_lint.rule import FileContext
+    from repro_lint.torch_versions import TorchVersion
+    from repro_lint.traversal import Dispatcher
+
+    source = (
+        "import torch\nx = 1 + \\\n    2\ny = (\n    3,  # c\n)\n"
+        's = """a\nb"""\nif x:\n    z = [\n        1, \\\n        2]\nw = 4\n'
+    )
+
+    class Wants:
+        def __init__(self) -> None:
+            self.seen = 0
+
+        def visit_SimpleWhitespace(self, node: cst.SimpleWhitespace) -> None:
+            self.seen += 1
+
+        def visit_Newline(self, node: cst.Newline) -> None:
+            self.seen += 1
+
+    def rows(visitors: list[object]) -> list[tuple[int, str]]:
+        module = cst.parse_module(source)
+        names = Names(module, "m", False)
+        context = FileContext(module, names, Config(root=Path(".")), TorchVersion(2, 4), None, "m")
+        Dispatcher(visitors, context, None).run(module)
+        return sorted(context.cursor.starts.values())
+
+    wants = Wants()
+    assert rows([]) == rows([wants])
+    assert [row for row, _ in rows([])] == [1, 2, 4, 7, 9, 10, 13]
+    module = cst.parse_module(source)
+    expected = sum(
+        1 for node in _visitor_order(module) if type(node) in (cst.SimpleWhitespace, cst.Newline)
+    )
+    assert wants.seen * 2 == expected  # (_visitor_order records each node twice: in and out)
