@@ -27,6 +27,7 @@ from repro_lint.rule import Invalid, Valid
 from repro_lint.rules.nondeterministic_op import (
     PREAMBLE,
     CatalogCalls,
+    CatalogTraversal,
     NondeterministicOp,
     classify,
     short_name,
@@ -914,3 +915,6 @@ def test_a_follower_of_the_shared_catalog_traversal_is_not_dispatched_its_idle_h
     }
     assert visits["Name"] == [leader]
     assert visits["Call"] == [leader, follower]
+    # The leader's shared hooks are called as they are, without the leader test around them.
+    (name_hook,) = dispatcher._visit["Name"]
+    assert name_hook.__func__ is vars(CatalogTraversal)["visit_Name"]  # type: ignore[attr-defined]

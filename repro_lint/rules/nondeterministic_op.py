@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import MethodType
 from typing import Any, ClassVar
 
 import libcst as cst
@@ -712,17 +713,17 @@ class CatalogRule(CatalogTraversal, Rule):
         if leader is None:
             context.shared[key] = self
             self.calls = CatalogCalls(context.names, context.target_torch, library=self.LIBRARY)
+            # The leader's shared hooks, bound as they are (not through ``_run_by_leader``'s
+            # test, on every node).
+            for name in _inherited(type(self)):
+                setattr(self, name, MethodType(vars(CatalogTraversal)[name], self))
         else:
             leader._rules.append(self)
             self.calls = leader.calls
 
     def idle_hooks(self) -> frozenset[str]:
         # A follower's shared hooks (those it does not override) run nothing.
-        if self._leader is None:
-            return frozenset()
-        return frozenset(
-            name for name in _LEADER_ONLY if getattr(type(self), name) is _LEADER_ONLY[name]
-        )
+        return frozenset() if self._leader is None else frozenset(_inherited(type(self)))
 
     def _found(self, site: Site) -> None:
         for rule in self._rules:
@@ -762,6 +763,16 @@ for _name, _hook in list(vars(CatalogTraversal).items()):
         _LEADER_ONLY[_name] = _run_by_leader(_hook)
         setattr(CatalogRule, _name, _LEADER_ONLY[_name])
 del _name, _hook
+_INHERITED: dict[type, tuple[str, ...]] = {}
+
+
+def _inherited(rule: type) -> tuple[str, ...]:
+    """The shared hooks a catalog rule does not override (per class, once)."""
+    found = _INHERITED.get(rule)
+    if found is None:
+        found = tuple(name for name, hook in _LEADER_ONLY.items() if getattr(rule, name) is hook)
+        _INHERITED[rule] = found
+    return found
 
 
 # The summary's notes of findings that callers in other modules may settle:
