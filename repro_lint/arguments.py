@@ -7,6 +7,8 @@ from typing import Any
 
 import libcst as cst
 
+from repro_lint.walker import walk
+
 # Literal texts evaluated so far (the short ones), by text; emptied when it holds
 # _REMEMBERED_COUNT of them, so that a process linting a large tree stays small.
 _EVALUATED: dict[str, object] = {}
@@ -28,6 +30,25 @@ def evaluated(node: cst.SimpleString | cst.Integer) -> Any:
                 _EVALUATED.clear()
             _EVALUATED[text] = found
     return found
+
+
+def mentions_string(node: cst.CSTNode, value: str) -> bool:
+    """Whether a string literal in ``node``'s tree (``node`` included) evaluates to ``value``.
+    (A plain walk: a visitor class made per call would be a cycle left for the collector.)"""
+    found = False
+
+    def enter(child: cst.CSTNode) -> bool:
+        nonlocal found
+        if not found and type(child) is cst.SimpleString:
+            found = evaluated(child) == value
+        return not found
+
+    walk(node, enter, _ignore)
+    return found
+
+
+def _ignore(node: cst.CSTNode) -> None:
+    return None
 
 
 def string_value(node: cst.BaseExpression) -> str | bytes | None:

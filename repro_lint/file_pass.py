@@ -216,45 +216,61 @@ def _lint_parsed(
         collector = SummaryCollector(context, text, frozenset(settings.config.seed_functions))
         visitors.append(collector)
     try:
-        Dispatcher(visitors, context, comments).run(module)
-    except RecursionError:
-        return error_result(filename, SourceError("file is nested too deeply to analyse"))
-    summary = collector.summary() if collector is not None else {}
-    # RPL901 judges the noqa comments even where nothing was reported.
-    # Whole-program findings are settled after this file is linted, so a noqa for a project
-    # rule cannot be judged here: RPL901 leaves those codes alone.
-    unused_noqa = (
-        [r for r in rules if not issubclass(r, ProjectRule)]
-        if UnusedNoqa in active and comments
-        else None
-    )
-    if not context.reports and unused_noqa is None:
-        return FileResult(filename, (), summary=summary)
-    diagnostics = _diagnostics(
-        text,
-        filename,
-        module,
-        names,
-        context.reports,
-        comments,
-        unused_noqa,
-        context.positions,
-        path,
-    )
-    # Positions come from libcst's tree, which does not always reproduce the file: it drops a
-    # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
-    # a line holding only a backslash continuation (later rows shift). Checked only for files
-    # with findings: it costs a code generation.
-    misplaced = (
-        _misplaced(text, module.code, diagnostics)
-        if diagnostics and _UNFAITHFUL.search(text)
-        else None
-    )
-    if misplaced is not None:
-        return error_result(filename, misplaced, text)
-    return FileResult(
-        filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
-    )
+        try:
+            Dispatcher(visitors, context, comments).run(module)
+        except RecursionError:
+            return error_result(filename, SourceError("file is nested too deeply to analyse"))
+        summary = collector.summary() if collector is not None else {}
+        # RPL901 judges the noqa comments even where nothing was reported.
+        # Whole-program findings are settled after this file is linted, so a noqa for a project
+        # rule cannot be judged here: RPL901 leaves those codes alone.
+        unused_noqa = (
+            [r for r in rules if not issubclass(r, ProjectRule)]
+            if UnusedNoqa in active and comments
+            else None
+        )
+        if not context.reports and unused_noqa is None:
+            return FileResult(filename, (), summary=summary)
+        diagnostics = _diagnostics(
+            text,
+            filename,
+            module,
+            names,
+            context.reports,
+            comments,
+            unused_noqa,
+            context.positions,
+            path,
+        )
+        # Positions come from libcst's tree, which does not always reproduce the file: it drops a
+        # form feed that starts a line (columns on that line shift; a fix once wrote "=Falsee") and
+        # a line holding only a backslash continuation (later rows shift). Checked only for files
+        # with findings: it costs a code generation.
+        misplaced = (
+            _misplaced(text, module.code, diagnostics)
+            if diagnostics and _UNFAITHFUL.search(text)
+            else None
+        )
+        if misplaced is not None:
+            return error_result(filename, misplaced, text)
+        return FileResult(
+            filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
+        )
+    finally:
+        _release(visitors, context)
+
+
+def _release(visitors: Sequence[object], context: FileContext) -> None:
+    """Drop what the pass's objects hold once its result is made. Rules and the context refer
+    to each other (a rule to its context, the context to the rule that leads a shared
+    traversal), and bindings to their scopes: left to the garbage collector, those cycles keep
+    the whole tree until a collection walks all of it. Dropped, reference counting frees it."""
+    for visitor in visitors:
+        release = getattr(visitor, "release", None)
+        if release is not None:
+            release()
+        vars(visitor).clear()
+    vars(context).clear()
 
 
 # Text every entry point contains: a __main__ guard, training calls at module level, or a

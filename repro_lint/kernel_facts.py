@@ -31,10 +31,10 @@ from repro_lint import randomness as rng
 from repro_lint.arguments import (
     argument,
     dict_literal_items,
-    evaluated,
     literal_bool,
     literal_int,
     literal_str,
+    mentions_string,
 )
 from repro_lint.names import Names, dotted_name
 
@@ -346,7 +346,7 @@ class KernelFacts:
             arg = argument(node, "enabled", 0)
             if arg is not None and literal_bool(arg.value) is False:
                 self._event(node, "d", det.SDPA_SWITCHES[qualified])
-        elif qualified in _ENV_SETTERS and _mentions(node, _CUBLAS):
+        elif qualified in _ENV_SETTERS and mentions_string(node, _CUBLAS):
             self._event(node, "d", det.CUBLAS)
 
     def _lightning(self, node: cst.Call) -> None:
@@ -455,7 +455,7 @@ class KernelFacts:
     def _item(self, node: cst.Assign, target: cst.Subscript, value: cst.BaseExpression) -> None:
         """``os.environ["CUBLAS_WORKSPACE_CONFIG"] = ...``; ``kwargs["key"] = value``."""
         holder = target.value
-        if self._qualified(holder) == "os.environ" and _mentions(target, _CUBLAS):
+        if self._qualified(holder) == "os.environ" and mentions_string(target, _CUBLAS):
             self._event(node, "d", det.CUBLAS)
             return
         if isinstance(holder, cst.Name) and len(target.slice) == 1:
@@ -497,18 +497,6 @@ def _optimizer_like(receiver: cst.BaseExpression) -> bool:
     except TypeError:
         return False
     return "opt" in name or "scaler" in name
-
-
-def _mentions(node: cst.CSTNode, text: str) -> bool:
-    found = False
-
-    class _Finder(cst.CSTVisitor):
-        def visit_SimpleString(self, string: cst.SimpleString) -> None:
-            nonlocal found
-            found = found or evaluated(string) == text
-
-    node.visit(_Finder())
-    return found
 
 
 __all__ = ["EventSink", "KernelFacts"]

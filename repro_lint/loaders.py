@@ -400,6 +400,10 @@ class LoaderFacts:
         # A module whose text never says rank has no expression that involves it.
         self._may_rank = not text or _RANK_TEXT.search(text) is not None
 
+    def release(self) -> None:
+        """Drop the bindings followed (``Flow.release``): the file's pass is over."""
+        self._flow.release()
+
     def _lines(self) -> list[str]:
         if self._split is None:
             self._split = re.split(r"\r\n?|\n", self._text)

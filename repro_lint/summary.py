@@ -292,6 +292,10 @@ class SummaryCollector:
 
     # -- rows ---------------------------------------------------------------------------------
 
+    def release(self) -> None:
+        """Drop what the pass built (``file_pass`` calls this once the summary is made)."""
+        self._data.release()
+
     def node_row(self, node: cst.CSTNode) -> int:
         """The row an expression being visited starts on (inside its own parentheses)."""
         row = self.row

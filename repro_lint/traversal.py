@@ -63,6 +63,10 @@ def _kind(node_type: type) -> int:
     return kind
 
 
+def _stepped(node: cst.CSTNode) -> None:
+    """What ``Dispatcher.run``'s walk is once it is over (see there)."""
+
+
 class Dispatcher(cst.CSTVisitor):
     """One traversal that feeds every node to each interested rule (and to the project
     summary collector, which rides along the same way)."""
@@ -204,7 +208,12 @@ class Dispatcher(cst.CSTVisitor):
             elif kind & _BLOCK:
                 indents.pop()
 
-        step(module)
+        try:
+            step(module)
+        finally:
+            # ``step`` refers to itself: left as it is, that cycle would keep everything the
+            # traversal reached (the tree, through the hooks) for the garbage collector.
+            step = _stepped
 
     # libcst calls these for every child attribute of every node; the defaults look up
     # ``visit_<Node>_<attr>`` methods by name, which we never define.

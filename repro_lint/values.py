@@ -150,6 +150,7 @@ class Flow:
 
     def __init__(self) -> None:
         self.scopes: list[Scope] = [Scope("module")]
+        self._entered: list[Scope] = []
         self._path: list[int] = []
         self._seq = 0
         # Blocks that are branches (id -> runs at all), registered by their compound statement.
@@ -184,6 +185,13 @@ class Flow:
     def enter_scope(self, scope: Scope) -> None:
         scope.depth = len(self._path)
         self.scopes.append(scope)
+        self._entered.append(scope)
+
+    def release(self) -> None:
+        """Forget every binding (each refers to its scope, which lists it), once the file's
+        pass is over: reference counting then frees what they hold."""
+        for scope in (*self.scopes, *self._entered):
+            scope.history.clear()
 
     def leave_scope(self) -> None:
         self.scopes.pop()

@@ -6,6 +6,7 @@ cycles, equal to libcst's."""
 from __future__ import annotations
 
 import ast
+import contextlib
 import gc
 import json
 import marshal
@@ -261,3 +262,46 @@ def test_names_met_in_an_assigned_value_are_those_in_it(monkeypatch: pytest.Monk
     for source in sources:
         lint_one(source, "example.py", Settings.from_config(Config()), None, summarise=True)
     assert len(checked) > 40 and any(checked) and not all(checked)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        *sorted(EXAMPLES.glob("*.py")),
+        # Larger files with everything the rules and the summary follow (scopes, bindings,
+        # loaders, catalogued calls, fixes).
+        Path(collector.__file__).parent / "program.py",
+        Path(collector.__file__).parent / "rules" / "nondeterministic_op.py",
+    ],
+    ids=lambda path: path.name,
+)
+def test_a_files_pass_leaves_nothing_for_the_collector(
+    path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a pass builds is freed by reference counting when it ends: a cycle left between
+    its objects would keep the whole tree until a collection walked all of it. (Only
+    ``ast.literal_eval``'s own cycle of helpers may be left, for a literal too long to be
+    remembered: see ``arguments.evaluated``.)"""
+    settings = Settings.from_config(Config(root=EXAMPLES))
+    text = path.read_text(encoding="utf-8")
+    lint_one(text, path.name, settings, path, summarise=True)  # (caches filled first)
+    monkeypatch.setattr("repro_lint.file_pass.one_pass", contextlib.nullcontext)
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        result = lint_one(text, path.name, settings, path, summarise=True)
+        gc.collect()
+        left = [
+            type(o).__qualname__
+            for o in gc.garbage
+            if type(o).__module__.startswith(("libcst", "repro_lint"))
+            or isinstance(o, type)
+            or (callable(o) and "literal_eval" not in getattr(o, "__qualname__", ""))
+        ]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert result.summary
+    assert left == []

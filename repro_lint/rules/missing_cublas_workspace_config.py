@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from repro_lint.arguments import argument, evaluated, literal_bool, literal_int, literal_str
+from repro_lint.arguments import (
+    argument,
+    literal_bool,
+    literal_int,
+    literal_str,
+    mentions_string,
+)
 from repro_lint.diagnostics import FixSafety
 from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Rule, Valid
 from repro_lint.torch_versions import TorchVersion
@@ -163,7 +169,7 @@ class MissingCublasWorkspaceConfig(Rule):
                 literal_int(arg.value) in (1, 2) or literal_str(arg.value) in ("warn", "error")
             ):
                 self._enabling.append((node, self.anchor()))
-        elif name in _ENV_SETTERS and self._mentions_variable(node):
+        elif name in _ENV_SETTERS and mentions_string(node, VARIABLE):
             self._configured = True
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -172,20 +178,9 @@ class MissingCublasWorkspaceConfig(Rule):
             if (
                 isinstance(target.target, cst.Subscript)
                 and self.qualified_name(target.target.value) == "os.environ"
-                and self._mentions_variable(target.target)
+                and mentions_string(target.target, VARIABLE)
             ):
                 self._configured = True
-
-    def _mentions_variable(self, node: cst.CSTNode) -> bool:
-        found = False
-
-        class _Finder(cst.CSTVisitor):
-            def visit_SimpleString(self, string: cst.SimpleString) -> None:
-                nonlocal found
-                found = found or evaluated(string) == VARIABLE
-
-        node.visit(_Finder())
-        return found
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self._configured or self.context.target_torch >= CHECK_REMOVED_IN:
