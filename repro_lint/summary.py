@@ -1526,6 +1526,8 @@ def _uses_unbound(name: str, text: str) -> bool:
     """Whether ``name.attr`` appears outside import statements (text-level, so a mention in a
     comment or string also counts: the fix is then withheld, never wrong)."""
     pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\.")
+    if pattern.search(text) is None:  # (no line can match: most files, looked at once)
+        return False
     return any(
         pattern.search(line) and not line.lstrip().startswith(("import ", "from "))
         for line in text.splitlines()

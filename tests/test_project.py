@@ -780,3 +780,20 @@ def test_module_lookups_from_listings_answer_as_the_paths_do(
         assert found == _module_file(name, roots), name
     assert program._find_module("pkg.sub.mod", roots) == first / "pkg" / "sub" / "mod.py"
     assert str(first / "pkg") in probed
+
+
+@pytest.mark.parametrize(
+    ("text", "used"),
+    [
+        ("x = np.zeros(3)\n", True),
+        ("x = np .zeros(3)\n", True),
+        ("import np.linalg\nfrom np.x import y\n", False),
+        ("y = (np\n    .zeros)\n", False),  # line by line: a name split from its dot
+        ("y = snp.zeros + a.np.x\n", False),
+        ("", False),
+    ],
+)
+def test_a_name_used_unbound_is_found_line_by_line(text: str, used: bool) -> None:
+    from repro_lint.summary import _uses_unbound
+
+    assert _uses_unbound("np", text) is used
