@@ -54,10 +54,10 @@ def _ignore(node: cst.CSTNode) -> None:
 def string_value(node: cst.BaseExpression) -> str | bytes | None:
     """What a string literal evaluates to (``ConcatenatedString.evaluated_value`` with
     ``evaluated`` for its parts); None for f-strings and anything else."""
-    if isinstance(node, cst.SimpleString):
+    if type(node) is cst.SimpleString:
         value = evaluated(node)
         return value if isinstance(value, str | bytes) else None
-    if isinstance(node, cst.ConcatenatedString):
+    if type(node) is cst.ConcatenatedString:
         left, right = string_value(node.left), string_value(node.right)
         if isinstance(left, str) and isinstance(right, str):
             return left + right
@@ -94,19 +94,19 @@ def has_double_star(call: cst.Call) -> bool:
 
 def literal_bool(node: cst.BaseExpression) -> bool | None:
     """True/False for ``True``, ``False`` and integer literals; None for anything else."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    if type(node) is cst.Name and node.value in ("True", "False"):
         return node.value == "True"
     value = literal_int(node)
     return None if value is None else value != 0
 
 
 def literal_int(node: cst.BaseExpression) -> int | None:
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return int(evaluated(node))
     if (
-        isinstance(node, cst.UnaryOperation)
-        and isinstance(node.operator, cst.Minus)
-        and isinstance(node.expression, cst.Integer)
+        type(node) is cst.UnaryOperation
+        and type(node.operator) is cst.Minus
+        and type(node.expression) is cst.Integer
     ):
         return -int(evaluated(node.expression))
     return None
@@ -120,16 +120,16 @@ def literal_str(node: cst.BaseExpression) -> str | None:
 
 def dict_literal_items(node: cst.BaseExpression) -> dict[str, cst.BaseExpression] | None:
     """``{"k": v, ...}`` or ``dict(k=v)`` with string keys; None when not a literal mapping."""
-    if isinstance(node, cst.Dict):
+    if type(node) is cst.Dict:
         items: dict[str, cst.BaseExpression] = {}
         for element in node.elements:
-            if not isinstance(element, cst.DictElement):
+            if type(element) is not cst.DictElement:
                 continue
             key = literal_str(element.key)
             if key is not None:
                 items[key] = element.value
         return items
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "dict":
+    if type(node) is cst.Call and type(node.func) is cst.Name and node.func.value == "dict":
         return {arg.keyword.value: arg.value for arg in node.args if arg.keyword is not None}
     return None
 

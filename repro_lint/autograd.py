@@ -263,8 +263,8 @@ class CallSite:
 def _is_self_call(func: cst.BaseExpression, self_name: str | None) -> str | None:
     if (
         self_name is not None
-        and isinstance(func, cst.Attribute)
-        and isinstance(func.value, cst.Name)
+        and type(func) is cst.Attribute
+        and type(func.value) is cst.Name
         and func.value.value == self_name
     ):
         return func.attr.value
@@ -277,16 +277,21 @@ def _mentions(node: cst.CSTNode, attributes: frozenset[str], nested: bool) -> bo
     stack: list[cst.CSTNode] = children(node)
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.FunctionDef | cst.Lambda | cst.ClassDef) and not nested:
+        # ``type(...)``: a function's whole tree is walked (isinstance goes through abc).
+        kind = type(current)
+        if kind in _NESTED_SCOPES and not nested:
             continue
-        if attributes and isinstance(current, cst.Call):
-            func = current.func
-            if isinstance(func, cst.Attribute) and func.attr.value in attributes:
+        if attributes and kind is cst.Call:
+            func = current.func  # type: ignore[attr-defined]
+            if type(func) is cst.Attribute and func.attr.value in attributes:
                 return True
-        if not attributes and isinstance(current, cst.Yield):
+        if not attributes and kind is cst.Yield:
             return True
         stack.extend(children(current))
     return False
+
+
+_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
 _BACKWARD_CALLS = frozenset({"backward", "manual_backward", "grad"})
