@@ -79,24 +79,26 @@ def content(node: cst.CSTNode) -> str | None:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.DictElement):
+        if type(current) is cst.DictElement:
             key = literal_str(current.key)
             if key is not None and _resumable(key):
                 return "resume"
-        elif isinstance(current, cst.Arg) and current.keyword is not None:
+        elif type(current) is cst.Arg and current.keyword is not None:
             if _resumable(current.keyword.value):
                 return "resume"
-        elif isinstance(current, cst.Call) and isinstance(current.func, cst.Attribute):
+        elif type(current) is cst.Call and type(current.func) is cst.Attribute:
             if current.func.attr.value == "state_dict":
                 receiver = current.func.value
-                if isinstance(receiver, cst.Attribute):
+                if type(receiver) is cst.Attribute:
                     receiver = receiver.attr
-                if isinstance(receiver, cst.Name) and _resumable(receiver.value):
+                if type(receiver) is cst.Name and _resumable(receiver.value):
                     return "resume"
                 found = "weights"
-        elif isinstance(current, cst.Name | cst.Attribute):
-            name = current.value if isinstance(current, cst.Name) else current.attr.value
-            if "state_dict" in name.lower():
+        elif type(current) is cst.Name:
+            if "state_dict" in current.value.lower():
+                found = found or "weights"
+        elif type(current) is cst.Attribute:
+            if "state_dict" in current.attr.value.lower():
                 found = found or "weights"
         stack.extend(children(current))
     return found
@@ -106,7 +108,7 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name) and current.value == name:
+        if type(current) is cst.Name and current.value == name:
             return True
         stack.extend(children(current))
     return False
