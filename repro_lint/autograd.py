@@ -51,7 +51,7 @@ from repro_lint.arguments import evaluated, literal_bool, string_value
 from repro_lint.catalog import canonical
 from repro_lint.names import Names
 from repro_lint.tensors import Tensors
-from repro_lint.walker import children
+from repro_lint.walker import code_children
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,7 +274,7 @@ def _is_self_call(func: cst.BaseExpression, self_name: str | None) -> str | None
 def _mentions(node: cst.CSTNode, attributes: frozenset[str], nested: bool) -> bool:
     """Whether ``node`` calls a method named in ``attributes`` (``loss.backward()``), or
     contains a ``yield`` (``attributes`` empty); ``nested`` functions count only if asked."""
-    stack: list[cst.CSTNode] = children(node)
+    stack: list[cst.CSTNode] = code_children(node)
     while stack:
         current = stack.pop()
         # ``type(...)``: a function's whole tree is walked (isinstance goes through abc).
@@ -287,7 +287,7 @@ def _mentions(node: cst.CSTNode, attributes: frozenset[str], nested: bool) -> bo
                 return True
         if not attributes and kind is cst.Yield:
             return True
-        stack.extend(children(current))
+        stack.extend(code_children(current))
     return False
 
 

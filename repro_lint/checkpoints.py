@@ -30,7 +30,7 @@ import libcst as cst
 
 from repro_lint.arguments import literal_str
 from repro_lint.names import Names
-from repro_lint.walker import children
+from repro_lint.walker import code_children
 
 Json = Any
 
@@ -100,7 +100,7 @@ def content(node: cst.CSTNode) -> str | None:
         elif type(current) is cst.Attribute:
             if "state_dict" in current.attr.value.lower():
                 found = found or "weights"
-        stack.extend(children(current))
+        stack.extend(code_children(current))
     return found
 
 
@@ -110,7 +110,7 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
         current = stack.pop()
         if type(current) is cst.Name and current.value == name:
             return True
-        stack.extend(children(current))
+        stack.extend(code_children(current))
     return False
 
 

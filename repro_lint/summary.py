@@ -38,7 +38,7 @@ from repro_lint.names import dotted_name
 from repro_lint.options import Options
 from repro_lint.rule import FileContext
 from repro_lint.suppressions import parse_comment
-from repro_lint.walker import children
+from repro_lint.walker import code_children
 
 SUMMARY_VERSION = 17
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
@@ -1518,7 +1518,7 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
         current = stack.pop()
         if type(current) is cst.Name and current.value == name:
             return True
-        stack.extend(children(current))
+        stack.extend(code_children(current))
     return False
 
 

@@ -61,6 +61,26 @@ def order(node: cst.CSTNode) -> tuple[str, ...]:
     return found
 
 
+# Whitespace, newlines and comments: nearly half of a tree's nodes, and never the code a
+# search through a subtree looks for (they hold nothing else).
+_LAYOUT = frozenset(
+    {
+        cst.SimpleWhitespace,
+        cst.ParenthesizedWhitespace,
+        cst.TrailingWhitespace,
+        cst.EmptyLine,
+        cst.Newline,
+        cst.Comment,
+    }
+)
+
+
+def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """``children`` without the layout nodes (``_LAYOUT``): for searches through a subtree
+    for names, calls or statements."""
+    return [child for child in children(node) if type(child) not in _LAYOUT]
+
+
 def children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``node.children`` without rebuilding ``node``: its child nodes in visiting order.
     (libcst's property runs ``_visit_and_replace_children``, which copies the node; a

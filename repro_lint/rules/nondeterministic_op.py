@@ -39,7 +39,7 @@ from repro_lint.program import Program, SettledRule, Unit
 from repro_lint.rule import FileContext, Invalid, Note, Rule, Valid
 from repro_lint.tensors import Tensors
 from repro_lint.torch_versions import TorchVersion
-from repro_lint.walker import children
+from repro_lint.walker import code_children
 
 # -- classifying calls ------------------------------------------------------------------------
 
@@ -517,9 +517,9 @@ def _name_counts(module: cst.Module) -> dict[str, int]:
     stack: list[cst.CSTNode] = [module]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             counts[node.value] = counts.get(node.value, 0) + 1
-        stack.extend(children(node))
+        stack.extend(code_children(node))
     return counts
 
 
