@@ -230,8 +230,13 @@ class Names:
         # Names a function binds once to a module or a function (``npr = np.random``),
         # innermost last: they resolve as written.
         self._aliases: list[dict[str, str]] = []
+        # ``qualified_name``'s answers in the current scope, by node (kept with the node: an
+        # id is unique only while its object lives). Rules ask about the same nodes again and
+        # again; entering or leaving a function forgets them.
+        self._answered: dict[int, tuple[cst.CSTNode, str | None]] = {}
         self.star_imports: list[str] = []
         self._collect(module)
+        self._answered.clear()  # (what collecting asked was asked before all was bound)
 
     # -- collection ------------------------------------------------------------------------
 
@@ -333,10 +338,12 @@ class Names:
                 aliases[name] = qualified
         self._shadows.append(local)
         self._aliases.append(aliases)
+        self._answered.clear()
 
     def leave_function(self) -> None:
         self._shadows.pop()
         self._aliases.pop()
+        self._answered.clear()
 
     def import_base(self, node: cst.ImportFrom) -> str:
         """The module ``from <base> import ...`` imports from, relative imports qualified."""
@@ -352,6 +359,14 @@ class Names:
 
     def qualified_name(self, node: cst.CSTNode) -> str | None:
         """The qualified name ``node`` refers to, or None when it is not an imported name."""
+        known = self._answered.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        answer = self._qualified_name(node)
+        self._answered[id(node)] = (node, answer)
+        return answer
+
+    def _qualified_name(self, node: cst.CSTNode) -> str | None:
         # ``type(...) is``: the concrete node classes have no subclasses, and isinstance
         # against them goes through abc (this runs for most expressions of every file).
         if type(node) is cst.Name:

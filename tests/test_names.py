@@ -3,6 +3,8 @@ QualifiedNameProvider wherever that gives one answer."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, QualifiedNameProvider
@@ -145,3 +147,23 @@ def test_expression_for_prefers_the_shortest_module_level_spelling() -> None:
     assert names.expression_for("torch.manual_seed")[0] == "torch.manual_seed"
     text, binding = names.expression_for("os.environ")
     assert (text, binding) == ("os.environ", None)  # the function-local import does not count
+
+
+def test_answers_are_remembered_per_scope_only() -> None:
+    """``qualified_name`` remembers its answers by node while the scope stays: entering or
+    leaving a function (where a parameter hides an import) asks again, and what collecting
+    the module's names asked before everything was bound is not kept."""
+    module = cst.parse_module(
+        "import numpy as np\nb = a.rand\na = np.random\n\ndef f(np):\n    return np\n"
+    )
+    names = Names(module)
+    body: Any = module.body
+    value = body[1].body[0].value
+    assert names.qualified_name(value) == "numpy.random.rand"
+    function = body[3]
+    used = function.body.body[0].body[0].value
+    assert names.qualified_name(used) == "numpy"
+    names.enter_function(function)
+    assert names.qualified_name(used) is None
+    names.leave_function()
+    assert names.qualified_name(used) == "numpy"
