@@ -107,9 +107,13 @@ def result_to_json(result: FileResult) -> dict[str, Json]:
 def location_from_json(value: Json) -> Location:
     pair = _list(value, "a location")
     if len(pair) == 2:
-        row, column = pair
-        if type(row) is int and type(column) is int and row >= 0 and column >= 0:
-            return Location(row, column)
+        return _place(pair[0], pair[1])
+    raise FormatError("a location is not two non-negative integers")
+
+
+def _place(row: Json, column: Json) -> Location:
+    if type(row) is int and type(column) is int and row >= 0 and column >= 0:
+        return Location(row, column)
     raise FormatError("a location is not two non-negative integers")
 
 
@@ -246,7 +250,7 @@ class Rows:
         ]
 
 
-_Kind = tuple[str, str, "str | None", str]
+_Kind = tuple[str, str, str | None, str]
 
 
 def _kinds_from_rows(value: Json) -> list[_Kind]:
@@ -263,12 +267,6 @@ def _kinds_from_rows(value: Json) -> list[_Kind]:
             raise FormatError("a kind of finding is not (code, name, url, severity)")
         kinds.append((kind[0], kind[1], kind[2], kind[3]))
     return kinds
-
-
-def _place(row: Json, column: Json) -> Location:
-    if type(row) is int and type(column) is int and row >= 0 and column >= 0:
-        return Location(row, column)
-    raise FormatError("a location is not two non-negative integers")
 
 
 def _fix_from_row(value: Json) -> Fix:
