@@ -66,7 +66,8 @@ class Discovery:
     warnings: list[str] = field(default_factory=list)
     # Each directory listed: its mtime before listing, and the names it held.
     directories: dict[Path, tuple[int, tuple[str, ...]]] = field(default_factory=dict)
-    ignore_files: set[Path] = field(default_factory=set)
+    # Every .gitignore looked for (present or not), as a path string.
+    ignore_files: set[str] = field(default_factory=set)
     # What was passed over, for -v: special files, and the temporary files an interrupted
     # --fix left next to files linted now (the command removes the stale ones).
     notes: list[str] = field(default_factory=list)
@@ -103,13 +104,13 @@ class _Matcher:
         self._gitignores: dict[Path, pathspec.GitIgnoreSpec | None] = {}
         self._chains: dict[Path, tuple[tuple[Path, pathspec.GitIgnoreSpec], ...]] = {}
         # Every .gitignore looked for (present or not), for the whole-run cache.
-        self.ignore_files: set[Path] = set()
+        self.ignore_files: set[str] = set()
 
     def _gitignore(self, directory: Path) -> pathspec.GitIgnoreSpec | None:
         if directory not in self._gitignores:
             spec = None
             path = directory / ".gitignore"
-            self.ignore_files.add(path)
+            self.ignore_files.add(str(path))
             data = read_small(path)
             try:
                 spec = _spec(data.decode("utf-8").splitlines()) if data is not None else None

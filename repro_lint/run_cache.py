@@ -156,13 +156,22 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     # Set when a check had to compare contents: rewriting the record spares that next time.
     stale: bool = False
+    # What ``discovery_holds`` and ``changed`` found, once asked: a run asks both when it
+    # looks for a stored answer, and again when it lints what changed.
+    _holds: bool | None = field(default=None, init=False, repr=False, compare=False)
+    _changed: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def _racy(self, mtime_ns: int) -> bool:
         return mtime_ns >= self.written_ns - _RACY_NS
 
     def discovery_holds(self) -> bool:
         """Whether discovery would find the same files: the settings files, the listed
-        directories and the .gitignore files read are as they were."""
+        directories and the .gitignore files read are as they were (looked at once)."""
+        if self._holds is None:
+            self._holds = self._discovery_holds()
+        return self._holds
+
+    def _discovery_holds(self) -> bool:
         for path, (mtime, size, content) in self.inputs.items():
             now = _stat(path)
             if now != (mtime, size) or (mtime >= 0 and self._racy(mtime)):
@@ -182,7 +191,13 @@ class RunRecord:
         return True
 
     def changed(self) -> set[str]:
-        """The files (display names) whose content may differ from what was linted."""
+        """The files (display names) whose content may differ from what was linted (looked
+        at once)."""
+        if self._changed is None:
+            self._changed = frozenset(self._look_for_changes())
+        return set(self._changed)
+
+    def _look_for_changes(self) -> set[str]:
         found = set()
         for index, recorded in enumerate(self.files):
             try:
@@ -228,7 +243,7 @@ class RunRecord:
         return Discovery(
             files=[SourceFile(f.display, Path(f.path)) for f in self.files],
             warnings=list(self.warnings),
-            ignore_files={Path(p) for p in self.ignores},
+            ignore_files=set(self.ignores),
             notes=list(self.notes),
         )
 
@@ -297,7 +312,7 @@ def build(
     ``previous``: the record whose discovery this run reused (its directories still hold)."""
     written = time.time_ns()
     inputs = {}
-    for path in [*settings_inputs(config), *sorted(str(p) for p in discovery.ignore_files)]:
+    for path in [*settings_inputs(config), *sorted(discovery.ignore_files)]:
         mtime, size = _stat(path)
         inputs[path] = (mtime, size, (_content(path) or "") if mtime >= 0 else "")
     if previous is not None:
@@ -324,7 +339,7 @@ def build(
         warnings=list(discovery.warnings),
         results=list(results),
         project=project,
-        ignores=sorted(str(path) for path in discovery.ignore_files),
+        ignores=sorted(discovery.ignore_files),
         notes=list(discovery.notes),
     )
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repro_lint import project_pass
+from repro_lint import project_pass, run_cache
 from repro_lint.cache import CACHE_DIR_NAME
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
@@ -73,6 +73,35 @@ def test_an_edit_that_moves_nothing_reuses_the_project_pass(
 ) -> None:
     same_as_without_cache(tree, monkeypatch)
     assert_comment_reuses_the_pass(tree, monkeypatch, "train.py")
+
+
+def test_a_run_after_an_edit_looks_at_each_file_once(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The record's checks (discovery's inputs, every file's stamp) are asked both when a
+    stored answer is looked for and when what changed is linted: the record looks at each
+    file once."""
+    same_as_without_cache(tree, monkeypatch)
+    with (tree / "train.py").open("a") as handle:
+        handle.write("# edited\n")
+    looked: list[str] = []
+
+    class Counting:
+        def __getattr__(self, name: str) -> object:
+            return getattr(os, name)
+
+        def stat(self, path: str) -> os.stat_result:
+            looked.append(os.fspath(path))
+            return os.stat(path)
+
+    monkeypatch.setattr(run_cache, "os", Counting())
+    code, out, err = run(tree, monkeypatch, ".", "-v")
+    assert "project pass reused" in err
+    linted = sorted(str(p) for p in tree.rglob("*.py") if CACHE_DIR_NAME not in p.parts)
+    assert len(linted) > 3
+    assert sorted(p for p in looked if p.endswith(".py")) == linted
+    monkeypatch.undo()
+    assert (code, out) == run(tree, monkeypatch, ".", "--no-cache")[:2]
 
 
 def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
