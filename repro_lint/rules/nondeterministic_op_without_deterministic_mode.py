@@ -560,20 +560,19 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             return []
         edits: list[Edit] = []
         note = ""
+        fixes = program.derived(_EntryFixes)
         for entry in needing:
             if not program.settles(entry):
                 # No place for it there (a smoke test, a job launcher, a speed measurement):
                 # the other programs get the fix.
                 continue
-            places = cls._places(program, entry)
-            override = cls._program_override(program, entry, places)
+            override, made = fixes.at(cls, entry)
             if override is not None:
                 # The program switches the mode off again after the insertion point: a fix
                 # there would be undone, so the override is reported instead.
                 note = override_note(override)
                 edits = []
                 break
-            made = cls._entry_edits(program, entry, places) if entry.unit.linted else None
             if made is None:
                 edits = []
                 break
@@ -588,6 +587,19 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             dataclasses.replace(d, message=_without_note(d.message) + note, fix=fix)
             for d in diagnostics
         ]
+
+    @classmethod
+    def _entry_fix(
+        cls, program: Program, entry: EntryPoint
+    ) -> tuple[str | None, tuple[Edit, ...] | None]:
+        """Where the entry's program switches the mode off again after the place a fix would
+        insert it (``file:row``), if it does; otherwise the edits that turn it on there
+        (None when there is no safe place)."""
+        places = cls._places(program, entry)
+        override = cls._program_override(program, entry, places)
+        if override is not None:
+            return override, None
+        return None, cls._entry_edits(program, entry, places) if entry.unit.linted else None
 
     @staticmethod
     def _places(program: Program, entry: EntryPoint) -> list[Placement]:
@@ -646,3 +658,23 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             **catalog_sections(NEEDS_DETERMINISTIC_MODE, target),
             "Catalog corrections": corrections(entries),
         }
+
+
+@dataclasses.dataclass
+class _EntryFixes:
+    """Per entry point, what the fix does in its program (``_entry_fix``): the same for
+    every file the entry reaches, so made once per program, not once per file settled."""
+
+    program: Program
+    made: dict[
+        tuple[type[NondeterministicOpWithoutDeterministicMode], int],
+        tuple[str | None, tuple[Edit, ...] | None],
+    ] = dataclasses.field(default_factory=dict)
+
+    def at(
+        self, rule: type[NondeterministicOpWithoutDeterministicMode], entry: EntryPoint
+    ) -> tuple[str | None, tuple[Edit, ...] | None]:
+        key = (rule, entry.unit.index)
+        if key not in self.made:
+            self.made[key] = rule._entry_fix(self.program, entry)
+        return self.made[key]
