@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 import marshal
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro_lint import notebooks
 from repro_lint.cache import Cache
@@ -38,6 +36,9 @@ from repro_lint.run_cache import RunRecord, project_to_json
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes
 from repro_lint.summary import DEFERRED_KEY
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
@@ -328,6 +329,10 @@ def _per_file(
             if progress is not None:
                 progress(len(done), len(files))
         return done
+    # Imported only for a pool (a one-file run, an edit or a hook, has none).
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
     context = multiprocessing.get_context("fork" if os.name == "posix" and not fresh else "spawn")
     waiting = balanced(files, jobs)
     waiting.reverse()  # biggest first, taken from the end
