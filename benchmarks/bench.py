@@ -14,6 +14,8 @@ Measures, in rounds so that every tool sees the same machine load:
   the whole program, and the findings differ, so they are not compared), one file as
   pre-commit runs it (its hook entry, start-up included, the file itself changed so that only
   its imports come from the cache); wall time of the real command;
+- the start-up every one-file run and edit pays before any work: the interpreter with click
+  and libcst imported (no repro-lint code), and with the modules a one-file run imports;
 - ruff cold (--no-cache) and warm (its cache), default rules;
 - TorchFix and Fixit (default rules) on a documented subset (every STRIDE-th file): they take
   minutes on the whole corpus; per-file rates and the ratio to repro-lint cold on the same subset
@@ -54,6 +56,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+# The modules a one-file run imports before it reads anything (rules included).
+ONE_FILE_IMPORTS = (
+    "import repro_lint.cli, repro_lint.settings, repro_lint.engine, repro_lint.run_cache"
+)
 sys.path.insert(0, str(HERE))
 import lsp_latency  # noqa: E402  (a sibling script, not a package)
 
@@ -438,6 +444,9 @@ def run_all(
                 add("code_typical", timed([*warm], work))
                 edit.restore()
                 run_output(warm, work)
+        # What a one-file run pays before any work (the floor under the edit targets).
+        add("startup_libraries", timed([sys.executable, "-c", "import click, libcst"], work))
+        add("startup_ours", timed([sys.executable, "-c", ONE_FILE_IMPORTS], work))
         if full:
             add("ruff_cold", timed(ruff_cold, work))
         add("ruff_warm", timed(ruff_warm, work))
@@ -697,6 +706,12 @@ def render(
         row("after a function added to one (re-analysed)", times["code_typical"], "median-sized"),
         row("one file as pre-commit runs it", times["precommit_big"], "biggest file"),
         row("  the same, a median-sized file", times["precommit_typical"], " ".join(hook)),
+        row(
+            "start-up: python with click and libcst",
+            times["startup_libraries"],
+            "no repro-lint code",
+        ),
+        row("  with what a one-file run imports", times["startup_ours"], "before any work"),
     ]
     if full:
         out.append(row(f"ruff cold (--no-cache, --select {RUFF_RULES})", times["ruff_cold"]))
