@@ -4,9 +4,10 @@ traversal, and turn the rules' reports into positioned, suppressed findings."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import re
 import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
 import libcst as cst
@@ -285,7 +286,15 @@ def _may_be_entry(text: str, path: Path | None, settings: Settings) -> bool:
     return matcher is not None and path is not None and matcher(path)
 
 
-_TRIGGER_PATTERNS: dict[type[Rule], re.Pattern[str]] = {}
+# A rule's trigger test (see ``triggered``), made on first use.
+_TRIGGER_TESTS: dict[type[Rule], Callable[[str], bool]] = {}
+# Up to this many triggers, each is looked for as a substring first (memchr speed), and only a
+# file holding one is searched with a regex: most files hold none.
+_FEW_TRIGGERS = 12
+# The last text each regex of many triggers was searched, and the answer: rules with the same
+# triggers (RPL401 and RPL402) share one search. The text itself is kept, so that an identity
+# test cannot match another text that took the place of a freed one.
+_SEARCHED: dict[re.Pattern[str], tuple[str, bool]] = {}
 
 
 # libcst walks trees by recursion, about four frames per level of nesting (more to position
@@ -308,18 +317,46 @@ def _recursion_headroom() -> Iterator[None]:
 
 
 def triggered(rule: type[Rule], text: str) -> bool:
-    """Whether ``text`` mentions one of the rule's triggers (one regex pass per rule)."""
+    """Whether ``text`` mentions one of the rule's triggers (whole words where the rule
+    says ``TRIGGER_WORDS``: ``put`` must not fire on ``input``)."""
     if not rule.TRIGGERS:
         return True
-    pattern = _TRIGGER_PATTERNS.get(rule)
-    if pattern is None:
-        words = sorted(set(rule.TRIGGERS), key=len, reverse=True)
-        alternatives = "|".join(map(re.escape, words))
-        if rule.TRIGGER_WORDS:
-            # Whole words: ``put`` must not fire on ``input``.
-            alternatives = rf"\b(?:{alternatives})\b"
-        pattern = _TRIGGER_PATTERNS[rule] = re.compile(alternatives)
-    return pattern.search(text) is not None
+    test = _TRIGGER_TESTS.get(rule)
+    if test is None:
+        test = _TRIGGER_TESTS[rule] = _trigger_test(rule)
+    return test(text)
+
+
+def _trigger_test(rule: type[Rule]) -> Callable[[str], bool]:
+    words = tuple(sorted(set(rule.TRIGGERS), key=len, reverse=True))
+    whole = rule.TRIGGER_WORDS
+    if len(words) <= _FEW_TRIGGERS:
+        if not whole:
+            return lambda text: any(word in text for word in words)
+
+        def as_words(text: str) -> bool:
+            present = tuple(word for word in words if word in text)
+            return bool(present) and _trigger_pattern(present, True).search(text) is not None
+
+        return as_words
+    pattern = _trigger_pattern(words, whole)
+
+    def shared(text: str) -> bool:
+        last = _SEARCHED.get(pattern)
+        if last is not None and last[0] is text:
+            return last[1]
+        found = pattern.search(text) is not None
+        _SEARCHED[pattern] = (text, found)
+        return found
+
+    return shared
+
+
+@functools.lru_cache(maxsize=256)
+def _trigger_pattern(words: tuple[str, ...], whole: bool) -> re.Pattern[str]:
+    """One regex for ``words`` (longest first), as whole words when ``whole``."""
+    alternatives = "|".join(map(re.escape, words))
+    return re.compile(rf"\b(?:{alternatives})\b" if whole else alternatives)
 
 
 def _diagnostics(
