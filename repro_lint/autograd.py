@@ -1150,7 +1150,7 @@ def data_base(names: Names, base: cst.BaseExpression, data_classes: set[str]) ->
 
 def _entry(expr: cst.BaseExpression) -> tuple[str, str] | None:
     """``m["key"]``: the mapping's name and the key."""
-    if not isinstance(expr, cst.Subscript) or not isinstance(expr.value, cst.Name):
+    if type(expr) is not cst.Subscript or type(expr.value) is not cst.Name:
         return None
     if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
         return None

@@ -177,18 +177,18 @@ def mentions_rank(node: cst.CSTNode, names: Names) -> bool:
     """Whether an expression involves the process rank: a rank-named variable or attribute,
     ``torch.distributed.get_rank()``, or the ``RANK``/``LOCAL_RANK`` environment variables."""
     for found in _walk(node):
-        if isinstance(found, cst.Name) and is_rank_name(found.value):
+        if type(found) is cst.Name and is_rank_name(found.value):
             return True
-        if isinstance(found, cst.Attribute) and is_rank_name(found.attr.value):
+        if type(found) is cst.Attribute and is_rank_name(found.attr.value):
             return True
         if (
-            isinstance(found, cst.Call)
+            type(found) is cst.Call
             # ``x.get_rank()`` is a rank-named attribute already: only an alias needs names.
-            and isinstance(found.func, cst.Name)
+            and type(found.func) is cst.Name
             and (names.qualified_name(found.func) or "").endswith("distributed.get_rank")
         ):
             return True
-        if isinstance(found, cst.SimpleString) and literal_str(found) in ("RANK", "LOCAL_RANK"):
+        if type(found) is cst.SimpleString and literal_str(found) in ("RANK", "LOCAL_RANK"):
             return True
     return False
 
@@ -712,14 +712,14 @@ class LoaderFacts:
         scope = self._flow.scope
         for value in values:
             if (
-                isinstance(value, cst.Attribute)
-                and isinstance(value.value, cst.Name)
+                type(value) is cst.Attribute
+                and type(value.value) is cst.Name
                 and value.value.value == "self"
                 and self._in_method()
             ):
                 self._fact(self._key, ["self", value.attr.value])
             elif (
-                isinstance(value, cst.Name)
+                type(value) is cst.Name
                 and len(self._flow.scopes) > 1
                 and self._names.binding(value.value) is None
                 and self._names.qualified_name(value) is None
@@ -1386,10 +1386,10 @@ class LoaderFacts:
             steps += 1
             label, current = todo.pop()
             node = current.node
-            if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
+            if type(node) is cst.Name and node.value not in ("True", "False", "None"):
                 label = f"{label} {node.value}"
                 for value in self._flow.values(node, current):
-                    if value.node is None or isinstance(value.node, cst.Name):
+                    if value.node is None or type(value.node) is cst.Name:
                         if not _TRANSFORM.search(label):
                             continue
                         # ``Dataset(root, transform=transform)`` with a parameter: its
@@ -1402,7 +1402,7 @@ class LoaderFacts:
                         continue
                     todo.append((label, value))
                 continue
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 qualified = self._names.qualified_name(node.func)
                 if qualified is not None and qualified != PARTIAL:
                     part = ["x" if rng.is_library(qualified, self._own) else "q", qualified]

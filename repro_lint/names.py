@@ -11,10 +11,28 @@ from __future__ import annotations
 import builtins
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import libcst as cst
 
 _BUILTINS = frozenset(dir(builtins))
+# The compound statements, tested as ``type(node) in _COMPOUND``: isinstance goes through abc,
+# too slow for the walks below, which see every statement of every file.
+_COMPOUND = frozenset(
+    {
+        cst.ClassDef,
+        cst.For,
+        cst.FunctionDef,
+        cst.If,
+        cst.Match,
+        cst.Try,
+        cst.TryStar,
+        cst.While,
+        cst.With,
+    }
+)
+# The compound statements that open a scope.
+_SCOPES = frozenset({cst.ClassDef, cst.FunctionDef})
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,20 +62,19 @@ def _iter_simple_statements(
     body: Sequence[cst.CSTNode], module_level: bool, top: cst.BaseStatement | None = None
 ) -> Iterator[tuple[_Stmt, cst.BaseSmallStatement]]:
     """Yield every small statement, descending into compound statements but not expressions."""
-    for stmt in body:
-        if not isinstance(stmt, cst.BaseStatement):
-            continue
-        outer = top or stmt
-        if isinstance(stmt, cst.SimpleStatementLine):
-            holder = _Stmt(stmt, module_level, outer)
-            for small in stmt.body:
+    for node in body:
+        if type(node) is cst.SimpleStatementLine:
+            holder = _Stmt(node, module_level, top or node)
+            for small in node.body:
                 yield holder, small
-        elif isinstance(stmt, cst.BaseCompoundStatement):
-            nested_level = module_level and not isinstance(stmt, cst.FunctionDef | cst.ClassDef)
+        elif type(node) in _COMPOUND:
+            stmt = cast(cst.BaseCompoundStatement, node)
+            outer = top or stmt
+            nested_level = module_level and type(stmt) not in _SCOPES
             for suite in _suites(stmt):
-                if isinstance(suite, cst.IndentedBlock):
+                if type(suite) is cst.IndentedBlock:
                     yield from _iter_simple_statements(suite.body, nested_level, outer)
-                elif isinstance(suite, cst.SimpleStatementSuite):
+                elif type(suite) is cst.SimpleStatementSuite:
                     # ``if x: import torch`` has no SimpleStatementLine of its own: the compound
                     # statement holds the binding.
                     holder = _Stmt(stmt, nested_level, outer)
@@ -66,7 +83,7 @@ def _iter_simple_statements(
 
 
 def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
-    if isinstance(stmt, cst.Match):
+    if type(stmt) is cst.Match:
         # A ``match`` statement has no body of its own, only its cases'.
         for case in stmt.cases:
             yield case.body
@@ -169,12 +186,13 @@ def _local_aliases(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
 def _iter_compound(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseCompoundStatement]:
     """Compound statements of a body, descending into blocks but not into nested scopes."""
     for stmt in body:
-        if isinstance(stmt, cst.BaseCompoundStatement):
-            yield stmt
-            if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
+        if type(stmt) in _COMPOUND:
+            compound = cast(cst.BaseCompoundStatement, stmt)
+            yield compound
+            if type(compound) in _SCOPES:
                 continue
-            for suite in _suites(stmt):
-                if isinstance(suite, cst.IndentedBlock):
+            for suite in _suites(compound):
+                if type(suite) is cst.IndentedBlock:
                     yield from _iter_compound(suite.body)
 
 
@@ -249,7 +267,7 @@ class Names:
                     self._defined[stmt.name.value] = qualified
                 self._assigned.add(stmt.name.value)
         for holder, small in _iter_simple_statements(module.body, module_level=True):
-            if isinstance(small, cst.Import):
+            if type(small) is cst.Import:
                 for alias in small.names:
                     full = dotted_name(alias.name)
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
@@ -257,9 +275,9 @@ class Names:
                     else:
                         top = full.split(".", 1)[0]
                         self._bind(top, top, holder, is_import=True)
-            elif isinstance(small, cst.ImportFrom):
+            elif type(small) is cst.ImportFrom:
                 self._collect_from(small, holder)
-            elif isinstance(small, cst.Assign):
+            elif type(small) is cst.Assign:
                 for target in small.targets:
                     if isinstance(target.target, cst.Name):
                         name = target.target.value

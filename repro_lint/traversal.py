@@ -139,7 +139,7 @@ class Dispatcher(cst.CSTVisitor):
                 self._elifs.discard(node)
             else:
                 cursor.starts[node] = (cursor.row, "".join(self._indents))
-            if isinstance(node, cst.If) and isinstance(node.orelse, cst.If):
+            if type(node) is cst.If and type(node.orelse) is cst.If:
                 self._elifs.add(node.orelse)
             if kind & _FUNCTION:
                 self._names.enter_function(node)  # type: ignore[arg-type]

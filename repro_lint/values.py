@@ -310,7 +310,7 @@ class Flow:
         if depth > _MAX_DEPTH:
             found.append(Value(None, value.scope, value.seq, value.path))
             return
-        if isinstance(node, cst.Name) and node.value not in ("True", "False", "None"):
+        if type(node) is cst.Name and node.value not in ("True", "False", "None"):
             alive = self.alive(node.value, value)
             if not alive:
                 found.append(value)
@@ -322,11 +322,11 @@ class Flow:
                 else:
                     self._expand(inner, found, depth + 1)
             return
-        if isinstance(node, cst.IfExp):
+        if type(node) is cst.IfExp:
             for arm in (node.body, node.orelse):
                 self._expand(Value(arm, value.scope, value.seq, value.path), found, depth + 1)
             return
-        if isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or):
+        if type(node) is cst.BooleanOperation and type(node.operator) is cst.Or:
             for arm in (node.left, node.right):
                 self._expand(Value(arm, value.scope, value.seq, value.path), found, depth + 1)
             return

@@ -9,6 +9,7 @@ import libcst as cst
 import pytest
 
 import repro_lint
+from repro_lint import names
 from repro_lint.walker import children, walk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -119,6 +120,20 @@ def test_node_classes_compared_by_type_have_no_subclasses() -> None:
         kind = getattr(cst, name)
         assert issubclass(kind, cst.CSTNode)
         assert not kind.__subclasses__(), name
+
+
+def test_the_compound_statement_table_is_every_compound_statement() -> None:
+    """``type(node) in names._COMPOUND`` stands for isinstance of BaseCompoundStatement: a
+    compound statement that a later libcst adds must be added to the table."""
+    exported = {
+        kind
+        for kind in vars(cst).values()
+        if isinstance(kind, type)
+        and issubclass(kind, cst.BaseCompoundStatement)
+        and kind is not cst.BaseCompoundStatement
+    }
+    assert exported == names._COMPOUND
+    assert exported > names._SCOPES
 
 
 def test_whitespace_counted_in_place_gives_the_rows_stepping_into_it_gives() -> None:

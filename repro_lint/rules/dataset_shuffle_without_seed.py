@@ -14,6 +14,10 @@ from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.values import target_names
 from repro_lint.walker import children
 
+# What a search for a function's assignments does not enter (tested as ``type(node) in``: it
+# sees every node of the function).
+_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
 # Functions of the ``datasets`` library that give a dataset (or a dict of splits).
 _SOURCES = frozenset(
     {
@@ -319,9 +323,9 @@ def _assignments(function: cst.FunctionDef) -> list[cst.Assign]:
     stack: list[cst.CSTNode] = [function.body]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Assign):
+        if type(current) is cst.Assign:
             found.append(current)
-        if isinstance(current, cst.FunctionDef | cst.ClassDef | cst.Lambda):
+        if type(current) in _SCOPES:
             continue
         stack.extend(children(current))
     return found
