@@ -1525,6 +1525,8 @@ def _mentions(node: cst.CSTNode, name: str) -> bool:
 def _uses_unbound(name: str, text: str) -> bool:
     """Whether ``name.attr`` appears outside import statements (text-level, so a mention in a
     comment or string also counts: the fix is then withheld, never wrong)."""
+    if name not in text:
+        return False
     pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\.")
     if pattern.search(text) is None:  # (no line can match: most files, looked at once)
         return False
