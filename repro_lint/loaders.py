@@ -168,6 +168,15 @@ _MAX_DEPTH = 8
 _TRANSFORM = re.compile(r"transform|augment|aug\b", re.I)
 
 
+def _says_rank(text: str) -> bool:
+    """``_RANK_TEXT`` found in ``text``: for ASCII text (nearly every file), the same test by
+    substring on the lowered text, several times faster than a case-blind regex."""
+    if text.isascii():
+        lowered = text.lower()
+        return "rank" in lowered or "process_index" in lowered
+    return _RANK_TEXT.search(text) is not None
+
+
 def is_rank_name(name: str) -> bool:
     """``rank``, ``local_rank``, ``global_rank``, ``rank_id``, accelerate's ``process_index``."""
     return _RANK.search(name) is not None
@@ -398,7 +407,7 @@ class LoaderFacts:
         # the rank.
         self._ranked: dict[int, bool] = {}
         # A module whose text never says rank has no expression that involves it.
-        self._may_rank = not text or _RANK_TEXT.search(text) is not None
+        self._may_rank = not text or _says_rank(text)
 
     def release(self) -> None:
         """Drop the bindings followed (``Flow.release``): the file's pass is over."""

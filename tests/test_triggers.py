@@ -1,5 +1,6 @@
-"""Rule triggers: the text test that decides which rules a file needs (and whether it is
-parsed at all) answers as one regex over all of a rule's triggers would."""
+"""Text tests that decide how much of a file is looked at: a rule's triggers (which rules a
+file needs, and whether it is parsed at all) answer as one regex over all of them would, and
+the loader facts' rank prefilter as its case-blind regex would."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 
 import pytest
 
-from repro_lint import file_pass
+from repro_lint import file_pass, loaders
 from repro_lint.config import Config
 from repro_lint.file_pass import triggered
 from repro_lint.rule import Rule
@@ -70,3 +71,27 @@ def test_rules_with_the_same_many_triggers_share_a_search_but_never_an_answer() 
             want = expected(triggers, True, text)
             assert triggered(first, text) == want
             assert triggered(second, text) == want
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "rank = 0",
+        "LOCAL_RANK",
+        "accelerator.Process_Index",
+        "ran\u212a",
+        "proce\u017f\u017f_index",
+        "no such word",
+        "# r\u00e4nk",
+        "prank",
+        "",
+        "process index",
+    ],
+)
+def test_a_module_that_may_involve_the_rank_is_told_by_its_text_as_by_a_case_blind_regex(
+    text: str,
+) -> None:
+    """The loader facts skip rank checks in a module whose text never says rank (ASCII text
+    is lowered and searched; other text through the case-blind regex, which folds the
+    Kelvin sign and the long s as well)."""
+    assert loaders._says_rank(text) == (loaders._RANK_TEXT.search(text) is not None)
