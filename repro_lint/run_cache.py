@@ -156,10 +156,10 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     # Set when a check had to compare contents: rewriting the record spares that next time.
     stale: bool = False
-    # What ``discovery_holds`` and ``changed`` found, once asked: a run asks both when it
-    # looks for a stored answer, and again when it lints what changed.
+    # What ``discovery_holds`` found, once asked: a run asks when it looks for a stored
+    # answer, and again when it lints what changed. (Which files changed is looked at again:
+    # a file deleted or edited meanwhile is then read, not answered for from the record.)
     _holds: bool | None = field(default=None, init=False, repr=False, compare=False)
-    _changed: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def _racy(self, mtime_ns: int) -> bool:
         return mtime_ns >= self.written_ns - _RACY_NS
@@ -191,13 +191,7 @@ class RunRecord:
         return True
 
     def changed(self) -> set[str]:
-        """The files (display names) whose content may differ from what was linted (looked
-        at once)."""
-        if self._changed is None:
-            self._changed = frozenset(self._look_for_changes())
-        return set(self._changed)
-
-    def _look_for_changes(self) -> set[str]:
+        """The files (display names) whose content may differ from what was linted."""
         found = set()
         for index, recorded in enumerate(self.files):
             try:

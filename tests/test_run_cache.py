@@ -75,12 +75,13 @@ def test_an_edit_that_moves_nothing_reuses_the_project_pass(
     assert_comment_reuses_the_pass(tree, monkeypatch, "train.py")
 
 
-def test_a_run_after_an_edit_looks_at_each_file_once(
+def test_a_run_after_an_edit_checks_discovery_once_and_the_files_again(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The record's checks (discovery's inputs, every file's stamp) are asked both when a
-    stored answer is looked for and when what changed is linted: the record looks at each
-    file once."""
+    """A run asks the record whether discovery holds (the settings files, the .gitignore
+    files looked for, the directories listed) when it looks for a stored answer and again
+    when it lints what changed: that is looked at once. Which files changed is looked at
+    again: a file deleted or edited in between is then read, not answered from the record."""
     same_as_without_cache(tree, monkeypatch)
     with (tree / "train.py").open("a") as handle:
         handle.write("# edited\n")
@@ -99,7 +100,11 @@ def test_a_run_after_an_edit_looks_at_each_file_once(
     assert "project pass reused" in err
     linted = sorted(str(p) for p in tree.rglob("*.py") if CACHE_DIR_NAME not in p.parts)
     assert len(linted) > 3
-    assert sorted(p for p in looked if p.endswith(".py")) == linted
+    assert sorted(p for p in looked if p.endswith(".py")) == sorted(linted * 2)
+    # (The settings and .gitignore files are looked at again when the new record is made.)
+    listed = [p for p in looked if os.path.isdir(p)]
+    assert str(tree) in listed
+    assert sorted(listed) == sorted(set(listed))
     monkeypatch.undo()
     assert (code, out) == run(tree, monkeypatch, ".", "--no-cache")[:2]
 
