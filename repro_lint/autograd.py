@@ -51,7 +51,7 @@ from repro_lint.arguments import evaluated, literal_bool, string_value
 from repro_lint.catalog import canonical
 from repro_lint.names import Names
 from repro_lint.tensors import Tensors
-from repro_lint.walker import code_children
+from repro_lint.walker import NESTED_SCOPES, code_children
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,7 +279,7 @@ def _mentions(node: cst.CSTNode, attributes: frozenset[str], nested: bool) -> bo
         current = stack.pop()
         # ``type(...)``: a function's whole tree is walked (isinstance goes through abc).
         kind = type(current)
-        if kind in _NESTED_SCOPES and not nested:
+        if kind in NESTED_SCOPES and not nested:
             continue
         if attributes and kind is cst.Call:
             func = current.func  # type: ignore[attr-defined]
@@ -289,9 +289,6 @@ def _mentions(node: cst.CSTNode, attributes: frozenset[str], nested: bool) -> bo
             return True
         stack.extend(code_children(current))
     return False
-
-
-_NESTED_SCOPES = frozenset({cst.FunctionDef, cst.Lambda, cst.ClassDef})
 
 
 _BACKWARD_CALLS = frozenset({"backward", "manual_backward", "grad"})

@@ -75,6 +75,11 @@ _LAYOUT = frozenset(
 )
 
 
+# What a search for a function's own calls, statements or assignments does not enter: the
+# functions and classes it defines (tested as ``type(node) in``: such a search sees every node).
+NESTED_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+
+
 def code_children(node: cst.CSTNode) -> list[cst.CSTNode]:
     """``children`` without the layout nodes (``_LAYOUT``): for searches through a subtree
     for names, calls or statements."""

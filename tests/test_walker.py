@@ -103,19 +103,29 @@ def test_node_classes_compared_by_type_have_no_subclasses() -> None:
     where isinstance, which goes through abc, is too slow: right only while no class
     derives from X. Every class so compared in the package is checked here."""
     package = Path(repro_lint.__file__).parent
-    compared = re.compile(r"type\([\w.]+\) (?:is|is not|in|not in) (?:cst\.(\w+)|(_[A-Z_]+))")
+    compared = re.compile(
+        r"type\([\w.]+\) (?:is|is not|in|not in) (?:cst\.(\w+)|(_?[A-Z][A-Z_]+)\b)"
+    )
+    shared = (package / "walker.py").read_text(encoding="utf-8")
     found: set[str] = set()
+    tables: set[str] = set()
     for path in package.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         for single, table in compared.findall(text):
             if single:
                 found.add(single)
             else:
-                # A set of classes named by a module constant: the classes it lists.
-                definition = re.search(rf"^{table} = frozenset\(\s*\{{(.*?)\}}", text, re.M | re.S)
+                # A set of classes named by a module constant (its own, or walker's shared
+                # one): the classes it lists.
+                pattern = rf"^{table} = frozenset\(\s*\{{(.*?)\}}"
+                definition = re.search(pattern, text, re.M | re.S) or re.search(
+                    pattern, shared, re.M | re.S
+                )
                 assert definition is not None, (path.name, table)
+                tables.add(table)
                 found.update(re.findall(r"cst\.(\w+)", definition.group(1)))
     assert {"Name", "Attribute", "Call", "Integer"} <= found
+    assert {"_COMPOUND", "NESTED_SCOPES"} <= tables
     for name in sorted(found):
         kind = getattr(cst, name)
         assert issubclass(kind, cst.CSTNode)

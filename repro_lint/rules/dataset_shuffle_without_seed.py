@@ -12,11 +12,7 @@ from repro_lint.diagnostics import FixSafety
 from repro_lint.loaders import block_indent, mentions_rank
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.values import target_names
-from repro_lint.walker import children
-
-# What a search for a function's assignments does not enter (tested as ``type(node) in``: it
-# sees every node of the function).
-_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})
+from repro_lint.walker import NESTED_SCOPES, code_children
 
 # Functions of the ``datasets`` library that give a dataset (or a dict of splits).
 _SOURCES = frozenset(
@@ -325,7 +321,7 @@ def _assignments(function: cst.FunctionDef) -> list[cst.Assign]:
         current = stack.pop()
         if type(current) is cst.Assign:
             found.append(current)
-        if type(current) in _SCOPES:
+        if type(current) in NESTED_SCOPES:
             continue
-        stack.extend(children(current))
+        stack.extend(code_children(current))
     return found
