@@ -547,6 +547,10 @@ class Program:
         # The same answers per name and importer's search roots: files that look modules up
         # in the same places get the same answers (``_shared_key`` says when that holds).
         self._resolved_shared: dict[tuple[str, tuple[str, ...]], _Target | None] = {}
+        # What ``resolve`` answered for good through re-exports, per name, importer (or its
+        # search roots, as above) and depth: how many more hops the depth limit lets a chain
+        # follow depends on where it was asked from.
+        self._chained: dict[tuple[str, int | tuple[str, ...], int], _Target | None] = {}
         # What ``_method`` answered for good, per unit, class, name and ``skip_own``.
         self._methods_found: dict[tuple[int, str, str, bool], _Function | None] = {}
         self._tops: dict[tuple[str, str], bool] = {}
@@ -703,13 +707,21 @@ class Program:
     def resolve(self, qualified: str, importer: Unit, depth: int = 0) -> _Target | None:
         """What a qualified name refers to: a project function, class or module, a known
         external seeding helper (reached through a re-export), or None."""
+        return self._resolve(qualified, importer, depth)[0]
+
+    def _resolve(self, qualified: str, importer: Unit, depth: int) -> tuple[_Target | None, bool]:
+        """``resolve``'s answer, and whether it holds for good (then it is kept): every module
+        it looked up is settled (``module``), and so is every answer it was built from."""
         memo = (qualified, importer.index)
         if memo in self._resolved:
-            return self._resolved[memo]
+            return self._resolved[memo], True
         shared = self._shared_key(qualified, importer)
         if shared is not None and shared in self._resolved_shared:
             answer = self._resolved[memo] = self._resolved_shared[shared]
-            return answer
+            return answer, True
+        chained = (qualified, importer.index if shared is None else shared[1], depth)
+        if chained in self._chained:
+            return self._chained[chained], True
         parts = qualified.split(".")
         # Whether each prefix is known for good to be no project module (``module`` keeps
         # that answer): most names resolved are libraries' (``torch.nn.functional.conv2d``).
@@ -738,31 +750,36 @@ class Program:
             if direct is not None:
                 if final:
                     self._settle(memo, shared, direct)
-                return direct
+                return direct, final
             klass = ".".join(rest[:-1])
             if len(rest) > 1 and klass in unit.classes():
                 method = self._method(unit, klass, rest[-1])
-                if final and (unit.index, klass, rest[-1], False) in self._methods_found:
+                final = final and (unit.index, klass, rest[-1], False) in self._methods_found
+                if final:
                     self._settle(memo, shared, method)
-                return method
-            # (Answers found through re-exports are not kept: how many more the depth limit
-            # lets a chain follow depends on where it was asked from.)
+                return method, final
+            # Answers found through re-exports are kept per depth (``_chained``).
+            through: _Target | None = None
             exported = unit.summary.get("exports", {}).get(rest[0])
             if exported is not None and depth < 8 and exported != qualified:
-                return self.resolve(".".join([exported, *rest[1:]]), unit, depth + 1)
-            if depth < 8:
+                through, sure = self._resolve(".".join([exported, *rest[1:]]), unit, depth + 1)
+                final = final and sure
+            elif depth < 8:
                 # A package that re-exports its modules with ``from .x import *``.
                 for base in unit.summary.get("stars", ()):
-                    found = self.resolve(".".join([str(base), *rest]), unit, depth + 1)
-                    if found is not None:
-                        return found
-            return None
+                    through, sure = self._resolve(".".join([str(base), *rest]), unit, depth + 1)
+                    final = final and sure
+                    if through is not None:
+                        break
+            if final:
+                self._chained[chained] = through
+            return through, final
         outside = (
             _External(qualified) if self._seeds_all(qualified) or qualified in rng.SEEDS else None
         )
         if settled:
             self._settle(memo, shared, outside)
-        return outside
+        return outside, settled
 
     def _shared_key(self, qualified: str, importer: Unit) -> tuple[str, tuple[str, ...]] | None:
         """The key under which ``resolve``'s settled answer for ``importer`` holds for every
@@ -821,8 +838,8 @@ class Program:
         if not skip_own and name in info.get("methods", ()):
             return _Function(unit, f"{klass}.{name}"), final
         for base in info.get("bases", ()):
-            target = self.resolve(base, unit)
-            final = final and (base, unit.index) in self._resolved
+            target, sure = self._resolve(base, unit, 0)
+            final = final and sure
             if isinstance(target, _Class):
                 found, sure = self._find_method(target.unit, target.key, name, False, depth + 1)
                 final = final and sure

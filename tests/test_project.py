@@ -662,6 +662,66 @@ def test_a_name_resolved_through_re_exports_is_answered_alike_in_any_order(
     assert alone["a.py", "m00.f"] == "None"
 
 
+def test_an_answer_through_re_exports_is_kept_once_every_hop_holds_for_good(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A name found through a chain of re-exports is looked up once per importer's search
+    roots (a project's model files all import the same package's re-exports), once every
+    module on the chain is summarised; while one is not, it is looked up again."""
+    monkeypatch.chdir(tmp_path)
+    files = {
+        "pkg/__init__.py": "from pkg.mid import Mixin\n",
+        "pkg/mid.py": "from pkg.base import Mixin\n",
+        "pkg/base.py": "import torch\n\n\nclass Mixin:\n    def seed(self):\n"
+        "        torch.manual_seed(0)\n",
+        "a.py": "import pkg\n",
+        "b.py": "import pkg\n",
+    }
+    write(tmp_path, files)
+    names = sorted(files)
+    settings = Settings.from_config(Config(root=tmp_path))
+    plain = _program(tmp_path, *names)
+    looked_up: list[str] = []
+
+    def counting(program: Program) -> Program:
+        real_module = program.module
+
+        def module(name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
+            looked_up.append(name)
+            return real_module(name, importer, imported=imported)
+
+        monkeypatch.setattr(program, "module", module)
+        return program
+
+    def resolved(program: Program, importer: str) -> str:
+        unit = next(u for u in program.units if Path(u.filename).name == importer)
+        target = program.resolve("pkg.Mixin", unit)
+        return repr(target and (type(target).__name__, getattr(target, "key", None)))
+
+    # Every module summarised on demand, as in a run's project pass: kept after the first.
+    program = counting(Program(plain.units, ProjectOptions(), summary_loader(settings)))
+    assert resolved(program, "a.py") == repr(("_Class", "Mixin"))
+    assert looked_up
+    looked_up.clear()
+    assert resolved(program, "a.py") == resolved(program, "b.py") == repr(("_Class", "Mixin"))
+    assert looked_up == []
+    # A module on the chain left deferred (no loader to summarise it): asked again each time.
+    units = [
+        Unit(
+            u.filename,
+            u.path,
+            dict(DEFERRED) if u.filename.endswith("mid.py") else u.summary,
+            linted=True,
+        )
+        for u in plain.units
+    ]
+    program = counting(Program(units, ProjectOptions()))
+    first = resolved(program, "a.py")
+    looked_up.clear()
+    assert resolved(program, "a.py") == first
+    assert looked_up
+
+
 def test_a_runs_per_file_results_leave_the_text_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
