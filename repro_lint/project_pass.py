@@ -250,9 +250,35 @@ def unit_part(result: FileResult, path: Path | None, settings: Settings) -> list
 
 def unit_digest(result: FileResult, path: Path | None, settings: Settings) -> str:
     """A digest of what the project pass reads of one linted file (``unit_part``)."""
-    part = unit_part(result, path, settings)
+    return _part_digest(unit_part(result, path, settings))
+
+
+def _part_digest(part: list[Any]) -> str:
     data = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return digest(data.encode())
+
+
+def _digest(
+    result: FileResult, path: Path | None, settings: Settings, known: Mapping[str, str] | None
+) -> str:
+    """``unit_digest`` of a linted file's result, taken from ``known`` (an earlier pass's
+    digest of the same file's result, which the cache answered unchanged) where that holds.
+
+    It does not hold for a file whose summary was deferred when the earlier pass digested it
+    and that the pass then summarised: the cache keeps the whole summary from then on, and
+    this pass reads it. Taking the old digest would record the deferred one, and a later
+    edit that leaves the file deferred would match it and keep a pass that read the whole
+    summary. Such a digest is the one of this result with its summary deferred, which is
+    cheap to work out and compare."""
+    taken = (known or {}).get(result.filename)
+    if taken is None:
+        return unit_digest(result, path, settings)
+    if result.summary.get(DEFERRED_KEY) or not result.summary:
+        return taken
+    deferred = dataclasses.replace(result, summary=dict(DEFERRED))
+    if _part_digest(unit_part(deferred, path, settings)) == taken:
+        return unit_digest(result, path, settings)
+    return taken
 
 
 def reused(
@@ -400,10 +426,8 @@ def project_pass(
         units, rules, options, load, findings, settling, probed, memo.texts, memo.asked
     )
     memo.probed = probed_stamps(probed)
-    known = digests or {}
     memo.digests = {
-        r.filename: known.get(r.filename) or unit_digest(r, paths.get(r.filename), settings)
-        for r in results
+        r.filename: _digest(r, paths.get(r.filename), settings, digests) for r in results
     }
     merged = []
     for result in results:

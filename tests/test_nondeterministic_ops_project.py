@@ -4,6 +4,7 @@ point, which may be another file than the finding."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import jsonschema
@@ -347,3 +348,36 @@ def test_a_helper_nothing_calls_is_reported(
     """Library code: its users are not in the project."""
     write(tmp_path, {"ops.py": RESIZE})
     assert _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
+
+
+def test_an_edit_of_a_module_an_earlier_pass_summarised_runs_the_pass_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``model.py`` is deferred by the per-file pass (no rule of its own runs there) and
+    summarised by the first project pass, which the cache keeps. A second pass (another file
+    edited) reads that whole summary; a third run, after an edit that leaves the file
+    deferred but changes what its summary says, must not keep the second pass: its record
+    once held the first pass's digest of the deferred file, which the edited file matches."""
+    write(tmp_path, {"ops.py": RESIZE, **CALLERS})
+    monkeypatch.chdir(tmp_path)
+    step = 0
+
+    def edit(name: str, text: str) -> None:
+        nonlocal step
+        step += 1
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        os.utime(path, ns=(step, 10**9 * (1000 + step)))
+
+    def cached() -> list[tuple[object, ...]]:
+        result = CliRunner().invoke(
+            main, ["check", ".", "--select", "RPL401", "--output-format", "json"]
+        )
+        return [(f["filename"], f["location"]["row"]) for f in findings(result)]  # type: ignore[index]
+
+    assert cached() == []
+    edit("frames.py", CALLERS["frames.py"] + "\n    def __len__(self):\n        return 8\n")
+    assert cached() == []
+    # The private method is made public: callable from anywhere, with gradients.
+    edit("model.py", CALLERS["model.py"].replace("_multiscale", "multiscale"))
+    assert cached() == _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
