@@ -441,7 +441,12 @@ def lint_run(
     _with_summaries(per_file, packed)
     results = [per_file[file.display][0] for file in ordered]
     load = summary_loader(settings, cache, ahead)
-    merged, memo = project_pass(results, paths, settings, load, known)
+    # What the last pass asked of the project's text, answered as it is now from the files
+    # that changed: the trees are then listed, not read for each question again.
+    answers = None
+    if previous is not None and previous.project is not None and settings.needs_project:
+        answers = ProjectMemo(**previous.project).answers_now()
+    merged, memo = project_pass(results, paths, settings, load, known, answers)
     data = _memo_to_json(memo) if settings.needs_project else None
     return RunOutcome(
         [

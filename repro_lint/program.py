@@ -524,7 +524,11 @@ class Program:
     """The summaries of one run joined: modules, resolved calls, profiles and entry points."""
 
     def __init__(
-        self, units: Sequence[Unit], options: ProjectOptions, load: Loader | None = None
+        self,
+        units: Sequence[Unit],
+        options: ProjectOptions,
+        load: Loader | None = None,
+        known: TextAnswers | None = None,
     ) -> None:
         self.options = options
         self._load = load
@@ -576,6 +580,10 @@ class Program:
         # What was asked of those files' text, with the answers: a later run whose files
         # changed only where the answers stay the same may reuse this analysis.
         self.asked: list[TextQuestion] = []
+        # An earlier pass's answers, as the text is now: taken for the trees whose files
+        # are the ones they were worked out for (``_known``), not read again.
+        self._known = known
+        self._known_roots: dict[Path, bool] = {}
         # Indexes built from the program on first use and shared by the rules (``derived``).
         self._derived: dict[Callable[[Program], object], object] = {}
 
@@ -1525,8 +1533,14 @@ class Program:
         smaller ones; None when the tree is too large to read or too many files name it."""
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None else None
-        found = naming_files(tree, word) if tree is not None else None
-        question = _mentioning(str(root or ""), word, found)
+        known = self._known_answer("mentioning", root, tree, word)
+        found: list[tuple[Path, int]] | None
+        if known is not None and tree is not None:
+            question, named = known, set(known[3] or ())
+            found = [(path, self.read[str(path)][1]) for path in tree.paths if str(path) in named]
+        else:
+            found = naming_files(tree, word) if tree is not None else None
+            question = _mentioning(str(root or ""), word, found)
         self.asked.append(question)
         if found is None or question[3] is None:
             return None
@@ -1550,7 +1564,8 @@ class Program:
         a function nothing calls, nor passes on."""
         root = self._root_of(unit)
         tree = self._tree(root) if root is not None and name else None
-        question = _unreferenced(str(root or ""), name, tree)
+        known = self._known_answer("unreferenced", root, tree, name)
+        question = known if known is not None else _unreferenced(str(root or ""), name, tree)
         self.asked.append(question)
         return bool(question[3])
 
@@ -1563,6 +1578,26 @@ class Program:
         if root is None:
             root = self._project_roots[directory] = find_project_root(directory)
         return root
+
+    def _known_answer(
+        self, kind: str, root: Path | None, tree: Tree | None, word: str
+    ) -> TextQuestion | None:
+        """An earlier pass's answer to a question about ``tree``, as its text is now: kept
+        only while the tree has the same files with the same stamps as those the answer was
+        worked out for (a file added, removed or changed since makes it be read)."""
+        if self._known is None or root is None or tree is None:
+            return None
+        question = self._known.answers.get((kind, str(root), word))
+        if question is None:
+            return None
+        if root not in self._known_roots:
+            stamps = self._known.stamps
+            inside = os.path.join(str(root), "")
+            listed = [str(path) for path in tree.paths]
+            self._known_roots[root] = all(
+                stamps.get(path) == self.read.get(path) for path in listed
+            ) and len(listed) == sum(1 for path in stamps if path.startswith(inside))
+        return question if self._known_roots[root] else None
 
     def _tree(self, root: Path) -> Tree | None:
         """The Python files under ``root`` and their bytes (read once), or None when the
@@ -2061,6 +2096,11 @@ class Tree:
         self._paths = paths
         self._held = held
 
+    @property
+    def paths(self) -> Sequence[Path]:
+        """The files, in the tree's order (those held: the ones that could be read)."""
+        return self._paths
+
     def __iter__(self) -> Iterator[tuple[Path, bytes]]:
         if self._held is not None:
             yield from zip(self._paths, self._held, strict=True)
@@ -2069,6 +2109,16 @@ class Tree:
             found = _read_regular(path)
             if found is not None:
                 yield path, found[0]
+
+
+@dataclass
+class TextAnswers:
+    """What an earlier pass asked of the project's text, answered as the text is now
+    (``answer_changed``), by (kind, root, word); and the stamps of the files they were
+    worked out for (every file of the trees it read)."""
+
+    answers: dict[tuple[str, str, str], TextQuestion]
+    stamps: dict[str, Stamp]
 
 
 def read_tree(
@@ -2411,14 +2461,16 @@ def analyse(
     probed: set[str] | None = None,
     read: dict[str, Stamp] | None = None,
     asked: list[TextQuestion] | None = None,
+    known: TextAnswers | None = None,
 ) -> tuple[dict[str, list[Diagnostic]], dict[str, list[Diagnostic]]]:
     """Project-level diagnostics of a run, by file name; and the per-file ``findings`` of the
     ``settling`` rules revised by ``SettledRule.settle`` now that the programs are known.
     ``probed`` receives the directories the module lookups listed, ``read`` the files read
-    as text (with their stamps), ``asked`` what was asked of that text and the answers."""
+    as text (with their stamps), ``asked`` what was asked of that text and the answers;
+    ``known``: an earlier pass's answers to such questions, as the text is now."""
     if not rules and not settling:
         return {}, {}
-    program = Program(units, options, load)
+    program = Program(units, options, load, known)
     settled: dict[str, list[Diagnostic]] = {}
     for filename, diagnostics in (findings or {}).items():
         for rule in settling:
@@ -2450,6 +2502,7 @@ __all__ = [
     "SettledRule",
     "Site",
     "Spawn",
+    "TextAnswers",
     "TextQuestion",
     "Unit",
     "analyse",

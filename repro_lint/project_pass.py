@@ -25,6 +25,7 @@ from repro_lint.program import (
     Loader,
     ProjectRule,
     SettledRule,
+    TextAnswers,
     TextQuestion,
     Unit,
     analyse,
@@ -142,6 +143,20 @@ class ProjectMemo:
             self.asked = fresh
         self.loaded, self.texts = loaded, texts
         return True
+
+    def answers_now(self) -> TextAnswers | None:
+        """What this pass asked of the project's text, answered as the text is now from the
+        files that changed since (``answer_changed``), for a pass that runs again: it takes
+        them for the trees whose files are still those (``Program``), not reading the trees
+        for each question. None when they cannot be worked out so."""
+        if not self.asked:
+            return None
+        texts = {path: _stamp(path) for path in self.texts}
+        edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]
+        fresh = answer_changed(self.asked, texts, edited) if edited else self.asked
+        if fresh is None:
+            return None
+        return TextAnswers({(q[0], q[1], q[2]): q for q in fresh}, texts)
 
 
 def answer_digest(answer: tuple[str, Mapping[str, Any]] | None) -> str:
@@ -396,10 +411,12 @@ def project_pass(
     settings: Settings,
     load: Loader | None,
     digests: Mapping[str, str] | None = None,
+    answers: TextAnswers | None = None,
 ) -> tuple[list[FileResult], ProjectMemo]:
     """``with_project``, and what the pass read (to reuse it while that stays the same).
     ``digests``: the ``unit_digest`` of files whose per-file results are known unchanged
-    since an earlier pass (taken, not computed again)."""
+    since an earlier pass (taken, not computed again); ``answers``: what an earlier pass
+    asked of the project's text, answered as it is now (``ProjectMemo.answers_now``)."""
     memo = ProjectMemo()
     if not settings.needs_project:
         return list(results), memo
@@ -423,7 +440,7 @@ def project_pass(
     probed: set[str] = set()
     options = settings.project_options()
     found, settled = analyse(
-        units, rules, options, load, findings, settling, probed, memo.texts, memo.asked
+        units, rules, options, load, findings, settling, probed, memo.texts, memo.asked, answers
     )
     memo.probed = probed_stamps(probed)
     memo.digests = {

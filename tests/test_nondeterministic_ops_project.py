@@ -3,8 +3,10 @@ point, which may be another file than the finding."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -350,6 +352,35 @@ def test_a_helper_nothing_calls_is_reported(
     assert _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
 
 
+def _editor(root: Path) -> Callable[[str, str], None]:
+    """Writes a file of ``root`` with a stamp of its own each time (edits within one clock
+    tick would otherwise keep a file's stamp)."""
+    steps = itertools.count(1)
+
+    def edit(name: str, text: str) -> None:
+        step = next(steps)
+        path = root / name
+        path.write_text(text, encoding="utf-8")
+        os.utime(path, ns=(step, 10**9 * (1000 + step)))
+
+    return edit
+
+
+def _words_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The words the project's text is read for from now on (a tree read for each)."""
+    from repro_lint import program
+
+    read: list[str] = []
+    real_naming_files = program.naming_files
+
+    def naming_files(tree: program.Tree, word: str) -> list[tuple[Path, int]]:
+        read.append(word)
+        return real_naming_files(tree, word)
+
+    monkeypatch.setattr(program, "naming_files", naming_files)
+    return read
+
+
 def test_an_edit_of_a_module_an_earlier_pass_summarised_runs_the_pass_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -360,14 +391,7 @@ def test_an_edit_of_a_module_an_earlier_pass_summarised_runs_the_pass_again(
     once held the first pass's digest of the deferred file, which the edited file matches."""
     write(tmp_path, {"ops.py": RESIZE, **CALLERS})
     monkeypatch.chdir(tmp_path)
-    step = 0
-
-    def edit(name: str, text: str) -> None:
-        nonlocal step
-        step += 1
-        path = tmp_path / name
-        path.write_text(text, encoding="utf-8")
-        os.utime(path, ns=(step, 10**9 * (1000 + step)))
+    edit = _editor(tmp_path)
 
     def cached() -> list[tuple[object, ...]]:
         result = CliRunner().invoke(
@@ -381,3 +405,80 @@ def test_an_edit_of_a_module_an_earlier_pass_summarised_runs_the_pass_again(
     # The private method is made public: callable from anywhere, with gradients.
     edit("model.py", CALLERS["model.py"].replace("_multiscale", "multiscale"))
     assert cached() == _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
+
+
+def test_a_pass_run_again_takes_the_last_ones_answers_about_the_text_while_they_hold(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A code edit runs the project pass again; what it asks of the project's text (which
+    files name the helper, whether a private method is named elsewhere) is answered from
+    the last pass's answers and the edited files, without reading the tree for each
+    question, while the tree has the same files. Each run finds what a run without a
+    cache finds."""
+    write(tmp_path, {"ops.py": RESIZE, **CALLERS})
+    read = _words_read(monkeypatch)
+    edit = _editor(tmp_path)
+
+    def both() -> list[tuple[object, ...]]:
+        """The findings of a run with the cache, checked against a run without it."""
+        args = ["check", ".", "--select", "RPL401", "--output-format", "json"]
+        cached = CliRunner().invoke(main, args)
+        found: list[tuple[object, ...]] = [
+            (f["filename"], f["location"]["row"])  # type: ignore[index]
+            for f in findings(cached)
+        ]
+        read_now = list(read)
+        assert findings(CliRunner().invoke(main, [*args, "--no-cache"])) == findings(cached)
+        read[:] = read_now
+        return found
+
+    monkeypatch.chdir(tmp_path)
+    assert both() == [] and read == ["upscale"]
+    # The data code's summary changes (a method added): asked again, answered as before.
+    read.clear()
+    edit("frames.py", CALLERS["frames.py"] + "\n    def __len__(self):\n        return 8\n")
+    assert both() == [] and read == []
+    # A training step instead: the answers hold, the verdict changes.
+    edit(
+        "evaluate.py",
+        CALLERS["evaluate.py"]
+        .replace("@torch.no_grad()\n", "")
+        .replace("return model(upscale(images, 2))", "upscale(model(images), 2).sum().backward()")
+        .replace("def evaluate", "def step"),
+    )
+    assert both() == [("ops.py", 5)] and read == []
+    edit("evaluate.py", CALLERS["evaluate.py"])
+    assert both() == [] and read == []
+    # The private method is made public: whether ``_multiscale`` is named elsewhere is
+    # answered from the edited file, and the method is now callable from anywhere.
+    edit("model.py", CALLERS["model.py"].replace("_multiscale", "multiscale"))
+    assert both() == [("ops.py", 5)] and read == []
+    edit("model.py", CALLERS["model.py"])
+    assert both() == []
+
+
+def test_answers_about_the_text_are_read_again_once_the_tree_has_other_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's record holds for ``src`` (the directory linted) while a file is added
+    elsewhere in the project's tree, which the last pass's answers do not know about: the
+    tree is read again, and the new file's training step keeps the finding."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "tools").mkdir()
+    write(tmp_path / "src", {"ops.py": RESIZE, **CALLERS})
+    (tmp_path / "src" / "pyproject.toml").rename(tmp_path / "pyproject.toml")
+    read = _words_read(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    args = ["check", "src", "--select", "RPL401", "--output-format", "json"]
+    assert findings(CliRunner().invoke(main, args)) == []
+    frames = tmp_path / "src" / "frames.py"
+    frames.write_text(CALLERS["frames.py"] + "\nSIZE = 8\n", encoding="utf-8")
+    (tmp_path / "tools" / "train.py").write_text(
+        "from src.ops import upscale\n\n\ndef step(m, x):\n    upscale(m(x), 2).sum().backward()\n",
+        encoding="utf-8",
+    )
+    read.clear()
+    cached = findings(CliRunner().invoke(main, args, catch_exceptions=False))
+    assert read == ["upscale"]
+    assert cached == findings(CliRunner().invoke(main, [*args, "--no-cache"]))
+    assert [(f["filename"], f["location"]["row"]) for f in cached] == [("src/ops.py", 5)]  # type: ignore[index]
