@@ -15,6 +15,7 @@ from typing import Any, cast
 
 from repro_lint.cache import CACHE_DIR_NAME, Cache, digest, listing, listing_digest
 from repro_lint.codec import diagnostic_to_json
+from repro_lint.collector import analysing
 from repro_lint.diagnostics import Diagnostic, FileResult
 from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile, display_name, leftover_of
@@ -439,9 +440,10 @@ def project_pass(
             findings[result.filename] = mine
     probed: set[str] = set()
     options = settings.project_options()
-    found, settled = analyse(
-        units, rules, options, load, findings, settling, probed, memo.texts, memo.asked, answers
-    )
+    with analysing():
+        found, settled = analyse(
+            units, rules, options, load, findings, settling, probed, memo.texts, memo.asked, answers
+        )
     memo.probed = probed_stamps(probed)
     memo.digests = {
         r.filename: _digest(r, paths.get(r.filename), settings, digests) for r in results

@@ -1,7 +1,7 @@
 """When the cyclic garbage collector runs: paused during a file's pass (whose cycles are freed
-at its end) and while the cache is decoded (frozen after, in a one-shot process); never turned
-back on in a process that turned it off. And literal values read without ``literal_eval``'s
-cycles, equal to libcst's."""
+at its end), while the cache is decoded and while the project pass runs (both frozen after, in
+a one-shot process); never turned back on in a process that turned it off. And literal values
+read without ``literal_eval``'s cycles, equal to libcst's."""
 
 from __future__ import annotations
 
@@ -85,6 +85,41 @@ def test_a_process_that_turned_the_collector_off_keeps_it_off(collecting: None) 
     with collector.decoding():
         pass
     assert not gc.isenabled()
+    assert gc.get_freeze_count() == 0
+
+
+def test_analysing_pauses_and_a_pass_within_still_frees_its_cycles(collecting: None) -> None:
+    with collector.analysing():
+        assert not gc.isenabled()
+        with collector.one_pass():
+            left = _cycle()
+        # The file's pass collected its cycles (the youngest objects) and the pause goes on.
+        assert left() is None
+        assert not gc.isenabled()
+        model = _cycle()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    assert model() is not None  # left to the collector of a long-lived process
+    gc.collect()
+    assert model() is None
+    collector.one_shot()
+    with collector.analysing():
+        frozen = _cycle()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+    gc.collect()
+    assert frozen() is not None  # frozen until the process exits
+
+
+def test_a_process_that_turned_the_collector_off_keeps_it_off_in_the_analysis(
+    collecting: None,
+) -> None:
+    collector.one_shot()
+    gc.disable()
+    with collector.analysing(), collector.one_pass():
+        left = _cycle()
+    assert not gc.isenabled()
+    assert left() is not None  # no collection ran
     assert gc.get_freeze_count() == 0
 
 
