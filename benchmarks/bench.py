@@ -20,7 +20,9 @@ Measures, in rounds so that every tool sees the same machine load:
 - TorchFix and Fixit (default rules) on a documented subset (every STRIDE-th file): they take
   minutes on the whole corpus; per-file rates and the ratio to repro-lint cold on the same subset
   are reported, with a full-corpus estimate marked as one;
-- peak memory of a cold run (resident memory of all its processes summed, sampled every 10 ms);
+- peak memory of a cold run (resident memory of all its processes summed, sampled every 10 ms),
+  and of a warm run after a function is added to one file (the project pass runs again over
+  the summaries the cache holds);
 - `python -X importtime` of the one-file run (top entries; torch must not be imported);
 - the language server over stdio with a real LSP client (benchmarks/lsp_latency.py):
   didChange -> diagnostics on a 1,000-line training script, and codeAction at a cursor;
@@ -473,7 +475,7 @@ def run_all(
     run_output(warm, work)
     if not full:
         return render(
-            args, count, lines, size, times, {}, (0, 0, 0), None, imports, 0, None, 0.0,
+            args, count, lines, size, times, {}, (0, 0, 0, 0), None, imports, 0, None, 0.0,
             big, typical, hook, lsp_times, edges,
         )  # fmt: skip
 
@@ -481,8 +483,16 @@ def run_all(
     same(output, "cold run measured for memory")
     peak_serial, _, output, _ = peak_memory([*cold, "--jobs", "1"], work)
     same(output, "cold run with --jobs 1")
+    # After a code edit, one process holds every file's summary from the cache.
+    run_output(warm, work)
+    edits[typical].append("\n\ndef _bench_memory():\n    return 0\n")
+    peak_edit, _, output, _ = peak_memory(warm, work)
+    same(output, "warm run after a function added, measured for memory")
+    edits[typical].restore()
+    run_output(warm, work)
     print(
-        f"  peak memory: {peak_sum / 2**20:.0f} MiB, --jobs 1 {peak_serial / 2**20:.0f} MiB",
+        f"  peak memory: {peak_sum / 2**20:.0f} MiB, --jobs 1 {peak_serial / 2**20:.0f} MiB, "
+        f"after a code edit {peak_edit / 2**20:.0f} MiB",
         file=sys.stderr,
     )
     filtered, filtered_s, phase_s = findings_json(work, gated=True)
@@ -508,7 +518,7 @@ def run_all(
 
     return render(
         args, count, lines, size, times, slow, (sub_count, sub_lines, sub_size),
-        (peak_sum, peak_one, peak_serial), imports, len(filtered),
+        (peak_sum, peak_one, peak_serial, peak_edit), imports, len(filtered),
         (filtered_s, unfiltered_s), phase_s, big, typical, hook, lsp_times, edges,
     )  # fmt: skip
 
@@ -663,7 +673,7 @@ def render(
     times: dict[str, list[float]],
     slow: dict[str, list[float]],
     subset: tuple[int, int, int],
-    memory: tuple[int, int, int] | None,
+    memory: tuple[int, int, int, int] | None,
     imports: list[tuple[float, str]],
     findings: int,
     gate_s: tuple[float, float] | None,
@@ -774,11 +784,13 @@ def render(
         ]
         return "\n".join(out)
     out += ["", *edge_rows(edges)]
-    peak_sum, peak_one, peak_serial = memory
+    peak_sum, peak_one, peak_serial, peak_edit = memory
     out += [
         "",
         f"peak memory of a cold run: {peak_sum / mib:.0f} MiB summed over its processes "
-        f"(largest single process {peak_one / mib:.0f} MiB); --jobs 1: {peak_serial / mib:.0f} MiB",
+        f"(largest single process {peak_one / mib:.0f} MiB); --jobs 1: "
+        f"{peak_serial / mib:.0f} MiB; a warm run after a function added to the median-sized "
+        f"file: {peak_edit / mib:.0f} MiB",
         "findings byte-identical (asserted): warm and after each edit as cold; --jobs 1 as "
         f"--jobs {cores()}; prefilter and docstring gate off as on ({findings} findings; "
         f"in-process, {gate_s[0]:.1f} s with, {gate_s[1]:.1f} s without)",
@@ -793,8 +805,9 @@ def render(
     targets = [
         ("cold <= 1.3x floor", cold <= 1.3 * floor),
         *waits,
-        ("peak < 500 MB", peak_sum < 500e6),
-        *edge_targets(edges, peak_sum),
+        ("peak < 500 MB (cold)", peak_sum < 500e6),
+        ("peak < 500 MB (after a code edit)", peak_edit < 500e6),
+        *edge_targets(edges, max(peak_sum, peak_edit)),
     ]
     out.append(
         "targets (issues 13 and 18): " + "; ".join(f"{name}: {verdict(ok)}" for name, ok in targets)
