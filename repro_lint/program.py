@@ -581,7 +581,7 @@ class Program:
         # changed only where the answers stay the same may reuse this analysis.
         self.asked: list[TextQuestion] = []
         # An earlier pass's answers, as the text is now: taken for the trees whose files
-        # are the ones they were worked out for (``_known``), not read again.
+        # are the ones they were worked out for (``_known_answer``), not read again.
         self._known = known
         self._known_roots: dict[Path, bool] = {}
         # Indexes built from the program on first use and shared by the rules (``derived``).
