@@ -71,16 +71,21 @@ def one_pass() -> contextlib.AbstractContextManager[None]:
     return _paused(lambda: gc.collect(0))
 
 
+def _freeze_if_one_shot() -> None:
+    if _ONE_SHOT:
+        gc.freeze()
+
+
 def decoding() -> contextlib.AbstractContextManager[None]:
     """Automatic collection paused while data without cycles is decoded (then frozen in a
     one-shot process)."""
-    return _paused(lambda: gc.freeze() if _ONE_SHOT else None)
+    return _paused(_freeze_if_one_shot)
 
 
 def analysing() -> contextlib.AbstractContextManager[None]:
     """Automatic collection paused while the project pass runs (what it leaves frozen in a
     one-shot process)."""
-    return _paused(lambda: gc.freeze() if _ONE_SHOT else None)
+    return _paused(_freeze_if_one_shot)
 
 
 __all__ = ["analysing", "decoding", "one_pass", "one_shot"]
