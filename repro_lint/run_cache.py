@@ -9,8 +9,8 @@ those unchanged prints the stored answer without parsing anything, and without i
 libcst or the rules (this module imports neither). When only some files changed, the record
 still says which ones, and whether discovery and the project pass can be reused.
 
-The record sits in the results cache and is written and read like its shards: sealed JSON
-(``cache.read_sealed``/``write_sealed``), every field checked on the way in, never through a
+The record sits in the results cache and is written and read like its shards: sealed plain
+data (``cache.read_sealed``/``write_sealed``), every field checked on the way in, never through a
 symlink. A record that fails any check is ignored (``-v`` says why) and rebuilt.
 """
 
@@ -30,6 +30,7 @@ from typing import Any
 from repro_lint import __version__
 from repro_lint.cache import (
     CACHE_DIR_NAME,
+    SUFFIX,
     digest,
     listing,
     listing_digest,
@@ -246,7 +247,7 @@ class RunRecord:
 
 
 def _name(key: str) -> str:
-    return f"{_PREFIX}{key[:16]}.json"
+    return f"{_PREFIX}{key[:16]}{SUFFIX}"
 
 
 def record_path(root: Path, key: str) -> Path:

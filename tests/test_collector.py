@@ -8,7 +8,6 @@ from __future__ import annotations
 import ast
 import contextlib
 import gc
-import json
 import marshal
 import weakref
 from collections.abc import Iterator
@@ -145,13 +144,13 @@ def test_read_sealed_decodes_under_the_pause(
     tmp_path: Path, collecting: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[bool] = []
-    real = json.loads
+    real = marshal.loads
 
     def loads(payload: bytes) -> object:
         seen.append(gc.isenabled())
         return real(payload)
 
-    monkeypatch.setattr(json, "loads", loads)
+    monkeypatch.setattr(marshal, "loads", loads)
     key = b"k" * 32
     cache.write_sealed(tmp_path, "shard", {"entries": [1, 2]}, key)
     assert cache.read_sealed(tmp_path / "shard", key) == {"entries": [1, 2]}

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro_lint import project_pass, run_cache
-from repro_lint.cache import CACHE_DIR_NAME
+from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
 from repro_lint.settings import Settings
@@ -199,7 +199,7 @@ def test_a_file_whose_cache_entry_was_lost_is_digested_again(
     """Linted again, a file that did not change may still differ from what the last pass
     digested (its summary reads the project tree's listing): its digest is taken anew."""
     same_as_without_cache(tree, monkeypatch)
-    shards = list((tree / CACHE_DIR_NAME).glob("*/*/*.json"))
+    shards = list((tree / CACHE_DIR_NAME).glob(f"*/*/*{SUFFIX}"))
     assert shards
     for shard in shards:  # the per-file results, not the run record
         shard.unlink()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import marshal
 import os
 import pickle
 import shutil
@@ -21,7 +22,7 @@ from typing import Any
 import pytest
 
 from repro_lint import __version__
-from repro_lint.cache import CACHE_DIR_NAME
+from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
 
 CONSOLE = Path(sys.executable).parent / "repro-lint"
 HAZARDS = (
@@ -86,7 +87,7 @@ def findings(result: subprocess.CompletedProcess[str]) -> list[tuple[str, str, i
 
 def cache_files(project: Path) -> list[Path]:
     """Every file the cache keeps: the per-directory shards and the whole-run records."""
-    found = sorted((project / CACHE_DIR_NAME).rglob("*.json"))
+    found = sorted((project / CACHE_DIR_NAME).rglob(f"*{SUFFIX}"))
     assert found, "the first run wrote no cache"
     return found
 
@@ -105,7 +106,7 @@ def records(project: Path) -> list[Path]:
 
 def without_records(project: Path) -> None:
     """Remove the whole-run records: the next run reads the shards."""
-    for path in (project / CACHE_DIR_NAME).rglob("run-*.json"):
+    for path in (project / CACHE_DIR_NAME).rglob(f"run-*{SUFFIX}"):
         path.unlink()
 
 
@@ -146,6 +147,7 @@ def test_planted_pickle_in_every_shard_never_runs(
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "0123456789abcdef.pickle").write_bytes(payload)
         (folder / "0123456789abcdef.json").write_bytes(payload)
+        (folder / f"0123456789abcdef{SUFFIX}").write_bytes(payload)
     result = lint(tree, env, "-v")
     assert not marker.exists(), "a planted pickle was executed"
     assert findings(result) == want
@@ -157,16 +159,16 @@ def test_planted_pickle_in_every_shard_never_runs(
     assert "ignored" not in again.stderr
 
 
-def test_forged_json_shard_cannot_hide_findings(tree: Path, env: dict[str, str]) -> None:
+def test_forged_shard_cannot_hide_findings(tree: Path, env: dict[str, str]) -> None:
     """A shard in the new format, edited to report nothing: its seal no longer matches."""
     want = expected(tree, env)
     findings(lint(tree, env))
     for shard in shards(tree):
         header, _, payload = shard.read_bytes().partition(b"\n")
-        data = json.loads(payload)
+        data = marshal.loads(payload)
         for entry in data["entries"].values():
             entry["result"]["diagnostics"] = []
-        shard.write_bytes(header + b"\n" + json.dumps(data).encode())
+        shard.write_bytes(header + b"\n" + marshal.dumps(data, 4))
     without_records(tree)
     result = lint(tree, env, "-v")
     assert findings(result) == want
@@ -183,10 +185,10 @@ def test_shard_from_another_user_is_not_trusted(
     findings(lint(tree, other))
     for shard in shards(tree):
         header, _, payload = shard.read_bytes().partition(b"\n")
-        data = json.loads(payload)
+        data = marshal.loads(payload)
         for entry in data["entries"].values():
             entry["result"]["diagnostics"] = []
-        forged = json.dumps(data).encode()
+        forged = marshal.dumps(data, 4)
         # Sealed properly, with the other user's key.
         key = (tmp_path / "someone-else" / "repro-lint" / "cache-key").read_bytes().strip()
         seal = hmac.new(key, forged, hashlib.sha256).hexdigest().encode()
@@ -225,10 +227,10 @@ def test_forged_whole_run_record_cannot_hide_findings(tree: Path, env: dict[str,
     findings(lint(tree, env))
     for record in records(tree):
         header, _, payload = record.read_bytes().partition(b"\n")
-        data = json.loads(payload)
+        data = marshal.loads(payload)
         assert data["results"], "the record holds the findings"
         data["results"] = []
-        record.write_bytes(header + b"\n" + json.dumps(data).encode())
+        record.write_bytes(header + b"\n" + marshal.dumps(data, 4))
     result = lint(tree, env, "-v")
     assert not answered_from_record(result)
     assert findings(result) == want
@@ -250,9 +252,9 @@ def test_whole_run_record_of_another_user_is_not_trusted(
     key = (tmp_path / "someone-else" / "repro-lint" / "cache-key").read_bytes().strip()
     for record in records(tree):
         header, _, payload = record.read_bytes().partition(b"\n")
-        data = json.loads(payload)
+        data = marshal.loads(payload)
         data["results"] = []
-        forged = json.dumps(data).encode()
+        forged = marshal.dumps(data, 4)
         seal = hmac.new(key, forged, hashlib.sha256).hexdigest().encode()
         record.write_bytes(b" ".join([*header.split(b" ")[:2], seal]) + b"\n" + forged)
     assert json.loads(lint(tree, other).stdout) == []
@@ -312,7 +314,7 @@ def hostile_shards(project: Path) -> Iterator[tuple[str, bytes]]:
     yield "binary", bytes(range(256)) * 64
     yield "another schema", b" ".join([magic, b"999", seal]) + b"\n" + payload
     yield "deep nesting", header + b"\n" + b"[" * 200_000 + b"]" * 200_000
-    yield "wrong types", header + b"\n" + json.dumps({"entries": [1, 2, 3]}).encode()
+    yield "wrong types", header + b"\n" + marshal.dumps({"entries": [1, 2, 3]}, 4)
     yield "huge number", header + b"\n" + b"1" * 100_000
 
 
@@ -618,7 +620,9 @@ def test_symlinked_user_key_is_refused(tree: Path, env: dict[str, str], tmp_path
     result = lint(tree, env, "-v")
     findings(result)
     assert "cache key unusable" in result.stderr
-    assert not (tree / CACHE_DIR_NAME).exists() or not list((tree / CACHE_DIR_NAME).rglob("*.json"))
+    assert not (tree / CACHE_DIR_NAME).exists() or not list(
+        (tree / CACHE_DIR_NAME).rglob(f"*{SUFFIX}")
+    )
 
 
 def test_clean_cache_survives_a_copied_tree(
