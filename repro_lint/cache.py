@@ -282,7 +282,7 @@ class Cache:
     """Results of unchanged files. A file hits when its (mtime, size) match, or when its size
     matches and its content hash does (a touched but unchanged file).
 
-    Entries are kept in one sealed JSON file per source directory under a folder per settings
+    Entries are kept in one sealed file per source directory under a folder per settings
     key, so a run that checks one file (pre-commit, an editor) reads and rewrites only the
     shards it touches, not the whole project's. Each shard is replaced atomically, so
     concurrent runs never see a torn file (last writer wins; a lost entry only costs speed).

@@ -11,7 +11,7 @@ corpus that was a seventh of a cold run and more than a third of a run after a o
 - ``one_pass`` pauses automatic collection for one file's pass and runs one collection of
   the youngest generation at its end: that frees the cycles the pass leaves (its records
   point at each other, a binding at its scope), so memory stays as it was.
-- ``decoding`` pauses it while JSON is decoded, and while the summaries that a cold run's
+- ``decoding`` pauses it while the cache is decoded, and while the summaries that a cold run's
   workers send marshalled are unpacked (nothing decoded can form a cycle). In a
   process that runs once and exits (``one_shot``), the decoded data is then frozen: the
   collector never looks at it again, while reference counting still frees whatever is

@@ -162,7 +162,7 @@ class ProjectMemo:
 
 def answer_digest(answer: tuple[str, Mapping[str, Any]] | None) -> str:
     """A digest of what a loader answered for a file (its name and summary, or None). Equal
-    digests mean equal answers; equal answers built differently (a tuple where the cache
+    digests mean equal answers; equal answers built differently (a tuple where another
     gives a list) may differ, which only costs a project pass. marshal's format 2 writes
     no back-references, so the same data gives the same bytes; it is several times faster
     than JSON, and a one-file run loads thousands of summaries."""
