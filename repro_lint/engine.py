@@ -163,6 +163,10 @@ def _lint_file_alone(file: SourceFile, settings: Settings, summarise: bool = Fal
                 # Not carried: a run holds every file's result until it ends (``_sourced``
                 # reads the text again, checked against the digest, where it is wanted).
                 result = dataclasses.replace(result, source=None)
+            if result.summary and not result.summary.get(DEFERRED_KEY):
+                # The run holds every file's summary until its project pass ends, and the
+                # cache keeps them as they are: each name, key and kind is then held once.
+                result = dataclasses.replace(result, summary=_interned(result.summary))
     return _Linted(file, result, stamp, content_digest(data))
 
 
@@ -218,7 +222,7 @@ def _lint_in_worker(files: Sequence[SourceFile], summarise: bool = False) -> lis
 
 
 def _packed(linted: _Linted) -> _Linted:
-    """A worker's result with its summary marshalled, its strings interned first.
+    """A worker's result with its summary marshalled (its strings are interned).
 
     The run holds every file's summary until its project pass ends (about 100 KB apiece
     as pickle rebuilds them). ``marshal`` rebuilds lists at their exact size and keeps
@@ -228,7 +232,7 @@ def _packed(linted: _Linted) -> _Linted:
     if not summary or summary.get(DEFERRED_KEY):
         return linted  # (a deferred summary is a few bytes, and is looked at before the rest)
     try:
-        data = marshal.dumps(_interned(summary))
+        data = marshal.dumps(summary)
     except ValueError:  # (not plain data: sent as it is)
         return linted
     result = dataclasses.replace(linted.result, summary={})

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from repro_lint import cache
 from repro_lint.cache import Cache
+from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult
+from repro_lint.engine import lint_run
 from repro_lint.files import SourceFile
+from repro_lint.settings import Settings
+from repro_lint.summary import DEFERRED_KEY
 
 
 def test_summaries_read_back_share_the_strings_they_were_stored_with(
@@ -47,3 +52,53 @@ def test_summaries_read_back_share_the_strings_they_were_stored_with(
     # Two shards (one per directory), one string.
     assert first.summary["imports"][0] is second.summary["ctx"]["main"][0][1]
     assert first.summary["imports"][0] is sys.intern(".".join(["torch", "nn", "functional"]))
+
+
+def _strings(value: Any, into: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Every string in plain data, by value, as the objects found."""
+    if isinstance(value, str):
+        into.setdefault(value, []).append(value)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings(item, into)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _strings(key, into)
+            _strings(item, into)
+    return into
+
+
+def test_a_run_in_one_process_caches_summaries_that_share_their_strings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files linted in the run's own process (``--jobs 1``, an edit) are summarised as the
+    workers' are: the names two files share are one string, in the run and read back."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache, "_KEY", None)
+    project = tmp_path / "project"
+    project.mkdir()
+    text = (
+        "import torch\nimport torch.nn.functional as F\n\n\n"
+        "def step(model, batch):\n    return F.dropout(model(batch)).sum()\n\n\n"
+        'if __name__ == "__main__":\n'
+        "    torch.manual_seed(0)\n"
+        "    step(torch.nn.Linear(2, 2), torch.ones(2))\n"
+    )
+    files = []
+    for name in ("a.py", "b.py"):
+        (project / name).write_text(text, encoding="utf-8")
+        files.append(SourceFile(name, project / name))
+    settings = Settings.from_config(Config())
+    stored = Cache(project, settings.cache_key())
+    lint_run(files, settings, jobs=1, cache=stored)
+    stored.save()
+
+    again = Cache(project, settings.cache_key())
+    first, second = (again.get(file) for file in files)
+    assert first is not None and second is not None
+    assert first.summary and not first.summary.get(DEFERRED_KEY)
+    mine, theirs = _strings(first.summary, {}), _strings(second.summary, {})
+    shared = [word for word in mine if "torch" in word or "dropout" in word]
+    assert shared
+    for word in shared:
+        assert all(found is mine[word][0] for found in mine[word] + theirs[word]), word
