@@ -358,7 +358,8 @@ def record_to_json(record: RunRecord) -> dict[str, Json]:
         # Files without findings are most of a run: only the others are stored.
         "results": [rows.result(r) for r in record.results if _worth_storing(r)],
         "kinds": rows.kinds,
-        "project": record.project,
+        # (Encoded again: a record carried over holds the project part as it was read back.)
+        "project": None if record.project is None else project_to_json(**record.project),
     }
 
 

@@ -118,6 +118,25 @@ def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, 
     assert "linted 1 of" in notes and "project pass reused" in notes
 
 
+def test_a_record_written_again_as_it_was_read_is_read_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Files written just before a run have stamps the record cannot trust on their own:
+    the next run checks them by content, answers, and writes the record it read again with
+    the stamps now trusted. That record, the last pass's part included, is read back: an
+    edit after it reuses the pass."""
+    fresh = tmp_path / "project"
+    # Copied without their times: the files' stamps are this second's.
+    shutil.copytree(EXAMPLES, fresh, copy_function=shutil.copyfile)
+    assert not answered(same_as_without_cache(fresh, monkeypatch))
+    assert answered(same_as_without_cache(fresh, monkeypatch))
+    with (fresh / "train.py").open("a", encoding="utf-8") as handle:
+        handle.write("# a comment at the end\n")
+    notes = same_as_without_cache(fresh, monkeypatch)
+    assert "ignored" not in notes
+    assert "linted 1 of" in notes and "project pass reused" in notes
+
+
 def test_an_edit_that_only_moves_lines_moves_the_last_pass_findings(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
