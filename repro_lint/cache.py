@@ -434,7 +434,7 @@ class Cache:
             }
             try:
                 write_sealed(directory, f"{shard}{SUFFIX}", data, key)
-            except OSError as exc:
+            except (OSError, ValueError) as exc:  # (ValueError: not plain data)
                 self._note(f"cache: shard not written ({exc})")
         self._dirty.clear()
 

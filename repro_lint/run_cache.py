@@ -282,7 +282,7 @@ def save(root: Path, record: RunRecord, notes: list[str]) -> None:
         directory = safe_directory(root, (CACHE_DIR_NAME, __version__))
         write_tags(root / CACHE_DIR_NAME)
         write_sealed(directory, _name(record.key), record_to_json(record), secret)
-    except OSError as exc:
+    except (OSError, ValueError) as exc:  # (ValueError: not plain data)
         notes.append(f"cache: run record not written ({exc})")
 
 

@@ -102,3 +102,34 @@ def test_a_run_in_one_process_caches_summaries_that_share_their_strings(
     assert shared
     for word in shared:
         assert all(found is mine[word][0] for found in mine[word] + theirs[word]), word
+
+
+def test_a_result_that_is_not_plain_data_is_not_cached_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cache keeps plain data only (str, not a subclass of it): a result holding
+    anything else leaves its shard unwritten, with a note for ``-v``; it never fails the
+    run, and the shards of other directories are written."""
+
+    class Name(str):
+        pass
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache, "_KEY", None)
+    project = tmp_path / "project"
+    (project / "odd").mkdir(parents=True)
+    files = [SourceFile("a.py", project / "a.py"), SourceFile("odd/b.py", project / "odd/b.py")]
+    stored = Cache(project, "settings")
+    summaries: tuple[dict[str, Any], ...] = ({"imports": ["torch"]}, {"imports": [Name("torch")]})
+    for file, summary in zip(files, summaries, strict=True):
+        file.path.write_text("import torch\n", encoding="utf-8")
+        info = file.path.stat()
+        content = cache.digest(file.path.read_bytes())
+        result = FileResult(file.display, (), summary=summary)
+        stored.store(file, result, (info.st_mtime_ns, info.st_size), content)
+    stored.save()
+    assert any("shard not written" in note for note in stored.notes)
+    again = Cache(project, "settings")
+    plain, odd = (again.get(file) for file in files)
+    assert plain is not None and plain.summary == {"imports": ["torch"]}
+    assert odd is None
