@@ -22,8 +22,8 @@ def test_summaries_read_back_share_the_strings_they_were_stored_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run after a code edit holds every file's summary from the cache at once. The
-    summaries workers send have their strings interned (``engine._packed``); read back from
-    the shards they keep them so: a module name that thousands of summaries repeat is held
+    per-file pass interns a summary's strings (``engine._lint_file_alone``); read back from
+    the shards they stay so: a module name that thousands of summaries repeat is held
     once, and the summaries come back exactly as stored (tuples included)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
     monkeypatch.setattr(cache, "_KEY", None)
