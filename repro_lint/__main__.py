@@ -9,7 +9,7 @@ import sys
 if sys.path and sys.path[0] in ("", os.getcwd()):
     del sys.path[0]
 
-from repro_lint.cli import run
+from repro_lint.launch import run
 
 if __name__ == "__main__":
     run()

@@ -79,12 +79,13 @@ def digest(data: bytes) -> str:
 _FINGERPRINT: str | None = None
 
 
-def tool_fingerprint() -> str:
+def tool_fingerprint(fresh: bool = False) -> str:
     """A digest of repro-lint's own code files (names, sizes, mtimes): results cached by one
     build are never read by another, even when the version number stayed the same (an
-    editable install being worked on)."""
+    editable install being worked on). Worked out once per process, unless ``fresh`` (the
+    daemon asks whether its code is still the code on disk)."""
     global _FINGERPRINT
-    if _FINGERPRINT is None:
+    if _FINGERPRINT is None or fresh:
         package = Path(__file__).resolve().parent
         parts = [__version__]
         for directory, subdirectories, names in os.walk(package):
@@ -173,6 +174,13 @@ def sealing_key() -> tuple[bytes, str | None]:
     if _KEY is None:
         _KEY = _new_sealing_key()
     return _KEY
+
+
+def forget_key() -> None:
+    """Read the key again when next needed (a process that outlives one run: ``XDG_CACHE_HOME``
+    may differ in the next)."""
+    global _KEY
+    _KEY = None
 
 
 def _seal(key: bytes, payload: bytes) -> str:

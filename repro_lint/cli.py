@@ -1408,6 +1408,115 @@ def clean() -> None:
         click.echo("no cache to remove")
 
 
+@main.group()
+def daemon() -> None:
+    """Keep a process ready to run checks, for answers after an edit in a fraction of the
+    time (see README: the daemon)."""
+
+
+@daemon.command("start")
+@click.option(
+    "--idle-timeout",
+    type=click.FloatRange(min=1),
+    default=3 * 3600.0,
+    show_default=True,
+    help="Stop after this many seconds without a check.",
+)
+def daemon_start(idle_timeout: float) -> None:
+    """Start this installation's daemon in the background (if it is not running)."""
+    import subprocess
+
+    from repro_lint import launch
+    from repro_lint.daemon import ALREADY_RUNNING, request
+
+    if os.name != "posix":
+        _fail("the daemon needs a POSIX system (Linux, macOS): it listens on a Unix socket")
+    answer = request(launch.STATUS)
+    if answer is not None and answer[0] == launch.STATUS:
+        click.echo(f"repro-lint daemon already running (pid {json.loads(answer[1])['pid']})")
+        return
+    path = launch.socket_path()
+    directory = os.path.dirname(path)
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        _fail(f"cannot make the daemon's directory {directory}: {exc.strerror}")
+    problem = launch.directory_problem(directory)
+    if problem is not None:
+        _fail(f"the daemon's directory is refused: {problem}")
+    # The daemon imports this very copy of repro-lint, and starts in its own private
+    # directory, which is all that ``-m`` puts first on its import path.
+    package_parent = str(Path(launch.__file__).resolve().parent.parent)
+    environment = dict(os.environ)
+    environment["PYTHONPATH"] = os.pathsep.join(
+        p for p in (package_parent, environment.get("PYTHONPATH")) if p
+    )
+    log = f"{path}.log"
+    with open(log, "wb") as errors:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "repro_lint.daemon", str(idle_timeout)],
+            cwd=directory,
+            env=environment,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+            start_new_session=True,
+        )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        answer = request(launch.STATUS)
+        if answer is not None and answer[0] == launch.STATUS:
+            pid = json.loads(answer[1])["pid"]
+            if pid == process.pid:
+                click.echo(f"repro-lint daemon started (pid {pid})")
+                return
+            if process.poll() == ALREADY_RUNNING:  # (started meanwhile, by another start)
+                click.echo(f"repro-lint daemon already running (pid {pid})")
+                return
+        if process.poll() not in (None, ALREADY_RUNNING):
+            break
+        time.sleep(0.05)
+    with contextlib.suppress(OSError):
+        process.kill()
+    tail = Path(log).read_text(encoding="utf-8", errors="replace").strip().splitlines()[-5:]
+    _fail("the daemon did not start" + "".join(f"\n  {line}" for line in tail))
+
+
+@daemon.command("stop")
+def daemon_stop() -> None:
+    """Stop this installation's daemon."""
+    from repro_lint import launch
+    from repro_lint.daemon import request
+
+    answer = request(launch.STOP)
+    if answer is None:
+        click.echo("no repro-lint daemon is running")
+        return
+    path = launch.socket_path()
+    deadline = time.monotonic() + 10
+    while os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    click.echo("repro-lint daemon stopped")
+
+
+@daemon.command("status")
+def daemon_status() -> None:
+    """Say whether this installation's daemon is running (exit 1 when not)."""
+    from repro_lint import launch
+    from repro_lint.daemon import request
+
+    answer = request(launch.STATUS)
+    if answer is None or answer[0] != launch.STATUS:
+        click.echo("no repro-lint daemon is running")
+        sys.exit(1)
+    status = json.loads(answer[1])
+    started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status["started"]))
+    click.echo(
+        f"repro-lint daemon running: pid {status['pid']}, since {started}, "
+        f"{status['commands']} checks run, socket {status['socket']}"
+    )
+
+
 # Set by ``run``, the console script: this process runs one command and exits (a command
 # invoked in-process, as tests do, is not one-shot; neither is the language server).
 _STANDALONE = False
@@ -1424,6 +1533,28 @@ def run() -> None:
     except KeyboardInterrupt:
         sys.exit(130)
     except Exception as exc:
-        click.echo(f"error: repro-lint failed unexpectedly: {exc!r}", err=True)
-        traceback.print_exc()
+        _unexpected(exc)
         sys.exit(2)
+
+
+def execute(args: list[str]) -> int:
+    """Run one command line in a process that goes on after it (the daemon): its exit
+    status, with what ``run`` prints on the way out."""
+    try:
+        main(args=args, prog_name="repro-lint")
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        click.echo(str(exc.code), err=True)  # (as Python prints it, for a process)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        _unexpected(exc)
+        return 2
+    return 0
+
+
+def _unexpected(exc: Exception) -> None:
+    click.echo(f"error: repro-lint failed unexpectedly: {exc!r}", err=True)
+    traceback.print_exc()

@@ -161,6 +161,8 @@ class RunRecord:
     # answer, and again when it lints what changed. (Which files changed is looked at again:
     # a file deleted or edited meanwhile is then read, not answered for from the record.)
     _holds: bool | None = field(default=None, init=False, repr=False, compare=False)
+    # The files as discovery gives them, made once (``prepare`` makes them ahead).
+    _sources: list[SourceFile] | None = field(default=None, init=False, repr=False, compare=False)
 
     def _racy(self, mtime_ns: int) -> bool:
         return mtime_ns >= self.written_ns - _RACY_NS
@@ -235,8 +237,10 @@ class RunRecord:
 
     def discovery(self) -> Discovery:
         """What discovery found (valid while ``discovery_holds``)."""
+        if self._sources is None:
+            self._sources = [SourceFile(f.display, Path(f.path)) for f in self.files]
         return Discovery(
-            files=[SourceFile(f.display, Path(f.path)) for f in self.files],
+            files=list(self._sources),
             warnings=list(self.warnings),
             ignore_files=set(self.ignores),
             notes=list(self.notes),
@@ -254,8 +258,57 @@ def record_path(root: Path, key: str) -> Path:
     return root / CACHE_DIR_NAME / __version__ / _name(key)
 
 
+# In a process that runs one command after another (the daemon), the records its last command
+# read or wrote, and those records decoded again between commands (``prepare``), each with
+# the identity of the file it was decoded from.
+_resident = False
+_used: set[tuple[Path, str]] = set()
+_prepared: dict[Path, tuple[tuple[int, ...], RunRecord]] = {}
+
+
+def resident() -> None:
+    """Declare this process one that runs command after command (see ``prepare``)."""
+    global _resident
+    _resident = True
+
+
+def _identity(path: Path) -> tuple[int, ...] | None:
+    """What tells one file at ``path`` from another: an atomic write makes a new inode."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+
+
+def prepare() -> None:
+    """Decode ahead, between two commands, the records the last one read or wrote: a run
+    after an edit then starts from its record at once. A prepared record is used once (a run
+    updates its record in place), and only if its file is still the one it was read from."""
+    used = sorted(_used)
+    _used.clear()
+    _prepared.clear()
+    for root, key in used:
+        path = record_path(root, key)
+        identity = _identity(path)  # (before reading: a file replaced meanwhile never matches)
+        record = _load(root, key, [])
+        if identity is not None and record is not None:
+            record.discovery()  # (the paths of its files, thousands in a large project, made now)
+            _prepared[path] = (identity, record)
+
+
 def load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
     """The record of this run, if there is a valid one (``notes`` says why not)."""
+    if _resident:
+        _used.add((root, key))
+        path = record_path(root, key)
+        prepared = _prepared.pop(path, None)
+        if prepared is not None and prepared[0] == _identity(path):
+            return prepared[1]
+    return _load(root, key, notes)
+
+
+def _load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
     path = record_path(root, key)
     secret, problem = sealing_key()
     if problem is not None:
@@ -274,6 +327,8 @@ def load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
 
 def save(root: Path, record: RunRecord, notes: list[str]) -> None:
     """Write the record (atomically, never through a symlink); a failure costs speed only."""
+    if _resident:
+        _used.add((root, record.key))
     secret, problem = sealing_key()
     if problem is not None:
         notes.append(problem)

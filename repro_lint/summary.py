@@ -10,6 +10,7 @@ model (``program.py``) reads these summaries.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -58,9 +59,6 @@ _FIX_NAMES = (*_FIX_MODULES, *CONVENTIONAL_ALIASES.values())
 # top-level packages in randomness.LIBRARIES, unless the file belongs to that package itself.
 
 Json = Any
-# The library names a project tree contains (a checkout of the library, or a vendored copy),
-# per project root: computed once per process.
-_TREE_PACKAGES: dict[str, frozenset[str]] = {}
 
 
 def tree_packages(path: Path | None) -> frozenset[str]:
@@ -68,25 +66,27 @@ def tree_packages(path: Path | None) -> frozenset[str]:
     holds as a package or module of its own, at its root or under ``src/``."""
     if path is None:
         return frozenset()
-    root = find_project_root(path.resolve().parent)
-    key = str(root)
-    found = _TREE_PACKAGES.get(key)
-    if found is None:
-        names: set[str] = set()
-        for base in (root, root / "src"):
-            try:
-                entries = os.listdir(base)
-            except OSError:
-                continue
-            for entry in entries:
-                name = entry[:-3] if entry.endswith(".py") else entry
-                if name in rng.LIBRARIES and name not in sys.stdlib_module_names:
-                    if entry.endswith(".py") or os.path.isfile(
-                        os.path.join(base, entry, "__init__.py")
-                    ):
-                        names.add(name)
-        found = _TREE_PACKAGES[key] = frozenset(names)
-    return found
+    return _tree_packages(str(find_project_root(path.resolve().parent)))
+
+
+# Per project root, once per process (a process that outlives a run, the daemon, clears
+# it between runs: the tree may have changed).
+@functools.lru_cache(maxsize=256)
+def _tree_packages(root: str) -> frozenset[str]:
+    names: set[str] = set()
+    for base in (root, os.path.join(root, "src")):
+        try:
+            entries = os.listdir(base)
+        except OSError:
+            continue
+        for entry in entries:
+            name = entry[:-3] if entry.endswith(".py") else entry
+            if name in rng.LIBRARIES and name not in sys.stdlib_module_names:
+                if entry.endswith(".py") or os.path.isfile(
+                    os.path.join(base, entry, "__init__.py")
+                ):
+                    names.add(name)
+    return frozenset(names)
 
 
 def _target_text(node: cst.BaseExpression) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -13,6 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# Every command a test runs runs in its own process, even where this user has a repro-lint
+# daemon running (tests/test_daemon.py starts its own, and clears this for it).
+os.environ["REPRO_LINT_NO_DAEMON"] = "1"
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).resolve().parent / "snapshots"

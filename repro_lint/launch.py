@@ -1,0 +1,213 @@
+"""The ``repro-lint`` command's entry point, and the client side of the daemon.
+
+When this user has started a daemon for this installation (``repro-lint daemon start``), a
+check is handed to it: the daemon has libcst, the rules and the last run record in memory
+already, so a run after a one-file edit answers in a fraction of the time a new process
+needs just to import them. Anything else, and every check when no daemon answers, runs in
+this process as before. The answer is the same either way: the daemon runs the same
+command, in the caller's directory, environment and umask, and sends back its standard
+output, standard error and exit status.
+
+This module imports nothing heavy: without a daemon, a run pays one ``stat`` for it.
+Not handed over: checks that read standard input, the other commands, ``--help`` and
+``--version``, and any run with ``REPRO_LINT_NO_DAEMON`` set.
+
+The daemon's socket lives in a directory only this user can enter (refused otherwise), and
+the daemon answers only connections from its own user (peer credentials, where the system
+gives them).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import struct
+import sys
+
+# Where the daemon's socket is made, instead of the default (tests, or a shorter path).
+ENV_DIRECTORY = "REPRO_LINT_DAEMON_DIR"
+# Set (to anything but an empty string) to run every command in its own process.
+ENV_OFF = "REPRO_LINT_NO_DAEMON"
+PROTOCOL = 1
+
+# Frames: one byte of kind, four of length, then the payload.
+_HEADER = struct.Struct(">cI")
+REQUEST = b"r"  # client: a command to run (a Python literal: json costs the client 10 ms)
+STATUS = b"p"  # client: what the daemon is (answered with STATUS and JSON)
+STOP = b"q"  # client: stop (answered with STOP)
+STDOUT = b"o"
+STDERR = b"e"
+EXIT = b"x"  # daemon: the exit status (decimal), the last frame of an answer
+REFUSED = b"s"  # daemon: not run (the reason); the client runs the command itself
+
+# The commands other than ``check``; ``tests/test_daemon.py`` keeps this equal to the CLI's.
+OTHER_COMMANDS = frozenset({"clean", "daemon", "explain", "rules", "server", "verify"})
+
+
+def daemon_directory() -> str:
+    """The directory of this user's daemon sockets."""
+    chosen = os.environ.get(ENV_DIRECTORY)
+    if chosen:
+        return chosen
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return os.path.join(runtime, "repro-lint")
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "repro-lint", "daemon")
+
+
+def socket_path() -> str:
+    """The socket of the daemon for this installation: this interpreter and this copy of
+    repro-lint (another virtual environment, or another checkout, has its own)."""
+    package = os.path.dirname(os.path.abspath(__file__))
+    ident = hashlib.sha256(f"{sys.executable}\0{package}".encode()).hexdigest()[:16]
+    return os.path.join(daemon_directory(), f"{ident}.sock")
+
+
+def directory_problem(directory: str) -> str | None:
+    """Why ``directory`` may not hold a daemon's socket (None when it may): it must be a
+    real directory, owned by this user, that no one else can enter or write."""
+    try:
+        info = os.lstat(directory)
+    except OSError as exc:
+        return f"{directory}: {exc.strerror}"
+    if not stat.S_ISDIR(info.st_mode):
+        return f"{directory} is not a directory"
+    if hasattr(os, "getuid") and info.st_uid != os.getuid():
+        return f"{directory} belongs to another user"
+    if info.st_mode & 0o077:
+        return f"{directory} is open to other users (chmod 700 it)"
+    return None
+
+
+def send_frame(connection: object, kind: bytes, payload: bytes) -> None:
+    connection.sendall(_HEADER.pack(kind, len(payload)) + payload)  # type: ignore[attr-defined]
+
+
+def receive_frame(connection: object) -> tuple[bytes, bytes] | None:
+    """The next frame, or None at the end of the stream."""
+    head = _receive(connection, _HEADER.size)
+    if head is None:
+        return None
+    kind, length = _HEADER.unpack(head)
+    payload = _receive(connection, length)
+    if payload is None:
+        return None
+    return kind, payload
+
+
+def _receive(connection: object, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = connection.recv(min(size, 1 << 20))  # type: ignore[attr-defined]
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def forwardable(args: list[str]) -> bool:
+    """Whether this command line is a check the daemon may run."""
+    if os.environ.get(ENV_OFF):
+        return False
+    if args and (args[0] in OTHER_COMMANDS or args[0] in ("--help", "-h", "--version")):
+        return False
+    for arg in args:
+        if arg in ("-", "--stdin-filename") or arg.startswith("--stdin-filename="):
+            return False
+    return True
+
+
+def connect() -> object | None:
+    """A connection to this installation's daemon, if one is listening."""
+    import socket
+
+    path = socket_path()
+    if directory_problem(os.path.dirname(path)) is not None:
+        return None
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.connect(path)
+    except OSError:
+        connection.close()
+        return None
+    return connection
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def forward(args: list[str]) -> int | None:
+    """Run ``args`` in the daemon: its exit status, or None when no daemon ran it (nothing
+    was printed then)."""
+    if not os.path.exists(socket_path()):
+        return None
+    connection = connect()
+    if connection is None:
+        return None
+    with connection:  # type: ignore[attr-defined]
+        streams = (sys.stdout, sys.stderr)
+        request = {
+            "protocol": PROTOCOL,
+            "argv": args,
+            "cwd": os.getcwd(),
+            "env": dict(os.environ),
+            "umask": _umask(),
+            "tty": [_isatty(stream) for stream in streams],
+            "encoding": [[s.encoding or "utf-8", s.errors or "strict"] for s in streams],
+        }
+        try:
+            send_frame(connection, REQUEST, repr(request).encode("utf-8", "surrogateescape"))
+        except OSError:
+            return None
+        answered = False
+        while True:
+            try:
+                frame = receive_frame(connection)
+            except OSError:
+                frame = None
+            if frame is None:
+                if not answered:
+                    return None
+                sys.stderr.write("error: the repro-lint daemon stopped before it finished\n")
+                return 2
+            kind, payload = frame
+            if kind == REFUSED and not answered:
+                return None
+            answered = True
+            if kind == EXIT:
+                return int(payload)
+            stream = sys.stdout if kind == STDOUT else sys.stderr
+            stream.flush()
+            stream.buffer.write(payload)
+            stream.buffer.flush()
+
+
+def _isatty(stream: object) -> bool:
+    try:
+        return bool(stream.isatty())  # type: ignore[attr-defined]
+    except (AttributeError, ValueError):
+        return False
+
+
+def run() -> None:
+    """The ``repro-lint`` console script."""
+    args = sys.argv[1:]
+    if os.name == "posix" and forwardable(args):
+        try:
+            code = forward(args)
+        except KeyboardInterrupt:
+            sys.exit(130)
+        if code is not None:
+            sys.exit(code)
+    from repro_lint.cli import run as run_here
+
+    run_here()
+
+
+__all__ = ["forward", "forwardable", "run", "socket_path"]
