@@ -14,6 +14,12 @@ Measures, in rounds so that every tool sees the same machine load:
   the whole program, and the findings differ, so they are not compared), one file as
   pre-commit runs it (its hook entry, start-up included, the file itself changed so that only
   its imports come from the cache); wall time of the real command;
+- the same waits through a daemon the benchmark starts (`repro-lint daemon start`): warm, a
+  comment appended to and a line inserted at the top of the median-sized file, a line inserted
+  in the biggest, and pre-commit on the median-sized file; client start-up included, each check
+  made once the daemon is idle, counted by the daemon (so none ran on its own), and its output
+  asserted equal to the process-of-its-own run's. Every other command runs in a process of its
+  own (``REPRO_LINT_NO_DAEMON``);
 - the start-up every one-file run and edit pays before any work: the interpreter with click
   and libcst imported (no repro-lint code), and with the modules a one-file run imports;
 - ruff cold (--no-cache) and warm (its cache), default rules;
@@ -53,7 +59,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -103,18 +109,46 @@ def timed(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None) 
     return elapsed
 
 
-def timed_output(command: Sequence[str], cwd: Path) -> tuple[float, str]:
+def timed_output(
+    command: Sequence[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, str]:
     """Wall time and standard output of a command (start-up included)."""
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
+    done = subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - start
     if done.returncode not in OK or "Traceback" in done.stderr:
         raise SystemExit(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
     return elapsed, done.stdout
 
 
-def run_output(command: Sequence[str], cwd: Path) -> str:
-    return timed_output(command, cwd)[1]
+def run_output(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> str:
+    return timed_output(command, cwd, env)[1]
+
+
+@contextlib.contextmanager
+def daemon(repro: str, directory: Path) -> Iterator[dict[str, str]]:
+    """A repro-lint daemon of its own (its socket in ``directory``): the environment that
+    hands checks to it. Every other command of the benchmark runs in a process of its own."""
+    env = {k: v for k, v in os.environ.items() if k != "REPRO_LINT_NO_DAEMON"}
+    env["REPRO_LINT_DAEMON_DIR"] = str(directory)
+    start = [repro, "daemon", "start", "--idle-timeout", "7200"]
+    started = subprocess.run(start, env=env, capture_output=True, text=True)
+    if started.returncode != 0:
+        raise SystemExit(f"the daemon did not start:\n{started.stderr}")
+    try:
+        yield env
+    finally:
+        subprocess.run([repro, "daemon", "stop"], env=env, capture_output=True)
+
+
+def daemon_checks(repro: str, env: dict[str, str]) -> int:
+    """How many checks the daemon has run (each measured one must be among them); it answers
+    once it is idle, having done what it does between checks."""
+    status = subprocess.run([repro, "daemon", "status"], env=env, capture_output=True, text=True)
+    found = re.search(r"(\d+) checks run", status.stdout)
+    if status.returncode != 0 or found is None:
+        raise SystemExit(f"the daemon is not running: {status.stdout}{status.stderr}")
+    return int(found.group(1))
 
 
 def _tree_rss(pid: int) -> int:
@@ -333,6 +367,9 @@ def main() -> None:
         "--corpus", type=Path, default=CORPUS, help="another tree (to try the script out)"
     )
     args = parser.parse_args()
+    # Every command runs in a process of its own, even where a daemon of the user's runs;
+    # the daemon's rows use one the benchmark starts.
+    os.environ["REPRO_LINT_NO_DAEMON"] = "1"
     if not args.corpus.is_dir():
         sys.exit("no corpus: run `bash benchmarks/corpus.sh` first")
     if args.edges_only:
@@ -358,7 +395,8 @@ def main() -> None:
             target = subset_dir / path.relative_to(work)
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-        report = run_all(args, tools, repro, work, files, subset_dir)
+        with daemon(repro, Path(temp) / "daemon") as daemon_env:
+            report = run_all(args, tools, repro, work, files, subset_dir, daemon_env)
     print(report)
     RESULTS.mkdir(exist_ok=True)
     name = f"{datetime.date.today().isoformat()}-{cores()}cores.txt"
@@ -373,6 +411,7 @@ def run_all(
     work: Path,
     files: Sequence[Path],
     subset_dir: Path,
+    daemon_env: dict[str, str],
 ) -> str:
     count, lines, size = describe(files)
     cold = [repro, ".", "--no-cache", "-q", "--output-format", "concise"]
@@ -399,6 +438,9 @@ def run_all(
     run_output(warm, work)
     subprocess.run(ruff_warm, cwd=work, capture_output=True)
     times: dict[str, list[float]] = {}
+    # The daemon's first check imports and reads what the next ones keep.
+    same_first = run_output(warm, work, daemon_env) == reference
+    assert same_first, "through the daemon: findings differ from the cold run's"
 
     def add(key: str, value: float) -> None:
         # Each figure on stderr as it is taken: a run cut short still tells what it measured.
@@ -446,6 +488,38 @@ def run_all(
                 add("code_typical", timed([*warm], work))
                 edit.restore()
                 run_output(warm, work)
+        # The same waits through the daemon (``repro-lint daemon start``): each check is
+        # handed to it (counted), answers as the process of its own did, and is timed from the
+        # client's start to its exit.
+        # Each timed check starts once the daemon is idle (a status answer comes after what it
+        # does between checks), as after an edit made in an editor.
+        checks = daemon_checks(repro, daemon_env)
+        elapsed, output = timed_output(warm, work, daemon_env)
+        add("daemon_warm", elapsed)
+        same(output, "warm run through the daemon")
+        edit = edits[typical]
+        edit.append(f"# daemon edit {index}\n")
+        daemon_checks(repro, daemon_env)
+        elapsed, output = timed_output(warm, work, daemon_env)
+        add("daemon_touched_typical", elapsed)
+        same(output, f"through the daemon, after appending a comment to {typical}")
+        edit.restore()
+        run_output(warm, work, daemon_env)
+        for label, name in (("big", big), ("typical", typical)):
+            edits[name].prepend(f"# daemon edit {index}\n")
+            daemon_checks(repro, daemon_env)
+            elapsed, output = timed_output(warm, work, daemon_env)
+            add(f"daemon_moved_{label}", elapsed)
+            alone = run_output(warm, work)
+            assert output == alone, f"through the daemon, after a line inserted in {name}"
+            edits[name].restore()
+            run_output(warm, work, daemon_env)
+        edit.append(f"# daemon pre-commit {index}\n")
+        daemon_checks(repro, daemon_env)
+        add("daemon_precommit_typical", timed([repro, *hook[1:], typical], work, daemon_env))
+        edit.restore()
+        run_output(warm, work, daemon_env)
+        assert daemon_checks(repro, daemon_env) == checks + 9, "a check was not handed over"
         # What a one-file run pays before any work (the floor under the edit targets).
         add("startup_libraries", timed([sys.executable, "-c", "import click, libcst"], work))
         add("startup_ours", timed([sys.executable, "-c", ONE_FILE_IMPORTS], work))
@@ -722,6 +796,12 @@ def render(
             "no repro-lint code",
         ),
         row("  with what a one-file run imports", times["startup_ours"], "before any work"),
+        "through the daemon (`repro-lint daemon start`; client start-up included):",
+        row("  warm (nothing changed)", times["daemon_warm"]),
+        row("  a comment appended, median-sized file", times["daemon_touched_typical"]),
+        row("  a line inserted at the top, median-sized", times["daemon_moved_typical"]),
+        row("  the same, the biggest file", times["daemon_moved_big"]),
+        row("  pre-commit, median-sized file", times["daemon_precommit_typical"]),
     ]
     if full:
         out.append(row(f"ruff cold (--no-cache, --select {RUFF_RULES})", times["ruff_cold"]))
@@ -766,6 +846,10 @@ def render(
         (
             "one edited file <= 0.3 s (median-sized, line inserted)",
             median(times["moved_typical"]) <= 0.3,
+        ),
+        (
+            "the same through the daemon",
+            median(times["daemon_moved_typical"]) <= 0.3,
         ),
         ("pre-commit <= 0.4 s (median-sized)", median(times["precommit_typical"]) <= 0.4),
         ("didChange <= 150 ms", median(change_ms) <= 150),
