@@ -260,10 +260,10 @@ def record_path(root: Path, key: str) -> Path:
 
 # In a process that runs one command after another (the daemon), the records its last command
 # read or wrote, and those records decoded again between commands (``prepare``), each with
-# the identity of the file it was decoded from.
+# the identity of the file it was decoded from and the sealing key it was checked with.
 _resident = False
 _used: set[tuple[Path, str]] = set()
-_prepared: dict[Path, tuple[tuple[int, ...], RunRecord]] = {}
+_prepared: dict[Path, tuple[tuple[int, ...], bytes, RunRecord]] = {}
 
 
 def resident() -> None:
@@ -294,7 +294,7 @@ def prepare() -> None:
         record = _load(root, key, [])
         if identity is not None and record is not None:
             record.discovery()  # (the paths of its files, thousands in a large project, made now)
-            _prepared[path] = (identity, record)
+            _prepared[path] = (identity, sealing_key()[0], record)
 
 
 def load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
@@ -303,8 +303,12 @@ def load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
         _used.add((root, key))
         path = record_path(root, key)
         prepared = _prepared.pop(path, None)
-        if prepared is not None and prepared[0] == _identity(path):
-            return prepared[1]
+        if prepared is not None:
+            identity, secret, record = prepared
+            # (Another key, another XDG_CACHE_HOME: the record is checked again, as a run in a
+            # process of its own would.)
+            if identity == _identity(path) and secret == sealing_key()[0]:
+                return record
     return _load(root, key, notes)
 
 

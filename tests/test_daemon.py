@@ -385,3 +385,49 @@ def test_two_starts_at_once_leave_one_daemon(socket_directory: Path) -> None:
         assert len([o for o in outputs if b"daemon started" in o]) == 1, outputs
     finally:
         _repro(["daemon", "stop"], ROOT, environment)
+
+
+def test_a_prepared_record_is_used_once_and_only_while_its_file_is_the_same(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from repro_lint import cache, run_cache
+
+    monkeypatch.setattr(cache, "_KEY", None)  # (put back as it was, whatever happens below)
+    monkeypatch.setattr(run_cache, "_resident", True)
+    monkeypatch.setattr(run_cache, "_used", set())
+    monkeypatch.setattr(run_cache, "_prepared", {})
+    decoded: list[str] = []
+    load = run_cache._load
+
+    def counted(root: Path, key: str, notes: list[str]) -> run_cache.RunRecord | None:
+        decoded.append(key)
+        return load(root, key, notes)
+
+    monkeypatch.setattr(run_cache, "_load", counted)
+    runner = CliRunner()
+    first = runner.invoke(main, [str(project)])
+    run_cache.prepare()
+    [path] = run_cache._prepared
+    decoded.clear()
+    second = runner.invoke(main, [str(project)])
+    assert (second.exit_code, second.stdout) == (first.exit_code, first.stdout)
+    assert decoded == [], "the prepared record was not used"
+    assert not run_cache._prepared
+    # The record's file replaced by a copy of itself (a new inode): decoded again.
+    run_cache.prepare()
+    copy = path.with_name("copy")
+    shutil.copyfile(path, copy)
+    os.replace(copy, path)
+    decoded.clear()
+    third = runner.invoke(main, [str(project)])
+    assert (third.exit_code, third.stdout) == (first.exit_code, first.stdout)
+    assert len(decoded) == 1
+    # Another user's key (another XDG_CACHE_HOME): decoded again, and refused.
+    run_cache.prepare()
+    monkeypatch.setenv("XDG_CACHE_HOME", str(project.parent / "elsewhere"))
+    server._forget()
+    decoded.clear()
+    fourth = runner.invoke(main, [str(project), "-v"])
+    assert fourth.exit_code == first.exit_code
+    assert len(decoded) == 1
+    assert "it will be rebuilt" in fourth.stderr
