@@ -152,18 +152,18 @@ def forward(args: list[str]) -> int | None:
         return None
     with connection:  # type: ignore[attr-defined]
         streams = (sys.stdout, sys.stderr)
-        request = {
-            "protocol": PROTOCOL,
-            "argv": args,
-            "cwd": os.getcwd(),
-            "env": dict(os.environ),
-            "umask": _umask(),
-            "tty": [_isatty(stream) for stream in streams],
-            "encoding": [[s.encoding or "utf-8", s.errors or "strict"] for s in streams],
-        }
         try:
+            request = {
+                "protocol": PROTOCOL,
+                "argv": args,
+                "cwd": os.getcwd(),
+                "env": dict(os.environ),
+                "umask": _umask(),
+                "tty": [_isatty(stream) for stream in streams],
+                "encoding": [[s.encoding or "utf-8", s.errors or "strict"] for s in streams],
+            }
             send_frame(connection, REQUEST, repr(request).encode("utf-8", "surrogateescape"))
-        except OSError:
+        except OSError:  # (no working directory any more; the daemon gone meanwhile)
             return None
         answered = False
         while True:

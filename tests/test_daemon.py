@@ -431,3 +431,20 @@ def test_a_prepared_record_is_used_once_and_only_while_its_file_is_the_same(
     assert fourth.exit_code == first.exit_code
     assert len(decoded) == 1
     assert "it will be rebuilt" in fourth.stderr
+
+
+def test_without_a_working_directory_the_caller_runs_the_check(
+    running: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = _commands_run(running)
+    monkeypatch.setenv(launch.ENV_DIRECTORY, running[launch.ENV_DIRECTORY])
+    monkeypatch.delenv(launch.ENV_OFF, raising=False)
+    assert os.path.exists(launch.socket_path()), "not the daemon the fixture started"
+
+    def removed() -> str:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(os, "getcwd", removed)
+    assert launch.forward(["."]) is None
+    monkeypatch.undo()
+    assert _commands_run(running) == before
