@@ -29,6 +29,8 @@ from typing import Any
 from repro_lint import __version__, launch
 
 DEFAULT_IDLE_TIMEOUT = 3 * 3600.0
+# Seconds a connection has to send its request.
+REQUEST_TIMEOUT = 30.0
 # The daemon's exit status when this installation's daemon was running already.
 ALREADY_RUNNING = 3
 
@@ -164,6 +166,7 @@ class Daemon:
             return True
         if kind != launch.REQUEST:
             return True
+        connection.settimeout(None)
         request = ast.literal_eval(payload.decode("utf-8", "surrogateescape"))
         if not isinstance(request, dict):
             return True
@@ -211,7 +214,9 @@ class Daemon:
                 connection, _ = listener.accept()
             except TimeoutError:
                 return
-            connection.settimeout(None)
+            # A caller that connects and sends nothing must not hold the daemon: its request is
+            # awaited this long (the command itself then runs without a limit).
+            connection.settimeout(REQUEST_TIMEOUT)
             with connection:
                 try:
                     going_on = self.answer(connection)

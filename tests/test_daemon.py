@@ -448,3 +448,20 @@ def test_without_a_working_directory_the_caller_runs_the_check(
     assert launch.forward(["."]) is None
     monkeypatch.undo()
     assert _commands_run(running) == before
+
+
+def test_a_caller_that_sends_nothing_does_not_hold_the_daemon(
+    socket_directory: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(server, "REQUEST_TIMEOUT", 0.5)
+    listener = server.listen(str(socket_directory / "test.sock"))
+    silent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stopping = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    with listener, silent, stopping:
+        silent.connect(str(socket_directory / "test.sock"))
+        stopping.connect(str(socket_directory / "test.sock"))
+        launch.send_frame(stopping, launch.STOP, b"")
+        started = time.monotonic()
+        server.Daemon(idle_timeout=60).serve(listener)  # (returns once it reads the STOP)
+        assert time.monotonic() - started < 30
+        assert launch.receive_frame(stopping) == (launch.STOP, b"")
