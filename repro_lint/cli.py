@@ -22,6 +22,7 @@ from repro_lint import __version__
 from repro_lint.collector import one_shot
 from repro_lint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
 from repro_lint.diagnostics import FileResult, FixSafety
+from repro_lint.launch import DEFAULT_IDLE_TIMEOUT
 
 CHECK_FORMATS = OUTPUT_FORMATS
 
@@ -1418,7 +1419,7 @@ def daemon() -> None:
 @click.option(
     "--idle-timeout",
     type=click.FloatRange(min=1),
-    default=3 * 3600.0,
+    default=DEFAULT_IDLE_TIMEOUT,
     show_default=True,
     help="Stop after this many seconds without a check.",
 )
@@ -1427,21 +1428,17 @@ def daemon_start(idle_timeout: float) -> None:
     import subprocess
 
     from repro_lint import launch
-    from repro_lint.daemon import ALREADY_RUNNING, request
+    from repro_lint.daemon import ALREADY_RUNNING, running
 
     if os.name != "posix":
         _fail("the daemon needs a POSIX system (Linux, macOS): it listens on a Unix socket")
-    answer = request(launch.STATUS)
-    if answer is not None and answer[0] == launch.STATUS:
-        click.echo(f"repro-lint daemon already running (pid {json.loads(answer[1])['pid']})")
+    status = running()
+    if status is not None:
+        click.echo(f"repro-lint daemon already running (pid {status['pid']})")
         return
     path = launch.socket_path()
     directory = os.path.dirname(path)
-    try:
-        os.makedirs(directory, mode=0o700, exist_ok=True)
-    except OSError as exc:
-        _fail(f"cannot make the daemon's directory {directory}: {exc.strerror}")
-    problem = launch.directory_problem(directory)
+    problem = launch.make_private_directory(directory)
     if problem is not None:
         _fail(f"the daemon's directory is refused: {problem}")
     # The daemon imports this very copy of repro-lint, and starts in its own private
@@ -1464,9 +1461,9 @@ def daemon_start(idle_timeout: float) -> None:
         )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        answer = request(launch.STATUS)
-        if answer is not None and answer[0] == launch.STATUS:
-            pid = json.loads(answer[1])["pid"]
+        status = running()
+        if status is not None:
+            pid = status["pid"]
             if pid == process.pid:
                 click.echo(f"repro-lint daemon started (pid {pid})")
                 return
@@ -1502,14 +1499,12 @@ def daemon_stop() -> None:
 @daemon.command("status")
 def daemon_status() -> None:
     """Say whether this installation's daemon is running (exit 1 when not)."""
-    from repro_lint import launch
-    from repro_lint.daemon import request
+    from repro_lint.daemon import running
 
-    answer = request(launch.STATUS)
-    if answer is None or answer[0] != launch.STATUS:
+    status = running()
+    if status is None:
         click.echo("no repro-lint daemon is running")
         sys.exit(1)
-    status = json.loads(answer[1])
     started = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(status["started"]))
     click.echo(
         f"repro-lint daemon running: pid {status['pid']}, since {started}, "

@@ -28,7 +28,6 @@ from typing import Any
 
 from repro_lint import __version__, launch
 
-DEFAULT_IDLE_TIMEOUT = 3 * 3600.0
 # Seconds a connection has to send its request.
 REQUEST_TIMEOUT = 30.0
 # The daemon's exit status when this installation's daemon was running already.
@@ -200,7 +199,6 @@ class Daemon:
                 # The caller has its answer. Free what the command left, and decode the
                 # next command's record ahead (still in the caller's environment, whose
                 # sealing key it is sealed with).
-                _forget()
                 gc.collect()
                 run_cache.prepare()
         finally:
@@ -229,9 +227,7 @@ class Daemon:
 def listen(path: str) -> socket.socket:
     """A listening socket at ``path``, replacing a dead daemon's (made under another name
     first, so that ``path`` is never a half-made socket)."""
-    directory = os.path.dirname(path)
-    os.makedirs(directory, mode=0o700, exist_ok=True)
-    problem = launch.directory_problem(directory)
+    problem = launch.make_private_directory(os.path.dirname(path))
     if problem is not None:
         raise OSError(problem)
     temporary = f"{path}.{os.getpid()}"
@@ -260,7 +256,7 @@ def _terminated(_signal: int, _frame: object) -> None:
     raise _Stopped
 
 
-def main(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> int:
+def main(idle_timeout: float = launch.DEFAULT_IDLE_TIMEOUT) -> int:
     """Run the daemon in this process until it stops (``repro-lint daemon start`` starts
     this in the background): 0, or 3 when this installation's daemon was running already."""
     import fcntl
@@ -270,8 +266,7 @@ def main(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> int:
     if sys.path and sys.path[0] in ("", os.getcwd()):
         del sys.path[0]
     path = launch.socket_path()
-    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-    problem = launch.directory_problem(os.path.dirname(path))
+    problem = launch.make_private_directory(os.path.dirname(path))
     if problem is not None:
         print(f"error: {problem}", file=sys.stderr)
         return 2
@@ -305,9 +300,18 @@ def main(idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> int:
     return 0
 
 
+def running() -> dict[str, Any] | None:
+    """The running daemon's status (``Daemon.status``), or None when none answers."""
+    answer = request(launch.STATUS)
+    if answer is None or answer[0] != launch.STATUS:
+        return None
+    status: dict[str, Any] = json.loads(answer[1])
+    return status
+
+
 def request(kind: bytes) -> tuple[bytes, bytes] | None:
     """Send the running daemon a STATUS or STOP frame: its answer, or None without one."""
-    connection = launch.connect()
+    connection = launch.connect(launch.socket_path())
     if connection is None:
         return None
     with connection:  # type: ignore[attr-defined]
@@ -319,4 +323,4 @@ def request(kind: bytes) -> tuple[bytes, bytes] | None:
 
 
 if __name__ == "__main__":
-    sys.exit(main(float(sys.argv[1]) if len(sys.argv) > 1 else DEFAULT_IDLE_TIMEOUT))
+    sys.exit(main(float(sys.argv[1]) if len(sys.argv) > 1 else launch.DEFAULT_IDLE_TIMEOUT))

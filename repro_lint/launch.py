@@ -41,6 +41,9 @@ STDERR = b"e"
 EXIT = b"x"  # daemon: the exit status (decimal), the last frame of an answer
 REFUSED = b"s"  # daemon: not run (the reason); the client runs the command itself
 
+# ``repro-lint daemon start``'s default: stop after this many seconds without a check.
+DEFAULT_IDLE_TIMEOUT = 3 * 3600.0
+
 # The commands other than ``check``; ``tests/test_daemon.py`` keeps this equal to the CLI's.
 OTHER_COMMANDS = frozenset({"clean", "daemon", "explain", "rules", "server", "verify"})
 
@@ -79,6 +82,16 @@ def directory_problem(directory: str) -> str | None:
     if info.st_mode & 0o077:
         return f"{directory} is open to other users (chmod 700 it)"
     return None
+
+
+def make_private_directory(directory: str) -> str | None:
+    """Make ``directory`` (mode 0700) if it is missing: why it may not hold a daemon's
+    socket, or None when it may."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        return f"cannot make {directory}: {exc.strerror}"
+    return directory_problem(directory)
 
 
 def send_frame(connection: object, kind: bytes, payload: bytes) -> None:
@@ -120,11 +133,10 @@ def forwardable(args: list[str]) -> bool:
     return True
 
 
-def connect() -> object | None:
-    """A connection to this installation's daemon, if one is listening."""
+def connect(path: str) -> object | None:
+    """A connection to the daemon listening at ``path`` (``socket_path()``), if one is."""
     import socket
 
-    path = socket_path()
     if directory_problem(os.path.dirname(path)) is not None:
         return None
     connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -145,9 +157,10 @@ def _umask() -> int:
 def forward(args: list[str]) -> int | None:
     """Run ``args`` in the daemon: its exit status, or None when no daemon ran it (nothing
     was printed then)."""
-    if not os.path.exists(socket_path()):
+    path = socket_path()
+    if not os.path.exists(path):
         return None
-    connection = connect()
+    connection = connect(path)
     if connection is None:
         return None
     with connection:  # type: ignore[attr-defined]
