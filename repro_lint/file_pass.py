@@ -130,8 +130,12 @@ def lint_one(
     # ast comes first even for files libcst will parse: libcst's native parser overflows the C
     # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
     # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
-    # ast runs before the limit is raised for libcst.
-    checked = check(text, pieces)
+    # ast runs before the limit is raised for libcst. Automatic collection is paused while it
+    # builds its tree (see ``collector.one_pass``): that tree holds no cycles, and a collection
+    # started by its allocations would walk all that the process holds (in a run, every
+    # file's result so far).
+    with one_pass():
+        checked = check(text, pieces)
     if isinstance(checked, SourceError):
         return error_result(filename, checked, text)
     if active or collect:

@@ -140,6 +140,27 @@ def test_a_file_pass_leaves_no_cyclic_garbage(collecting: None) -> None:
     assert found < 50
 
 
+def test_pythons_parse_in_a_file_pass_runs_under_the_pause(
+    collecting: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's tree is built for every file, parsed by libcst or not: a collection started by
+    its allocations would walk all that the process holds (a run's results so far)."""
+    seen: list[bool] = []
+    real = ast.parse
+
+    def parse(source: str) -> ast.Module:
+        seen.append(gc.isenabled())
+        return real(source)
+
+    monkeypatch.setattr(ast, "parse", parse)
+    settings = Settings.from_config(Config())
+    # A file that needs no libcst parse, and one that does.
+    lint_one('"""Nothing to do."""\nx = 1\n', "plain.py", settings)
+    lint_one(EXAMPLE.read_text(), "train.py", settings)
+    assert seen == [False, False]
+    assert gc.isenabled()
+
+
 def test_read_sealed_decodes_under_the_pause(
     tmp_path: Path, collecting: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
