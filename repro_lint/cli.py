@@ -18,11 +18,10 @@ from typing import IO, Any, NoReturn, TextIO
 
 import click
 
-from repro_lint import __version__
+from repro_lint import __version__, launch
 from repro_lint.collector import one_shot
 from repro_lint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
 from repro_lint.diagnostics import FileResult, FixSafety
-from repro_lint.launch import DEFAULT_IDLE_TIMEOUT
 
 CHECK_FORMATS = OUTPUT_FORMATS
 
@@ -1419,7 +1418,7 @@ def daemon() -> None:
 @click.option(
     "--idle-timeout",
     type=click.FloatRange(min=1),
-    default=DEFAULT_IDLE_TIMEOUT,
+    default=launch.DEFAULT_IDLE_TIMEOUT,
     show_default=True,
     help="Stop after this many seconds without a check.",
 )
@@ -1427,7 +1426,6 @@ def daemon_start(idle_timeout: float) -> None:
     """Start this installation's daemon in the background (if it is not running)."""
     import subprocess
 
-    from repro_lint import launch
     from repro_lint.daemon import ALREADY_RUNNING, running
 
     if os.name != "posix":
@@ -1482,7 +1480,6 @@ def daemon_start(idle_timeout: float) -> None:
 @daemon.command("stop")
 def daemon_stop() -> None:
     """Stop this installation's daemon."""
-    from repro_lint import launch
     from repro_lint.daemon import request
 
     answer = request(launch.STOP)
