@@ -1139,7 +1139,8 @@ def data_base(names: Names, base: cst.BaseExpression, data_classes: set[str]) ->
         return qualified.rsplit(".", 1)[1].endswith("Dataset")
     if qualified.startswith("torchvision.transforms."):
         return True
-    last = qualified.rsplit(".", 1)[1]
+    # A name without a dot: ``from . import Base`` in a module outside any package.
+    last = qualified.rpartition(".")[2]
     return qualified.startswith(_BATCH_FRAMEWORKS) and (
         last.lower().endswith("datapreprocessor") or last in _BATCH_AUGMENTS
     )

@@ -409,3 +409,28 @@ def test_file_deleted_while_fixes_are_computed_is_not_recreated(
     assert result.exit_code == 1
     assert sorted(os.listdir(tmp_path)) == ["kept.py"]
     assert (tmp_path / "kept.py").read_text(encoding="utf-8") == FIXED
+
+
+# -- partial trees ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_relative_import_outside_a_package_is_analysed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """A directory without ``__init__.py`` (scripts, a namespace package, a tree copied in
+    part) whose module subclasses a name it imports relatively: the name has no package to
+    be relative to, so it is a bare name without a dot. Its class was judged as data code
+    by splitting the name at its last dot, and the whole run failed with an IndexError."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "helpers.py").write_text(
+        "import torch\nfrom . import Base\n\n\nclass Data(Base):\n    pass\n\n\n"
+        'if __name__ == "__main__":\n    torch.backends.cudnn.benchmark = True\n',
+        encoding="utf-8",
+    )
+    result = run(
+        tmp_path, monkeypatch, ".", "--no-cache", "--jobs", jobs, "--output-format", "json"
+    )
+    assert result.exit_code == 1
+    assert {(name, code) for name, code, _ in findings(result)} >= {("tools/helpers.py", "RPL201")}
