@@ -774,8 +774,8 @@ class Program:
                 final = final and sure
             elif depth < 8:
                 # A package that re-exports its modules with ``from .x import *``.
-                for base in unit.summary.get("stars", ()):
-                    through, sure = self._resolve(".".join([str(base), *rest]), unit, depth + 1)
+                for base in self._star_bases(unit):
+                    through, sure = self._resolve(".".join([base, *rest]), unit, depth + 1)
                     final = final and sure
                     if through is not None:
                         break
@@ -788,6 +788,25 @@ class Program:
         if settled:
             self._settle(memo, shared, outside)
         return outside, settled
+
+    def _star_bases(self, unit: Unit) -> list[str]:
+        """The modules ``unit`` star-imports that can bind names. ``from .x import *`` of a
+        module the project lacks (compiled, generated, not in the tree linted) binds nothing
+        that can be followed, and a name looked up through it must not fall back to the
+        package above it: ``pkg.x.Y`` is not ``pkg``'s attribute ``x.Y``. That fallback
+        went through the package's other star imports again, and on again to the depth
+        limit: a package star-importing six missing modules made millions of names."""
+        bases = []
+        for base in map(str, unit.summary.get("stars", ())):
+            if self.module(base, unit) is None:
+                parts = base.split(".")
+                if any(
+                    self.module(".".join(parts[:cut]), unit) is not None
+                    for cut in range(len(parts) - 1, 0, -1)
+                ):
+                    continue
+            bases.append(base)
+        return bases
 
     def _shared_key(self, qualified: str, importer: Unit) -> tuple[str, tuple[str, ...]] | None:
         """The key under which ``resolve``'s settled answer for ``importer`` holds for every
@@ -861,7 +880,7 @@ class Program:
             return self.resolve(str(ref[1]), unit)
         if kind == "*":
             # A name bound by ``from module import *`` of a project module.
-            for base in unit.summary.get("stars", ()):
+            for base in self._star_bases(unit):
                 found = self.resolve(f"{base}.{ref[1]}", unit)
                 if found is not None:
                     return found

@@ -722,6 +722,45 @@ def test_an_answer_through_re_exports_is_kept_once_every_hop_holds_for_good(
     assert looked_up
 
 
+def test_star_imports_of_missing_modules_bind_nothing_and_cost_little(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``from .x import *`` of a module the tree lacks (compiled, generated, left out of the
+    files linted) binds nothing: a name looked up through it does not fall back to the
+    package above (``pkg.x.Net`` is not ``pkg``'s ``x.Net``). That fallback went through
+    the package's other star imports again at every hop, to the depth limit: a package
+    star-importing six missing modules took millions of lookups (minutes and gigabytes on
+    a third of the benchmark corpus)."""
+    monkeypatch.chdir(tmp_path)
+    missing = [f"gone{i}" for i in range(6)]
+    files = {
+        "pkg/__init__.py": "".join(f"from .{m} import *\n" for m in missing)
+        + "from .models import *\n",
+        "pkg/models.py": "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n",
+        "a.py": "import pkg\n",
+        "b.py": "from pkg.gone0 import *\nfrom pkg.models import *\n\nNet()\n",
+    }
+    write(tmp_path, files)
+    plain = _program(tmp_path, *sorted(files))
+    settings = Settings.from_config(Config(root=tmp_path))
+    program = Program(plain.units, ProjectOptions(), summary_loader(settings))
+    looked_up: list[str] = []
+    real_module = program.module
+
+    def module(name: str, importer: Unit, *, imported: bool = False) -> Unit | None:
+        looked_up.append(name)
+        assert len(looked_up) < 1_000, "lookups ran away"
+        return real_module(name, importer, imported=imported)
+
+    monkeypatch.setattr(program, "module", module)
+    units = {Path(u.filename).as_posix(): u for u in program.units}
+    models = units["pkg/models.py"]
+    assert program.referent(units["a.py"], ["q", "pkg.Net"]) == ("class", models, "Net")
+    assert program.resolve("pkg.Absent", units["a.py"]) is None
+    assert program.referent(units["b.py"], ["*", "Net"]) == ("class", models, "Net")
+    assert len(looked_up) < 100
+
+
 def test_a_runs_per_file_results_leave_the_text_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
