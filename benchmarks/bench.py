@@ -628,7 +628,7 @@ def edge_rows(edges: dict[str, Any]) -> list[str]:
             f"{big_peak / mib:.0f} MiB",
         ),
         row(
-            f"partial tree: every 3rd file ({partial_files:,})",
+            f"partial tree ({partial_files:,} files), defaults",
             partial_s,
             f"{partial_peak / mib:.0f} MiB",
         ),

@@ -789,14 +789,14 @@ class Program:
             self._settle(memo, shared, outside)
         return outside, settled
 
-    def _star_bases(self, unit: Unit) -> list[str]:
-        """The modules ``unit`` star-imports that can bind names. ``from .x import *`` of a
-        module the project lacks (compiled, generated, not in the tree linted) binds nothing
-        that can be followed, and a name looked up through it must not fall back to the
-        package above it: ``pkg.x.Y`` is not ``pkg``'s attribute ``x.Y``. That fallback
-        went through the package's other star imports again, and on again to the depth
-        limit: a package star-importing six missing modules made millions of names."""
-        bases = []
+    def _star_bases(self, unit: Unit) -> Iterator[str]:
+        """The modules ``unit`` star-imports that can bind names, each looked up only when
+        the one before did not answer. ``from .x import *`` of a module the project lacks
+        (compiled, generated, not in the tree linted) binds nothing that can be followed,
+        and a name looked up through it must not fall back to the package above it:
+        ``pkg.x.Y`` is not ``pkg``'s attribute ``x.Y``. That fallback went through the
+        package's other star imports again, and on again to the depth limit: a package
+        star-importing six missing modules made millions of names."""
         for base in map(str, unit.summary.get("stars", ())):
             if self.module(base, unit) is None:
                 parts = base.split(".")
@@ -805,8 +805,7 @@ class Program:
                     for cut in range(len(parts) - 1, 0, -1)
                 ):
                     continue
-            bases.append(base)
-        return bases
+            yield base
 
     def _shared_key(self, qualified: str, importer: Unit) -> tuple[str, tuple[str, ...]] | None:
         """The key under which ``resolve``'s settled answer for ``importer`` holds for every
