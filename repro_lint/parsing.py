@@ -25,9 +25,10 @@ versions' trees may share them).
 from __future__ import annotations
 
 import ast
+import contextlib
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import libcst as cst
@@ -267,10 +268,42 @@ def _span(value: ast.expr) -> Span:
     )
 
 
+# What libcst runs after building each node: its validation (see ``_unvalidated``).
+_VALIDATE = cst.CSTNode.__post_init__
+
+
+def _validated_by_the_parse(node: cst.CSTNode) -> None:
+    """A node's validation while libcst parses (see ``_unvalidated``): none."""
+
+
+@contextlib.contextmanager
+def _unvalidated() -> Iterator[None]:
+    """libcst's parser without the validation of each node it builds.
+
+    Every node libcst makes validates itself when built (``CSTNode.__post_init__`` calls
+    ``_validate``): the checks that keep hand-built trees printable, such as a space between
+    ``not`` and a name. A tree the parser builds is the text it read, and ``check`` has
+    already found the text to be Python, so the checks find nothing there; they took an
+    eighth to a sixth of each parse. The nodes a fix builds are validated as before: the hook
+    is put back as each parse ends. (Where two threads parse at once, as the language server's
+    linting thread and its requests may, a node built meanwhile can go unvalidated too; a
+    fix's result is parsed again before it is used, so that costs no check that matters.)"""
+    cst.CSTNode.__post_init__ = _validated_by_the_parse  # type: ignore[method-assign,assignment]
+    try:
+        yield
+    finally:
+        cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
+
+
 def parse_module(text: str, cuts: Sequence[int] = (), pieces: Pieces | None = None) -> cst.Module:
     """libcst's module of ``text``, parsed in the pieces that start at ``cuts`` (``check``'s):
     the same tree as ``cst.parse_module(text)``, raising what it raises. A piece parsed for
-    the last version is taken from ``pieces``."""
+    the last version is taken from ``pieces``. Nodes are not validated (``_unvalidated``)."""
+    with _unvalidated():
+        return _parse_module(text, cuts, pieces)
+
+
+def _parse_module(text: str, cuts: Sequence[int], pieces: Pieces | None) -> cst.Module:
     if not cuts:
         return cst.parse_module(text)
     known = pieces.libcst if pieces is not None else {}

@@ -227,6 +227,9 @@ class SummaryCollector:
         self._blocks: list[Json] = []
         self._clauses: list[tuple[int, str, int]] = []
         self._branch_ids: dict[Json, int] = {}
+        # An ``if`` test's branch by the test node's id: its code is printed once, not once
+        # per arm and ``elif``.
+        self._test_branches: dict[int, int] = {}
         self._elif_of: dict[int, list[int]] = {}
         self._code = context.module.code_for_node
         self._handler_count: dict[int, int] = {}
@@ -529,7 +532,10 @@ class SummaryCollector:
         while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
             test = test.expression
             arm ^= 1
-        return [self._branch_id(("test", self._code(test))), arm]
+        branch = self._test_branches.get(id(test))
+        if branch is None:
+            branch = self._test_branches[id(test)] = self._branch_id(("test", self._code(test)))
+        return [branch, arm]
 
     def _clause(self, kind: str, index: int = 0) -> None:
         self._clauses.append((len(self._open), kind, index))
@@ -1526,6 +1532,10 @@ def _uses_unbound(name: str, text: str) -> bool:
     """Whether ``name.attr`` appears outside import statements (text-level, so a mention in a
     comment or string also counts: the fix is then withheld, never wrong)."""
     if name not in text:
+        return False
+    # (A pattern that starts with its name is searched for that name first, at memchr speed;
+    # one that starts with the lookbehind is tried at every position of the text.)
+    if re.search(rf"{re.escape(name)}\s*\.", text) is None:
         return False
     pattern = re.compile(rf"(?<![\w.]){re.escape(name)}\s*\.")
     if pattern.search(text) is None:  # (no line can match: most files, looked at once)

@@ -252,3 +252,32 @@ def test_the_per_file_pass_of_an_edited_buffer_equals_a_fresh_one() -> None:
         fresh = lint_one(text, "buffer.py", settings)
         assert again == fresh
         assert again.diagnostics
+
+
+def test_the_parse_skips_node_validation_and_puts_it_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The tree is the one a validating parse gives; validation is off only while parsing.
+    validate = cst.Name._validate
+    calls: list[str] = []
+
+    def counting(node: cst.Name) -> None:
+        calls.append(node.value)
+        validate(node)
+
+    monkeypatch.setattr(cst.Name, "_validate", counting)
+    text = _text(5) + "if not x:\n    y = lambda a, *b, c=1: (a, b, c)\n"
+    reference = cst.parse_module(text)
+    assert "lambda" not in calls and "y" in calls  # (a validating parse calls the hook)
+    calls.clear()
+    module = parsing.parse_module(text)
+    assert calls == []
+    assert module.deep_equals(reference)
+    assert module.code == text
+    with pytest.raises(cst.ParserSyntaxError):
+        parsing.parse_module("def broken(:\n")
+    # Nodes built outside a parse (a fix's) are still validated, after a failed parse too.
+    assert cst.Name("z").value == "z"
+    assert calls == ["z"]
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("")

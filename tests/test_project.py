@@ -889,6 +889,8 @@ def test_module_lookups_from_listings_answer_as_the_paths_do(
         ("import np.linalg\nfrom np.x import y\n", False),
         ("y = (np\n    .zeros)\n", False),  # line by line: a name split from its dot
         ("y = snp.zeros + a.np.x\n", False),
+        ("y = a.np.x\nz = np.ones(1)\n", True),  # (the first "np." is not the name)
+        ("np_x = 1\nz = np\t.ones(1)\n", True),
         ("", False),
     ],
 )
