@@ -34,7 +34,7 @@ from repro_lint.codec import FormatError, result_from_json, result_to_json
 from repro_lint.collector import decoding
 from repro_lint.diagnostics import FileResult
 from repro_lint.files import SourceFile, leftover_of
-from repro_lint.source import SourceError, Stamp, read_bytes
+from repro_lint.source import SourceError, Stamp, is_internal_error, read_bytes
 
 CACHE_DIR_NAME = ".repro_lint_cache"
 # Bumped whenever the layout of a shard changes: older shards are then ignored and rebuilt.
@@ -401,9 +401,10 @@ class Cache:
         this ``stamp``, unless the file has changed since (another process may be fixing the
         same tree: a result stored for content it was not computed from would be wrong)."""
         if any(
-            d.code == "RPL000" and d.message.startswith("cannot read") for d in result.diagnostics
+            (d.code == "RPL000" and d.message.startswith("cannot read")) or is_internal_error(d)
+            for d in result.diagnostics
         ):
-            return
+            return  # (a file that could not be read, or that the analysis failed on, is retried)
         try:
             info = file.path.stat()
         except OSError:

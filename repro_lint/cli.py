@@ -473,6 +473,7 @@ def _check_paths(
     from repro_lint.cache import Cache
     from repro_lint.engine import lint_run
     from repro_lint.files import discover
+    from repro_lint.source import is_internal_error
 
     config = settings.config
     holds = record is not None and record.discovery_holds()
@@ -513,6 +514,8 @@ def _check_paths(
             not (fix or diff)
             and any(os.path.isdir(p) for p in paths)
             and not any(w.startswith("cannot read") for w in found.warnings)
+            # (Nor when the analysis failed on a file: the next run tries that file again.)
+            and not any(is_internal_error(d) for r in results for d in r.diagnostics)
         ):
             key = run_cache.run_key(config, paths, force_exclude, settings.ignore_noqa)
             previous = record if holds else None
@@ -567,6 +570,7 @@ def _report(
 ) -> NoReturn:
     """Print the findings in the chosen format and exit with the status they call for."""
     from repro_lint import report as reports
+    from repro_lint.source import is_internal_error
 
     fixed: Counter[str] = Counter()
     for counts in (fixed_by_file or {}).values():
@@ -597,6 +601,7 @@ def _report(
         reports.exit_code(
             len(report.diagnostics),
             fixed=sum(fixed.values()),
+            failed=any(map(is_internal_error, report.diagnostics)),
             exit_zero=shown.exit_zero,
             exit_non_zero_on_fix=shown.exit_non_zero_on_fix,
         )
@@ -801,6 +806,7 @@ def _check_stdin(
     from repro_lint.cache import Cache
     from repro_lint.files import discover, display_name
     from repro_lint.project_pass import memoized_loader, summary_loader
+    from repro_lint.source import is_internal_error
 
     data = sys.stdin.buffer.read()
     path = Path(os.path.abspath(stdin_filename)) if stdin_filename else None
@@ -842,6 +848,7 @@ def _check_stdin(
         reports.exit_code(
             len(report.diagnostics),
             fixed=sum(fixed.values()),
+            failed=any(map(is_internal_error, report.diagnostics)),
             exit_zero=exit_zero,
             exit_non_zero_on_fix=exit_non_zero_on_fix,
         )

@@ -33,7 +33,7 @@ from repro_lint.rule import (
 )
 from repro_lint.rules.unused_noqa import UnusedNoqa
 from repro_lint.settings import Settings
-from repro_lint.source import SourceError, error_result, too_large
+from repro_lint.source import SourceError, error_result, internal_error, too_large
 from repro_lint.summary import DEFERRED, SummaryCollector
 from repro_lint.suppressions import EMPTY, Directive, Suppressions, parse_comment
 from repro_lint.traversal import Dispatcher
@@ -215,16 +215,20 @@ def _lint_parsed(
     comments: list[tuple[cst.Comment, int]] | None = (
         [] if "noqa" in text.lower() and not settings.ignore_noqa else None
     )
-    visitors: list[object] = [rule(context) for rule in active]
-    collector = None
-    if collect:
-        collector = SummaryCollector(context, text, frozenset(settings.config.seed_functions))
-        visitors.append(collector)
+    visitors: list[object] = []
+    # Whether the traversal is under way: a failure is then placed on the row it had reached.
+    walking = True
     try:
+        visitors.extend(rule(context) for rule in active)
+        collector = None
+        if collect:
+            collector = SummaryCollector(context, text, frozenset(settings.config.seed_functions))
+            visitors.append(collector)
         try:
             Dispatcher(visitors, context, comments).run(module)
         except RecursionError:
             return error_result(filename, SourceError("file is nested too deeply to analyse"))
+        walking = False
         summary = collector.summary() if collector is not None else {}
         # RPL901 judges the noqa comments even where nothing was reported.
         # Whole-program findings are settled after this file is linted, so a noqa for a project
@@ -261,6 +265,12 @@ def _lint_parsed(
         return FileResult(
             filename, tuple(diagnostics), source=text if diagnostics else None, summary=summary
         )
+    except Exception as exc:  # a defect met on one file must not end the run
+        # As ruff does with a panic: this file is reported unanalysed, the others are not
+        # affected, and the run ends with status 2 (``report.exit_code``). (KeyboardInterrupt
+        # and SystemExit are not Exceptions: they still end the run.)
+        row = context.cursor.row if walking else 1
+        return error_result(filename, internal_error(exc, max(row, 1)), text)
     finally:
         _release(visitors, context)
 

@@ -34,7 +34,7 @@ from repro_lint.program import (
     answer_changed,
 )
 from repro_lint.settings import Settings
-from repro_lint.source import SourceError, Stamp, decode, read_bytes
+from repro_lint.source import SourceError, Stamp, decode, is_internal_error, read_bytes
 from repro_lint.summary import DEFERRED, DEFERRED_KEY
 
 
@@ -79,6 +79,11 @@ def summary_loader(
             result = ready[0]
         else:
             result = lint_one(text, file.display, settings, path, summarise=True)
+        for diagnostic in result.diagnostics:
+            if is_internal_error(diagnostic):
+                # Only the per-file pass reports a file the analysis failed on and goes on:
+                # here the summary would be missing silently, and with it, findings.
+                raise RuntimeError(f"{file.display}: {diagnostic.message}")
         if cache is not None:
             cache.store(file, result, stamp, content)
         return (result.filename, result.summary) if result.summary else None

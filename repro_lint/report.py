@@ -464,8 +464,12 @@ def exit_code(
     exit_zero: bool = False,
     exit_non_zero_on_fix: bool = False,
     diff_changes: bool = False,
+    failed: bool = False,
 ) -> int:
-    """The one place that decides the exit status of a check run (0 clean, 1 hazards)."""
+    """The one place that decides the exit status of a check run (0 clean, 1 hazards, 2 the
+    analysis failed on a file: ``failed``, whatever ``exit_zero`` says)."""
+    if failed:
+        return 2
     if diff_changes:
         return 1
     if exit_non_zero_on_fix and fixed:

@@ -125,6 +125,40 @@ def read_small(path: Path, limit: int = 1_000_000) -> bytes | None:
         return None
 
 
+# How the RPL000 of a file the analysis failed on begins (see ``internal_error``).
+INTERNAL_ERROR = "internal error in repro-lint"
+
+
+def internal_error(exc: Exception, row: int = 1) -> SourceError:
+    """The RPL000 of a file that a rule or the analysis failed on: the exception, and the
+    innermost place in repro-lint's code it came from (relative to the package, so a report
+    names no machine path). The file is then left unanalysed, and the run goes on."""
+    import traceback
+
+    package = Path(__file__).resolve().parent
+    where = ""
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        try:
+            relative = Path(frame.filename).resolve().relative_to(package)
+        except ValueError:
+            continue
+        where = f" at {package.name}/{relative.as_posix()}:{frame.lineno} in {frame.name}"
+        break
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    message = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    return SourceError(
+        f"{INTERNAL_ERROR} ({message}{where}); this file was not analysed. Please report it "
+        "with `repro-lint --version` and the smallest code that shows it",
+        row,
+        1,
+    )
+
+
+def is_internal_error(diagnostic: Diagnostic) -> bool:
+    """Whether a finding is the RPL000 of a file the analysis failed on."""
+    return diagnostic.code == "RPL000" and diagnostic.message.startswith(INTERNAL_ERROR)
+
+
 def error_result(filename: str, error: SourceError, source: str | None = None) -> FileResult:
     """The RPL000 result of a file that cannot be read, decoded or parsed."""
     # Imported here: reading stays free of the rules (and of libcst, which they import).
@@ -151,6 +185,8 @@ __all__ = [
     "Stamp",
     "decode",
     "error_result",
+    "internal_error",
+    "is_internal_error",
     "read_bytes",
     "read_small",
     "read_source",

@@ -434,3 +434,117 @@ def test_relative_import_outside_a_package_is_analysed(
     )
     assert result.exit_code == 1
     assert {(name, code) for name, code, _ in findings(result)} >= {("tools/helpers.py", "RPL201")}
+
+
+# -- defects ------------------------------------------------------------------------------------
+
+
+def _failing_on(marker: str, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """RPL201's assignment hook, made to raise on a file that mentions ``marker`` (a defect
+    met on one file); the texts it ran on are listed."""
+    from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
+
+    real = CudnnBenchmarkEnabled.visit_Assign
+    seen: list[str] = []
+
+    def visit_Assign(self: CudnnBenchmarkEnabled, node: Any) -> None:
+        text = self.context.module.code
+        seen.append(text)
+        if marker in text:
+            raise ValueError(f"cannot judge {marker}\nsecond line")
+        real(self, node)
+
+    monkeypatch.setattr(CudnnBenchmarkEnabled, "visit_Assign", visit_Assign)
+    return seen
+
+
+def test_a_defect_met_on_one_file_is_rpl000_and_the_others_are_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen = _failing_on("marker", monkeypatch)
+    (tmp_path / "bad.py").write_text("# marker\n\n" + HAZARD, encoding="utf-8")
+    (tmp_path / "good.py").write_text(HAZARD, encoding="utf-8")
+    for extra in ([], ["--exit-zero"]):
+        result = run(tmp_path, monkeypatch, ".", "--no-cache", "--output-format", "json", *extra)
+        assert result.exit_code == 2, result.output  # the run is incomplete, even --exit-zero
+        found = relative_json(result.stdout, tmp_path)
+        assert {(d["filename"], d["code"]) for d in found} == {
+            ("good.py", "RPL201"),
+            ("bad.py", "RPL000"),
+        }
+        [failure] = [d for d in found if d["filename"] == "bad.py"]
+        # Where the traversal was, what was raised (its first line), and where in the package.
+        assert failure["location"]["row"] == 4
+        message = failure["message"]
+        assert message.startswith("internal error in repro-lint (ValueError: cannot judge marker")
+        assert "second line" not in message
+        assert " at repro_lint/traversal.py:" in message
+        assert "this file was not analysed" in message
+    # Neither the file's cache entry nor a record of the run keeps the failure: the next run
+    # tries the failing file again, and takes the other one from the cache.
+    run(tmp_path, monkeypatch, ".", "--output-format", "json")
+    seen.clear()
+    again = run(tmp_path, monkeypatch, ".", "--output-format", "json")
+    assert again.exit_code == 2
+    assert [("marker" in text) for text in seen] == [True]
+    # Without the defect, the file is analysed as any other.
+    monkeypatch.undo()
+    fixed = run(tmp_path, monkeypatch, ".", "--output-format", "json")
+    assert fixed.exit_code == 1
+    assert {(name, code) for name, code, _ in findings(fixed)} == {
+        ("good.py", "RPL201"),
+        ("bad.py", "RPL201"),
+    }
+
+
+def test_a_defect_in_a_worker_is_contained_too(tmp_path: Path) -> None:
+    # In a process of its own, with workers: a module that breaks a hook is loaded first.
+    (tmp_path / "bad.py").write_text("# marker\n\n" + HAZARD, encoding="utf-8")
+    for index in range(20):
+        (tmp_path / f"m{index:02}.py").write_text(HAZARD, encoding="utf-8")
+    (tmp_path / "defect.py").write_text(
+        "from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled as R\n"
+        "real = R.visit_Assign\n"
+        "def visit_Assign(self, node):\n"
+        "    if 'marker' in self.context.module.code:\n"
+        "        raise KeyError('x')\n"
+        "    real(self, node)\n"
+        "R.visit_Assign = visit_Assign\n"
+        "from repro_lint.cli import run\n"
+        "import sys\n"
+        "sys.argv = ['repro-lint', 'check', '.', '--no-cache', '--output-format', 'json',"
+        " '--exclude', 'defect.py', '-j', '2']\n"
+        "run()\n",
+        encoding="utf-8",
+    )
+    result = subprocess.run(
+        [sys.executable, "defect.py"], cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+    assert_clean_exit(result, 2)
+    found = {(d["filename"], d["code"]) for d in relative_json(result.stdout, tmp_path)}
+    assert found == {("bad.py", "RPL000")} | {(f"m{i:02}.py", "RPL201") for i in range(20)}
+
+
+def test_a_defect_in_a_summary_the_project_pass_loads_still_ends_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A module summarised only because an entry point reaches it: its findings would be
+    # missing without a word if the pass went on, so the run ends as before, naming it.
+    from repro_lint.summary import SummaryCollector
+
+    real = SummaryCollector.visit_Call
+
+    def visit_Call(self: SummaryCollector, node: Any) -> None:
+        if "marker" in self._text:
+            raise ValueError("cannot summarise")
+        real(self, node)
+
+    monkeypatch.setattr(SummaryCollector, "visit_Call", visit_Call)
+    (tmp_path / "helper.py").write_text(
+        "# marker\nimport os\n\n\ndef go():\n    print(os.sep)\n", encoding="utf-8"
+    )
+    (tmp_path / "main.py").write_text(
+        'import helper\n\nif __name__ == "__main__":\n    helper.go()\n', encoding="utf-8"
+    )
+    with pytest.raises(RuntimeError, match=r"^helper\.py: internal error in repro-lint \(Value"):
+        run(tmp_path, monkeypatch, ".", "--no-cache", "--output-format", "json")
