@@ -269,8 +269,9 @@ def _lint_parsed(
         # As ruff does with a panic: this file is reported unanalysed, the others are not
         # affected, and the run ends with status 2 (``report.exit_code``). (KeyboardInterrupt
         # and SystemExit are not Exceptions: they still end the run.)
-        row = context.cursor.row if walking else 1
-        return error_result(filename, internal_error(exc, max(row, 1)), text)
+        return error_result(
+            filename, internal_error(exc, context.cursor.row if walking else 1), text
+        )
     finally:
         _release(visitors, context)
 

@@ -144,8 +144,8 @@ def internal_error(exc: Exception, row: int = 1) -> SourceError:
             continue
         where = f" at {package.name}/{relative.as_posix()}:{frame.lineno} in {frame.name}"
         break
-    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
-    message = f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+    lines = str(exc).splitlines()
+    message = f"{type(exc).__name__}: {lines[0][:200]}" if lines else type(exc).__name__
     return SourceError(
         f"{INTERNAL_ERROR} ({message}{where}); this file was not analysed. Please report it "
         "with `repro-lint --version` and the smallest code that shows it",
