@@ -66,7 +66,14 @@ def tree_packages(path: Path | None) -> frozenset[str]:
     holds as a package or module of its own, at its root or under ``src/``."""
     if path is None:
         return frozenset()
-    return _tree_packages(str(find_project_root(path.resolve().parent)))
+    return _tree_packages(_project_root(str(path.resolve().parent)))
+
+
+# Per directory, once per process, as ``_tree_packages`` (the search looks for four markers
+# in every ancestor: a cold run asked it again for each file it summarised).
+@functools.lru_cache(maxsize=1024)
+def _project_root(directory: str) -> str:
+    return str(find_project_root(Path(directory)))
 
 
 # Per project root, once per process (a process that outlives a run, the daemon, clears
@@ -103,6 +110,31 @@ def _target_text(node: cst.BaseExpression) -> str:
             if text is not None:
                 return text
     return ""
+
+
+def _dotted_code(node: cst.BaseExpression) -> str | None:
+    """The code of a name or of a dotted name written without parentheses or spaces (most
+    ``if`` tests: ``if verbose:``, ``if self.training:``) as ``code_for_node`` prints it,
+    without printing; None for anything else."""
+    parts: list[str] = []
+    while type(node) is cst.Attribute:
+        dot = node.dot
+        if (
+            node.lpar
+            or type(dot) is not cst.Dot
+            or type(dot.whitespace_before) is not cst.SimpleWhitespace
+            or type(dot.whitespace_after) is not cst.SimpleWhitespace
+            or dot.whitespace_before.value
+            or dot.whitespace_after.value
+            or node.attr.lpar
+        ):
+            return None
+        parts.append(node.attr.value)
+        node = node.value
+    if type(node) is not cst.Name or node.lpar:
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts))
 
 
 def is_main_check(test: cst.BaseExpression) -> bool:
@@ -534,7 +566,8 @@ class SummaryCollector:
             arm ^= 1
         branch = self._test_branches.get(id(test))
         if branch is None:
-            branch = self._test_branches[id(test)] = self._branch_id(("test", self._code(test)))
+            code = _dotted_code(test) or self._code(test)
+            branch = self._test_branches[id(test)] = self._branch_id(("test", code))
         return [branch, arm]
 
     def _clause(self, kind: str, index: int = 0) -> None:

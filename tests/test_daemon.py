@@ -347,9 +347,11 @@ def test_between_commands_the_daemon_forgets_what_it_learnt_of_the_file_system(
     files.module_name(project / "train.py")
     cache.sealing_key()
     assert summary._tree_packages.cache_info().currsize
+    assert summary._project_root.cache_info().currsize
     assert files._is_package_dir.cache_info().currsize
     server._forget()
     assert summary._tree_packages.cache_info().currsize == 0
+    assert summary._project_root.cache_info().currsize == 0
     assert files._is_package_dir.cache_info().currsize == 0
     assert cache._KEY is None
 

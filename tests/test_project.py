@@ -898,3 +898,35 @@ def test_a_name_used_unbound_is_found_line_by_line(text: str, used: bool) -> Non
     from repro_lint.summary import _uses_unbound
 
     assert _uses_unbound("np", text) is used
+
+
+@pytest.mark.parametrize(
+    ("source", "printed"),
+    [
+        ("verbose", True),
+        ("self.training", True),
+        ("a.b.c", True),
+        ("(a).b", False),
+        ("(a.b)", False),
+        ("a . b", False),
+        ("a.\\\n    b", False),
+        ("a[0].b", False),
+        ("a.b()", False),
+        ("x is None", False),
+    ],
+)
+def test_an_if_test_that_is_a_dotted_name_is_named_by_its_code_unprinted(
+    source: str, printed: bool
+) -> None:
+    """``if`` tests name their branch by their code; a plain dotted name's is read off the
+    nodes, exactly as libcst prints it, and anything else is left to libcst."""
+    import libcst as cst
+
+    from repro_lint.summary import _dotted_code
+
+    expression = cst.parse_expression(source)
+    found = _dotted_code(expression)
+    if printed:
+        assert found == cst.Module([]).code_for_node(expression) == source
+    else:
+        assert found is None
