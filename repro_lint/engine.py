@@ -18,11 +18,11 @@ from repro_lint.cache import digest as content_digest
 from repro_lint.collector import decoding
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
-from repro_lint.file_pass import lint_one
+from repro_lint.file_pass import checked_text, lint_one
 from repro_lint.files import SourceFile, display_name, real_path
 from repro_lint.fixes import FixOutcome, fix_texts
 from repro_lint.moved_lines import shift_prefix
-from repro_lint.parsing import Pieces
+from repro_lint.parsing import Checked, Pieces
 from repro_lint.program import Loader
 from repro_lint.project_pass import (
     ProjectMemo,
@@ -143,13 +143,20 @@ class _Linted:
     digest: str | None = None
     # The result's summary on its way from a worker (``_packed``); the result's is then empty.
     packed: bytes | None = None
+    # A deferred file summarised at once (``ahead``: see ``_per_file``), as
+    # ``_summarised_ahead`` summarises it: by its real path.
+    ahead: _Linted | None = None
 
 
-def _lint_file_alone(file: SourceFile, settings: Settings, summarise: bool = False) -> _Linted:
+def _lint_file_alone(
+    file: SourceFile, settings: Settings, summarise: bool = False, ahead: bool = False
+) -> _Linted:
     try:
         data, stamp = read_bytes(file.path, settings.config.max_file_size)
     except SourceError as error:
         return _Linted(file, error_result(file.display, error))
+    digest = content_digest(data)
+    made = None
     if file.path.suffix == ".ipynb":
         result = _lint_notebook(file, data, settings)
     else:
@@ -158,16 +165,33 @@ def _lint_file_alone(file: SourceFile, settings: Settings, summarise: bool = Fal
         except SourceError as error:
             result = error_result(file.display, error)
         else:
-            result = lint_one(text, file.display, settings, file.path, summarise=summarise)
-            if result.source is not None:
-                # Not carried: a run holds every file's result until it ends (``_sourced``
-                # reads the text again, checked against the digest, where it is wanted).
-                result = dataclasses.replace(result, source=None)
-            if result.summary and not result.summary.get(DEFERRED_KEY):
-                # The run holds every file's summary until its project pass ends, and the
-                # cache keeps them as they are: each name, key and kind is then held once.
-                result = dataclasses.replace(result, summary=_interned(result.summary))
-    return _Linted(file, result, stamp, content_digest(data))
+            checked = checked_text(text) if ahead else None
+            result = _lint_decoded(text, file, settings, summarise, checked)
+            if ahead and result.summary.get(DEFERRED_KEY):
+                real = real_path(file.path)
+                summarised = SourceFile(display_name(real), real)
+                again = _lint_decoded(text, summarised, settings, True, checked)
+                made = _Linted(summarised, again, stamp, digest)
+    return _Linted(file, result, stamp, digest, ahead=made)
+
+
+def _lint_decoded(
+    text: str,
+    file: SourceFile,
+    settings: Settings,
+    summarise: bool,
+    checked: Checked | SourceError | None,
+) -> FileResult:
+    result = lint_one(text, file.display, settings, file.path, summarise=summarise, checked=checked)
+    if result.source is not None:
+        # Not carried: a run holds every file's result until it ends (``_sourced`` reads the
+        # text again, checked against the digest, where it is wanted).
+        result = dataclasses.replace(result, source=None)
+    if result.summary and not result.summary.get(DEFERRED_KEY):
+        # The run holds every file's summary until its project pass ends, and the cache
+        # keeps them as they are: each name, key and kind is then held once.
+        result = dataclasses.replace(result, summary=_interned(result.summary))
+    return result
 
 
 class Relinter:
@@ -216,9 +240,11 @@ def _init_worker(settings: Settings) -> None:
     _WORKER_SETTINGS = settings
 
 
-def _lint_in_worker(files: Sequence[SourceFile], summarise: bool = False) -> list[_Linted]:
+def _lint_in_worker(
+    files: Sequence[SourceFile], summarise: bool = False, ahead: bool = False
+) -> list[_Linted]:
     assert _WORKER_SETTINGS is not None
-    return [_packed(_lint_file_alone(file, _WORKER_SETTINGS, summarise)) for file in files]
+    return [_packed(_lint_file_alone(file, _WORKER_SETTINGS, summarise, ahead)) for file in files]
 
 
 def _packed(linted: _Linted) -> _Linted:
@@ -228,6 +254,8 @@ def _packed(linted: _Linted) -> _Linted:
     as pickle rebuilds them). ``marshal`` rebuilds lists at their exact size and keeps
     interned strings interned: the receiving process shares each name, key and kind among
     all the summaries, which then take about two thirds of the memory."""
+    if linted.ahead is not None:
+        linted = dataclasses.replace(linted, ahead=_packed(linted.ahead))
     summary = linted.result.summary
     if not summary or summary.get(DEFERRED_KEY):
         return linted  # (a deferred summary is a few bytes, and is looked at before the rest)
@@ -319,9 +347,12 @@ def _per_file(
     progress: Progress | None = None,
     summarise: bool = False,
     fresh: bool = False,
+    ahead: bool = False,
 ) -> list[_Linted]:
     """The read stage and the per-file pass over ``files``, in parallel when it pays
-    (``summarise``: every file's summary made, as ``lint_one`` says). ``fresh``: workers
+    (``summarise``: every file's summary made, as ``lint_one`` says). ``ahead``: in parallel,
+    each file whose summary is deferred is also summarised at once, from the text and the
+    check already made (``_Linted.ahead``), for ``_summarised_ahead``. ``fresh``: workers
     started afresh rather than forked, for a process that already holds much: a forked
     worker shares its pages, and copies them as Python touches the objects (a cold run of
     the benchmark corpus peaked at 1.4 GB summed over its processes, 0.66 GB with fresh
@@ -352,7 +383,7 @@ def _per_file(
                 if running and sum(running.values()) + cost > MEMORY_BUDGET:
                     break
                 waiting.pop()
-                running[pool.submit(_lint_in_worker, chunk, summarise)] = cost
+                running[pool.submit(_lint_in_worker, chunk, summarise, ahead)] = cost
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
                 del running[future]
@@ -428,8 +459,14 @@ def lint_run(
     linted: list[int] = [len(fresh)]
     linted_now: set[str] = set()
     packed: dict[str, bytes] = {}
+    # Without the record of an earlier pass, the pass is expected to summarise every file
+    # whose summary is deferred (``_summarised_ahead``): the workers summarise those they
+    # lint while they hold their text.
+    made: dict[str, _Linted] | None = None
+    if settings.needs_project and (previous is None or previous.project is None):
+        made = {}
     per_file = _per_file_results(
-        ordered, settings, jobs, cache, fresh, linted, progress, linted_now, packed
+        ordered, settings, jobs, cache, fresh, linted, progress, linted_now, packed, made
     )
     paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
     # The files that are unchanged and answered from the cache have the per-file results
@@ -441,7 +478,7 @@ def lint_run(
             for name, value in previous.project.get("digests", {}).items()
             if name not in fresh and name not in linted_now
         }
-    ahead = _summarised_ahead(ordered, per_file, settings, jobs, previous, cache)
+    ahead = _summarised_ahead(ordered, per_file, settings, jobs, previous, cache, made or {})
     _with_summaries(per_file, packed)
     results = [per_file[file.display][0] for file in ordered]
     load = summary_loader(settings, cache, ahead)
@@ -536,12 +573,14 @@ def _summarised_ahead(
     jobs: int | None,
     previous: RunRecord | None,
     cache: Cache | None,
+    made: Mapping[str, _Linted],
 ) -> Mapping[str, tuple[FileResult, str]]:
     """The linted files whose summary was deferred and that the project pass is expected to
     summarise, summarised now, in parallel: by path (as module lookups spell it, symlinks
     resolved), the result and the content hash it was made from. The pass's loader takes
     one of these instead of linting the file itself when the file still holds those bytes
-    (``summary_loader``), so the answers are the same, only made on every core.
+    (``summary_loader``), so the answers are the same, only made on every core. ``made``:
+    those the per-file pass's workers summarised already (``_per_file_results``).
 
     Expected: every deferred file when there is no record of an earlier pass (an entry
     point reaches most of a project's modules), else those the earlier pass summarised whole;
@@ -562,19 +601,19 @@ def _summarised_ahead(
         asked = {str(e[0]) for e in previous.project.get("summaries", ()) if not e[1]}
         real = [path for path in real if str(path) in asked]
     files = [SourceFile(display_name(path), path) for path in real]
+    files = [file for file in files if str(file.path) not in made]
     if cache is not None:
         # Those the loader finds summarised in the cache (from an earlier pass) are left to it.
         files = [file for file in files if not _summarised_in(cache, file)]
-    if len(files) < POOL_THRESHOLD:
-        return {}
-    return _Unpacking(
-        {
-            str(linted.file.path): linted
+    found = {path: linted for path, linted in made.items() if linted.digest is not None}
+    if len(files) >= POOL_THRESHOLD:
+        found.update(
+            (str(linted.file.path), linted)
             # Fresh workers: this process holds every file's result by now.
             for linted in _per_file(files, settings, count, summarise=True, fresh=True)
             if linted.digest is not None
-        }
-    )
+        )
+    return _Unpacking(found) if found else {}
 
 
 class _Unpacking(Mapping[str, tuple[FileResult, str]]):
@@ -652,12 +691,15 @@ def _per_file_results(
     progress: Progress | None = None,
     linted_now: set[str] | None = None,
     packed: dict[str, bytes] | None = None,
+    ahead: dict[str, _Linted] | None = None,
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
     cache, the others linted now, counted into ``count`` and named in ``linted_now``), each
     with the stamp and hash of the bytes behind it. ``packed``: where the summaries that
     workers sent packed are left, by file, their results' summaries empty until
-    ``_with_summaries`` (without a cache, which holds the whole results anyway)."""
+    ``_with_summaries`` (without a cache, which holds the whole results anyway). ``ahead``:
+    where the deferred files that workers summarised at once are left (``_per_file``), by
+    real path; None to summarise none."""
     found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
@@ -673,7 +715,10 @@ def _per_file_results(
         count[0] += len(todo)
     if linted_now is not None:
         linted_now.update(file.display for file in todo)
-    for sent in _per_file(todo, settings, jobs or default_jobs(), progress):
+    summarising = ahead is not None
+    for sent in _per_file(todo, settings, jobs or default_jobs(), progress, ahead=summarising):
+        if sent.ahead is not None and ahead is not None:
+            ahead[str(sent.ahead.file.path)] = sent.ahead
         if packed is not None and cache is None and sent.packed is not None:
             packed[sent.file.display] = sent.packed
             linted = sent

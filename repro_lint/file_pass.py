@@ -19,7 +19,15 @@ from repro_lint.edits import EditBuilder, end_of, start_of
 from repro_lint.files import module_name
 from repro_lint.fixes import touches
 from repro_lint.names import Names
-from repro_lint.parsing import NEWLINE, Pieces, Span, check, parse_module, python_tree
+from repro_lint.parsing import (
+    NEWLINE,
+    Checked,
+    Pieces,
+    Span,
+    check,
+    parse_module,
+    python_tree,
+)
 from repro_lint.positions import Positions
 from repro_lint.program import ProjectRule
 from repro_lint.rule import (
@@ -96,6 +104,7 @@ def lint_one(
     *,
     summarise: bool = False,
     pieces: Pieces | None = None,
+    checked: Checked | SourceError | None = None,
 ) -> FileResult:
     """Lint one file on its own: per-file rules and its summary for the project phase.
 
@@ -108,6 +117,8 @@ def lint_one(
     refused before they are read; this is for editors' buffers and stdin).
 
     ``pieces``: the last version's parse of the same buffer (see ``parsing.Pieces``).
+    ``checked``: ``check(text)`` when the caller made it already (it depends on the text
+    alone: a file linted, then summarised, is checked once).
     """
     size = _size_above(text, settings.config.max_file_size)
     if size is not None:
@@ -130,12 +141,9 @@ def lint_one(
     # ast comes first even for files libcst will parse: libcst's native parser overflows the C
     # stack (a segfault, not an exception) on expressions nested ~5,000 deep, which ast rejects
     # with RecursionError from ~3,000 levels on. That guard scales with the recursion limit, so
-    # ast runs before the limit is raised for libcst. Automatic collection is paused while it
-    # builds its tree (see ``collector.one_pass``): that tree holds no cycles, and a collection
-    # started by its allocations would walk all that the process holds (in a run, every
-    # file's result so far).
-    with one_pass():
-        checked = check(text, pieces)
+    # ast runs before the limit is raised for libcst.
+    if checked is None:
+        checked = checked_text(text, pieces)
     if isinstance(checked, SourceError):
         return error_result(filename, checked, text)
     if active or collect:
@@ -156,6 +164,15 @@ def lint_one(
         return _lint_parsed(
             text, filename, settings, path, rules, active, collect, checked.cuts, pieces
         )
+
+
+def checked_text(text: str, pieces: Pieces | None = None) -> Checked | SourceError:
+    """Python's check of ``text`` (``parsing.check``), as the per-file pass makes it.
+    Automatic collection is paused while ast builds its tree (see ``collector.one_pass``):
+    that tree holds no cycles, and a collection started by its allocations would walk all
+    that the process holds (in a run, every file's result so far)."""
+    with one_pass():
+        return check(text, pieces)
 
 
 def _size_above(text: str, limit: int) -> int | None:

@@ -552,8 +552,9 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Without a record of an earlier pass, a parallel run summarises the deferred files before
-    the pass, on every core, and the pass lints none of them itself; the findings are those
-    of a serial run, which summarises them one at a time as the pass reaches them."""
+    the pass, on every core (the per-file pass's workers, as they lint them), and the pass
+    lints none of them itself; the findings are those of a serial run, which summarises them
+    one at a time as the pass reaches them."""
     count = 20
     for index in range(count):
         (tmp_path / f"block{index:02d}.py").write_text(
@@ -592,9 +593,9 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     monkeypatch.setattr(multiprocessing, "get_context", recorded)
     parallel = lint_run(files, settings, jobs=2)
     assert linted == []
-    # Its workers start afresh: forked from this process, which by then holds every file's
-    # result, they would share (and copy) all of it.
-    assert started[-1] == "spawn"
+    # Without the record of an earlier pass, the per-file pass's workers summarise the files
+    # they defer while they hold their text: no other pool is started.
+    assert started == ["fork"]
     assert parallel.results == serial.results
     assert parallel.project == serial.project
     assert any(d.code == "RPL101" for r in serial.results for d in r.diagnostics)
@@ -607,7 +608,7 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     again = Cache(tmp_path, settings.cache_key())
     per_file = {f.display: (again.get(f) or FileResult(f.display, ()), None) for f in files}
     assert any(r.summary.get("deferred") for r, _ in per_file.values())
-    assert engine._summarised_ahead(files, per_file, settings, 2, None, again) == {}
+    assert engine._summarised_ahead(files, per_file, settings, 2, None, again, {}) == {}
     assert lint_run(files, settings, jobs=2, cache=again).results == serial.results
     assert linted == []
     # With a record of an earlier pass, only the files it summarised whole are expected; those
@@ -618,8 +619,13 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     def record(imported: bool) -> Any:
         return SimpleNamespace(project={"summaries": [(p, imported, "") for p in asked]})
 
-    assert len(engine._summarised_ahead(files, per_file, settings, 2, record(False), fresh)) == 20
-    assert engine._summarised_ahead(files, per_file, settings, 2, record(True), fresh) == {}
+    started.clear()
+    ahead = engine._summarised_ahead(files, per_file, settings, 2, record(False), fresh, {})
+    assert len(ahead) == 20
+    # Its workers start afresh: forked from this process, which by then holds every file's
+    # result, they would share (and copy) all of it.
+    assert started == ["spawn"]
+    assert engine._summarised_ahead(files, per_file, settings, 2, record(True), fresh, {}) == {}
 
 
 def test_a_name_resolved_through_re_exports_is_answered_alike_in_any_order(
@@ -930,3 +936,43 @@ def test_an_if_test_that_is_a_dotted_name_is_named_by_its_code_unprinted(
         assert found == cst.Module([]).code_for_node(expression) == source
     else:
         assert found is None
+
+
+def test_a_file_deferred_and_summarised_at_once_is_checked_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker that summarises a deferred file at once (``ahead``) makes the summary the
+    project pass's loader would make, by the file's real path, from the text and the check
+    it made for the per-file pass."""
+    from repro_lint import file_pass
+
+    path = tmp_path / "layers.py"
+    path.write_text("import torch\n\n\ndef block(x):\n    return torch.relu(x)\n", encoding="utf-8")
+    (tmp_path / "link.py").symlink_to(path)
+    settings = Settings.from_config(Config(root=tmp_path))
+    monkeypatch.chdir(tmp_path)
+    checks: list[str] = []
+    real_check = file_pass.check  # type: ignore[attr-defined]
+
+    def counted(text: str, *args: Any) -> Any:
+        checks.append(text)
+        return real_check(text, *args)
+
+    monkeypatch.setattr(file_pass, "check", counted)
+    for name in ("layers.py", "link.py"):
+        checks.clear()
+        linted = engine._lint_file_alone(SourceFile(name, Path(name)), settings, ahead=True)
+        assert linted.result.summary == DEFERRED
+        assert len(checks) == 1
+        assert linted.ahead is not None
+        assert linted.ahead.file == SourceFile("layers.py", real_path(path))
+        assert linted.ahead.digest == linted.digest == digest(path.read_bytes())
+        checks.clear()
+        loaded = summary_loader(settings)(real_path(path), False)
+        assert len(checks) == 1
+        assert loaded == (linted.ahead.result.filename, linted.ahead.result.summary)
+    # A file that is not deferred is summarised once, by the per-file pass itself.
+    train = tmp_path / "train.py"
+    train.write_text("import torch\n\ntorch.manual_seed(0)\nmain()\n", encoding="utf-8")
+    linted = engine._lint_file_alone(SourceFile("train.py", Path("train.py")), settings, ahead=True)
+    assert "funcs" in linted.result.summary and linted.ahead is None
