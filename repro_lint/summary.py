@@ -118,15 +118,13 @@ def _dotted_code(node: cst.BaseExpression) -> str | None:
     without printing; None for anything else."""
     parts: list[str] = []
     while type(node) is cst.Attribute:
-        dot = node.dot
+        before, after = node.dot.whitespace_before, node.dot.whitespace_after
         if (
             node.lpar
-            or type(dot) is not cst.Dot
-            or type(dot.whitespace_before) is not cst.SimpleWhitespace
-            or type(dot.whitespace_after) is not cst.SimpleWhitespace
-            or dot.whitespace_before.value
-            or dot.whitespace_after.value
-            or node.attr.lpar
+            or type(before) is not cst.SimpleWhitespace
+            or type(after) is not cst.SimpleWhitespace
+            or before.value
+            or after.value
         ):
             return None
         parts.append(node.attr.value)
