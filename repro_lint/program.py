@@ -1345,12 +1345,11 @@ class Program:
             local = target.unit is unit
             if profile.trains is not None or (local and (profile.use or profile.later_use)):
                 return int(statement)
-        if self._imported(unit):
-            return None
         contexts = unit.contexts(MODULE)
         for index, event in enumerate(unit.functions().get(MODULE, ())):
             if event[0] == "u" and index not in contexts and event[2] not in rng.DEFERRED:
-                return int(event[-2])
+                # Asked only of a module that draws: the scan loads what every unit imports.
+                return None if self._imported(unit) else int(event[-2])
         return None
 
     def _imported(self, unit: Unit) -> bool:

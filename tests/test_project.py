@@ -471,6 +471,19 @@ def test_the_project_pass_grows_linearly_with_the_modules(
     assert small > 0 and large <= 2.2 * small
 
 
+def _loads_counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files the program model looks up a unit for, as it asks."""
+    loaded: list[str] = []
+    real = Program._unit_at
+
+    def counted(self: Program, path: Path, imported: bool = False) -> Unit | None:
+        loaded.append(path.name)
+        return real(self, path, imported)
+
+    monkeypatch.setattr(Program, "_unit_at", counted)
+    return loaded
+
+
 def test_a_library_module_alone_loads_nothing_it_imports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -488,14 +501,7 @@ def test_a_library_module_alone_loads_nothing_it_imports(
         },
     )
     monkeypatch.chdir(tmp_path)
-    loaded: list[str] = []
-    real = Program._unit_at
-
-    def counted(self: Program, path: Path, imported: bool = False) -> Unit | None:
-        loaded.append(path.name)
-        return real(self, path, imported)
-
-    monkeypatch.setattr(Program, "_unit_at", counted)
+    loaded = _loads_counted(monkeypatch)
     settings = Settings.from_config(Config(root=tmp_path))
     results = lint_files([SourceFile("layer0.py", tmp_path / "layer0.py")], settings, jobs=1)
     assert results[0].summary.get("main") is None and not results[0].summary.get("deferred")
@@ -505,6 +511,39 @@ def test_a_library_module_alone_loads_nothing_it_imports(
     (tmp_path / "layer0.py").write_text(text + "\nblock(1)\n", encoding="utf-8")
     lint_files([SourceFile("layer0.py", tmp_path / "layer0.py")], settings, jobs=1)
     assert "layer1.py" in loaded
+
+
+def test_a_module_whose_top_level_code_draws_nothing_is_not_asked_who_imports_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Top-level code that calls but draws nothing can start no program of its own, whoever
+    imports the module: the modules every other module imports (inside functions too) are not
+    loaded to find out who imports it. Once its top-level code draws, they are."""
+    write(
+        tmp_path,
+        {
+            "layer0.py": (
+                "import torch\nimport helpers\n\n\ndef block(x):\n"
+                "    return torch.relu(x)\n\n\nprint(block(1.0))\n"
+            ),
+            "helpers.py": (
+                "import torch\n\n\ndef reseed():\n    import extra\n\n"
+                "    torch.manual_seed(extra.SEED)\n"
+            ),
+            "extra.py": "SEED = 0\n",
+        },
+    )
+    monkeypatch.chdir(tmp_path)
+    loaded = _loads_counted(monkeypatch)
+    settings = Settings.from_config(Config(root=tmp_path))
+    layer = SourceFile("layer0.py", tmp_path / "layer0.py")
+    assert lint_files([layer], settings, jobs=1)[0].diagnostics == ()
+    assert "helpers.py" in loaded and "extra.py" not in loaded
+    text = (tmp_path / "layer0.py").read_text(encoding="utf-8")
+    (tmp_path / "layer0.py").write_text(text + "noise = torch.rand(3)\n", encoding="utf-8")
+    loaded.clear()
+    assert [d.code for d in lint_files([layer], settings, jobs=1)[0].diagnostics] == ["RPL101"]
+    assert "extra.py" in loaded
 
 
 def test_an_imported_module_that_never_seeds_is_answered_from_its_text(tmp_path: Path) -> None:
