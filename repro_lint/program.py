@@ -772,8 +772,10 @@ class Program:
             if exported is not None and depth < 8 and exported != qualified:
                 through, sure = self._resolve(".".join([exported, *rest[1:]]), unit, depth + 1)
                 final = final and sure
-            elif depth < 8:
-                # A package that re-exports its modules with ``from .x import *``.
+            elif depth < 8 and not rest[0].startswith("_"):
+                # A package that re-exports its modules with ``from .x import *``, which
+                # binds no name that starts with an underscore (``__version__``, ``_impl``)
+                # unless the module's ``__all__`` lists it, which summaries do not record.
                 for base in self._star_bases(unit):
                     through, sure = self._resolve(".".join([base, *rest]), unit, depth + 1)
                     final = final and sure
