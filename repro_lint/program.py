@@ -1264,16 +1264,18 @@ class Program:
         if main is None and not forced and self._plainly_library(unit):
             # Known without the module's profile, which would summarise everything it imports.
             return None
-        profile = Profile()
-        profile.absorb(self.profile(unit, MODULE), ())
         if main is not None:
             kind, statement = "main", int(main["stmt"])
-            profile.absorb(self.profile(unit, MAIN), ())
         else:
+            # Known before the module's profile, which follows what its imports run.
             start = self._script_statement(unit, forced)
             if start is None:
                 return None
             kind, statement = "script", start
+        profile = Profile()
+        profile.absorb(self.profile(unit, MODULE), ())
+        if main is not None:
+            profile.absorb(self.profile(unit, MAIN), ())
         entry = EntryPoint(unit, kind, statement, profile)
         for spawn in profile.spawns:
             worker_unit = self.units[spawn.unit]

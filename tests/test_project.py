@@ -513,12 +513,14 @@ def test_a_library_module_alone_loads_nothing_it_imports(
     assert "layer1.py" in loaded
 
 
-def test_a_module_whose_top_level_code_draws_nothing_is_not_asked_who_imports_it(
+def test_a_module_whose_top_level_code_draws_nothing_loads_nothing_to_find_it_is_no_script(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Top-level code that calls but draws nothing can start no program of its own, whoever
-    imports the module: the modules every other module imports (inside functions too) are not
-    loaded to find out who imports it. Once its top-level code draws, they are."""
+    """Top-level code that calls but draws nothing (a logger made, a registry filled) starts
+    no program of its own, whoever imports the module. Finding that out loads nothing: not
+    what its imports run (the module's profile, wanted only for a program's start), nor what
+    every module imports, inside functions too (to know whether another file imports it).
+    Once its top-level code draws, both are."""
     write(
         tmp_path,
         {
@@ -538,12 +540,12 @@ def test_a_module_whose_top_level_code_draws_nothing_is_not_asked_who_imports_it
     settings = Settings.from_config(Config(root=tmp_path))
     layer = SourceFile("layer0.py", tmp_path / "layer0.py")
     assert lint_files([layer], settings, jobs=1)[0].diagnostics == ()
-    assert "helpers.py" in loaded and "extra.py" not in loaded
+    assert loaded == []
     text = (tmp_path / "layer0.py").read_text(encoding="utf-8")
     (tmp_path / "layer0.py").write_text(text + "noise = torch.rand(3)\n", encoding="utf-8")
     loaded.clear()
     assert [d.code for d in lint_files([layer], settings, jobs=1)[0].diagnostics] == ["RPL101"]
-    assert "extra.py" in loaded
+    assert "helpers.py" in loaded and "extra.py" in loaded
 
 
 def test_an_imported_module_that_never_seeds_is_answered_from_its_text(tmp_path: Path) -> None:
