@@ -6,7 +6,8 @@
 a one-file run does: a module that may start a program has what it imports followed. This
 runs the hook's entry (``.pre-commit-hooks.yaml``) on every Nth Python file of a copy of the
 corpus (its own project root and cache, filled by one run over the whole copy first), each
-file ``--runs`` times in turn with ruff's check of the same file, keeps each file's median,
+file ``--runs`` times in turn with ruff's check of the same file, the file changed before each
+run as a commit changes it (a comment appended), keeps each file's median,
 and prints the distribution for both: the total, the median, the 90th percentile, the
 slowest files, and how many files take longer than the 0.4 s that issue 13 allows pre-commit.
 A daemon the user runs is not used. Not run by the test suite.
@@ -70,9 +71,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         theirs: dict[str, float] = {}
         for index, name in enumerate(files, 1):
             mine, other = [], []
-            for _ in range(args.runs):
+            edit = bench.Edit(work / name)
+            for run in range(args.runs):
+                edit.append(f"\n# one-file run {run}\n")
                 mine.append(bench.timed([*hook, name], work, env))
                 other.append(bench.timed([*ruff, name], work, env))
+            edit.restore()
             ours[name], theirs[name] = statistics.median(mine), statistics.median(other)
             print(f"  {index}/{len(files)} {ours[name]:.3f} s {name}", file=sys.stderr)
     print(f"repro-lint one-file runs, {date.today().isoformat()}")
