@@ -755,7 +755,7 @@ class Edit:
 
 def _mentions_trigger(path: Path) -> bool:
     """Whether the prefilter lets the file through to libcst (some rule's trigger occurs)."""
-    from repro_lint.rules import ALL_RULES
+    from repro_lint.rules.table import ALL_RULES
 
     text = path.read_text(encoding="utf-8", errors="replace")
     return any(trigger in text for rule in ALL_RULES for trigger in rule.TRIGGERS)

@@ -44,7 +44,7 @@ from repro_lint.engine import lint_files
 from repro_lint.files import SourceFile, display_name
 from repro_lint.program import Unit, analyse
 from repro_lint.project_pass import summary_loader
-from repro_lint.rules import ALL_RULES
+from repro_lint.rules.table import ALL_RULES
 from repro_lint.settings import Settings
 
 PROJECT_CODES = ("RPL101", "RPL104", "RPL107", "RPL202")

@@ -825,10 +825,12 @@ def _check_stdin(
     finally:
         if cache is not None:
             cache.save()
-    report = reports.Report([result], settings.rules, applicable, fixed, found=found)
+    fmt = settings.config.output_format
+    # Only SARIF describes the rules (the others need not import them).
+    rules = settings.rules if fmt == "sarif" else ()
+    report = reports.Report([result], rules, applicable, fixed, found=found)
     # With --fix, stdout carries the fixed source: the findings go to stderr.
     stream_name = output_file
-    fmt = settings.config.output_format
     if fix and output_file is None:
         out: TextIO = sys.stderr
         if statistics:
@@ -957,7 +959,7 @@ def explain(rule: str, target_torch: str | None) -> None:
 def list_rules(output_format: str) -> None:
     """List every rule."""
     from repro_lint.explain import render_markdown
-    from repro_lint.rules import ALL_RULES
+    from repro_lint.rules.table import ALL_RULES
 
     if output_format == "json":
         data = [

@@ -23,7 +23,6 @@ from repro_lint.files import SourceFile, display_name, real_path
 from repro_lint.fixes import FixOutcome, fix_texts
 from repro_lint.moved_lines import shift_prefix
 from repro_lint.parsing import Checked, Pieces
-from repro_lint.program import Loader
 from repro_lint.project_pass import (
     ProjectMemo,
     per_file_part,
@@ -35,10 +34,12 @@ from repro_lint.project_pass import (
 from repro_lint.run_cache import RunRecord, project_to_json
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes
-from repro_lint.summary import DEFERRED_KEY
+from repro_lint.summary_format import DEFERRED_KEY
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
+
+    from repro_lint.program import Loader
 
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16

@@ -408,4 +408,9 @@ def create_server() -> ReproLintServer:
 
 def serve() -> None:
     """Speak LSP on stdin/stdout until the client says exit."""
+    # What a run imports only once it parses a file (libcst, every rule), imported before the
+    # first request instead of during the first edit's lint.
+    from repro_lint import tree_pass  # noqa: F401
+    from repro_lint.rules import table  # noqa: F401
+
     create_server().start_io()

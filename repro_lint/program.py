@@ -27,15 +27,13 @@ from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import DEFAULT_EXCLUDES, real_path
 from repro_lint.fixes import INDENT, reindent, touches
 from repro_lint.rule import Rule
+from repro_lint.rules import FIX_PARTNERS
 from repro_lint.source import Stamp
-from repro_lint.summary import DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
+from repro_lint.summary_format import DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
 from repro_lint.suppressions import Directive, Suppressions
 from repro_lint.torch_versions import TorchVersion
 
 _SEED_CALL = {"torch": "torch.manual_seed", "numpy": "numpy.random.seed", "random": "random.seed"}
-# Per-file rules whose fixes project rules count on, listed in ``Unit.codes`` where enabled:
-# RPL105 gives scikit-learn calls `random_state=` (then numpy needs no seed for them).
-FIX_PARTNERS = frozenset({"RPL105"})
 
 Json = Any
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from repro_lint.cache import CACHE_DIR_NAME, Cache, digest, listing, listing_digest
 from repro_lint.codec import diagnostic_to_json
@@ -21,21 +21,16 @@ from repro_lint.file_pass import lint_one
 from repro_lint.files import SourceFile, display_name, leftover_of
 from repro_lint.moved_lines import Refused, RowMap, row_map, touches
 from repro_lint.moved_lines import moved as move
-from repro_lint.program import (
-    FIX_PARTNERS,
-    Loader,
-    ProjectRule,
-    SettledRule,
-    TextAnswers,
-    TextQuestion,
-    Unit,
-    analyse,
-    answer_again,
-    answer_changed,
-)
+from repro_lint.rules import FIX_PARTNERS
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, is_internal_error, read_bytes
-from repro_lint.summary import DEFERRED, DEFERRED_KEY
+from repro_lint.summary_format import DEFERRED, DEFERRED_KEY
+
+if TYPE_CHECKING:
+    # The program model (and the rules, and libcst with them) is imported when a pass has a
+    # summary to analyse, or text answers to check: a run whose files are all settled from
+    # their text needs none of it.
+    from repro_lint.program import Loader, TextAnswers, TextQuestion
 
 
 def summary_loader(
@@ -138,6 +133,8 @@ class ProjectMemo:
                     return False
         texts = {path: _stamp(path) for path in self.texts}
         if texts != self.texts:
+            from repro_lint.program import answer_again, answer_changed
+
             edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]
             fresh = answer_changed(self.asked, texts, edited)
             if fresh is None:
@@ -157,6 +154,8 @@ class ProjectMemo:
         for each question. None when they cannot be worked out so."""
         if not self.asked:
             return None
+        from repro_lint.program import TextAnswers, answer_changed
+
         texts = {path: _stamp(path) for path in self.texts}
         edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]
         fresh = answer_changed(self.asked, texts, edited) if edited else self.asked
@@ -247,18 +246,14 @@ def probed_stamps(probed: Iterable[str]) -> dict[str, tuple[int, str]]:
 
 def project_codes(settings: Settings) -> frozenset[str]:
     """The codes whose findings the project pass adds or settles."""
-    return frozenset(
-        rule.CODE for rule in settings.rules if issubclass(rule, ProjectRule | SettledRule)
-    )
+    return frozenset(rule.CODE for rule in settings.selected if rule.project or rule.settled)
 
 
 def unit_part(result: FileResult, path: Path | None, settings: Settings) -> list[Any]:
     """What the project pass reads of one linted file (see ``ProjectMemo``)."""
-    settled = {rule.CODE for rule in settings.settling_rules}
+    settled = {rule.CODE for rule in settings.selected if rule.settled}
     enabled = sorted(
-        r.CODE
-        for r in settings.rules_for(path)
-        if r in settings.project_rules or r.CODE in FIX_PARTNERS
+        r.CODE for r in settings.selected_for(path) if r.project or r.CODE in FIX_PARTNERS
     )
     return [
         result.filename,
@@ -349,7 +344,7 @@ def reused(
     if not memo.still_valid(load):
         return None
     codes = project_codes(settings)
-    settled = {rule.CODE for rule in settings.settling_rules}
+    settled = {rule.CODE for rule in settings.selected if rule.settled}
     out: dict[str, FileResult] = {}
     try:
         again = {result.filename for result, _ in fresh}
@@ -426,30 +421,16 @@ def project_pass(
     memo = ProjectMemo()
     if not settings.needs_project:
         return list(results), memo
-    if load is not None:
-        load = _recording(load, memo)
-    rules = settings.project_rules
-    codes = {rule.CODE for rule in rules}
-    settling = list(settings.settling_rules)
-    settled_codes = {rule.CODE for rule in settling}
-    units = []
+    settled_codes = {rule.CODE for rule in settings.selected if rule.settled}
     findings: dict[str, list[Diagnostic]] = {}
     for result in results:
-        path = paths.get(result.filename)
-        enabled = frozenset(
-            r.CODE for r in settings.rules_for(path) if r.CODE in codes or r.CODE in FIX_PARTNERS
-        )
-        units.append(Unit(result.filename, path, result.summary, linted=True, codes=enabled))
         mine = [d for d in result.diagnostics if d.code in settled_codes]
         if mine:
             findings[result.filename] = mine
-    probed: set[str] = set()
-    options = settings.project_options()
-    with analysing():
-        found, settled = analyse(
-            units, rules, options, load, findings, settling, probed, memo.texts, memo.asked, answers
-        )
-    memo.probed = probed_stamps(probed)
+    found: Mapping[str, list[Diagnostic]] = {}
+    settled: Mapping[str, list[Diagnostic]] = {}
+    if findings or any(_summarised(result) for result in results):
+        found, settled = _analysed(results, paths, settings, load, findings, memo, answers)
     memo.digests = {
         r.filename: _digest(r, paths.get(r.filename), settings, digests) for r in results
     }
@@ -467,6 +448,56 @@ def project_pass(
             dataclasses.replace(result, diagnostics=tuple(diagnostics), unsettled=unsettled)
         )
     return merged, memo
+
+
+def _summarised(result: FileResult) -> bool:
+    """Whether the file's result holds a summary: a file linted without one (it imports
+    nothing, or nothing in it is an entry point's or a rule's, so its summary is deferred) can
+    start no program, and takes part in one only as a module that a summarised file
+    imports. A pass whose files hold no summary and no finding to settle finds nothing."""
+    return bool(result.summary) and not result.summary.get(DEFERRED_KEY)
+
+
+def _analysed(
+    results: Sequence[FileResult],
+    paths: Mapping[str, Path | None],
+    settings: Settings,
+    load: Loader | None,
+    findings: Mapping[str, list[Diagnostic]],
+    memo: ProjectMemo,
+    answers: TextAnswers | None,
+) -> tuple[dict[str, list[Diagnostic]], dict[str, list[Diagnostic]]]:
+    """The program model's findings (``program.analyse``) on the run's files, and the
+    per-file ``findings`` it settles; ``memo`` takes what the analysis read."""
+    from repro_lint.program import Unit, analyse
+
+    if load is not None:
+        load = _recording(load, memo)
+    rules = settings.project_rules
+    codes = {rule.CODE for rule in rules}
+    units = []
+    for result in results:
+        path = paths.get(result.filename)
+        enabled = frozenset(
+            r.CODE for r in settings.selected_for(path) if r.CODE in codes or r.CODE in FIX_PARTNERS
+        )
+        units.append(Unit(result.filename, path, result.summary, linted=True, codes=enabled))
+    probed: set[str] = set()
+    with analysing():
+        analysed = analyse(
+            units,
+            rules,
+            settings.project_options(),
+            load,
+            findings,
+            settings.settling_rules,
+            probed,
+            memo.texts,
+            memo.asked,
+            answers,
+        )
+    memo.probed = probed_stamps(probed)
+    return analysed
 
 
 def _recording(load: Loader, memo: ProjectMemo) -> Loader:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from repro_lint.program import Ctx, Profile, Program, Unit
-from repro_lint.summary import MAIN, MODULE
+from repro_lint.summary_format import MAIN, MODULE
 
 Json = Any
 _TORCH = "torch"

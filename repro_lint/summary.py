@@ -38,16 +38,10 @@ from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
 from repro_lint.options import Options
 from repro_lint.rule import FileContext
+from repro_lint.summary_format import DEFERRED, DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
 from repro_lint.suppressions import parse_comment
 from repro_lint.walker import code_children
 
-SUMMARY_VERSION = 17
-# The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
-# parsed it; the project phase loads its real summary if an entry point reaches it.
-DEFERRED_KEY = "deferred"
-DEFERRED: Mapping[str, bool] = {DEFERRED_KEY: True}
-MODULE = ""  # key of a module's top-level code
-MAIN = "<main>"  # key of its ``if __name__ == "__main__":`` block
 _SCOPE = "scope"  # a block that starts a function's (or the __main__ block's) own code
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 # Names a seed fix may need to import; a file that binds one of them to something else

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from repro_lint.cli import main
 from repro_lint.explain import page_name, render_index, render_markdown
-from repro_lint.rules import ALL_RULES
+from repro_lint.rules.table import ALL_RULES
 
 CATALOG = Path(__file__).resolve().parent.parent / "rules"
 

@@ -185,7 +185,7 @@ def test_ignore_noqa_turns_unused_noqa_off() -> None:
     settings = Settings.from_config(Config(extend_select=("RPL901",)))
     source = "import torch\nx = 1  # noqa: RPL201\n"
     assert [d.code for d in lint_text(source, "t.py", settings).diagnostics] == ["RPL901"]
-    ignoring = Settings(settings.config, settings.rules, settings.target, ignore_noqa=True)
+    ignoring = Settings(settings.config, settings.selected, settings.target, ignore_noqa=True)
     assert lint_text(source, "t.py", ignoring).diagnostics == ()
 
 

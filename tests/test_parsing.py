@@ -9,7 +9,7 @@ from typing import Any
 import libcst as cst
 import pytest
 
-from repro_lint import parsing
+from repro_lint import cst_parse, parsing
 from repro_lint.config import Config
 from repro_lint.file_pass import lint_one
 from repro_lint.settings import Settings
@@ -48,7 +48,7 @@ def _assert_same_as_whole(text: str) -> parsing.Checked:
     assert isinstance(checked, parsing.Checked)
     whole = ast.parse(text)
     assert sorted(checked.docstrings) == sorted(parsing.docstrings(whole))
-    module = parsing.parse_module(text, checked.cuts)
+    module = cst_parse.parse_module(text, checked.cuts)
     assert module.deep_equals(cst.parse_module(text))
     assert module.code == text
     return checked
@@ -204,7 +204,7 @@ def test_a_buffer_parsed_again_gives_what_one_parse_gives(newline: str) -> None:
             continue
         whole = ast.parse(text)
         assert sorted(checked.docstrings) == sorted(parsing.docstrings(whole))
-        module = parsing.parse_module(text, checked.cuts, pieces)
+        module = cst_parse.parse_module(text, checked.cuts, pieces)
         assert len(checked.cuts) > 10
         assert module.deep_equals(cst.parse_module(text))
         assert module.code == text
@@ -215,18 +215,18 @@ def test_only_the_edited_piece_is_parsed_again(monkeypatch: pytest.MonkeyPatch) 
     pieces = parsing.Pieces(512)
     checked = parsing.check(text, pieces)
     assert isinstance(checked, parsing.Checked)
-    parsing.parse_module(text, checked.cuts, pieces)
+    cst_parse.parse_module(text, checked.cuts, pieces)
     parsed_cst, parsed_ast = _counting(monkeypatch)
     lines = text.split("\n")
     lines[len(lines) // 2] += "  # typed"
     edited = "\n".join(lines)
     checked = parsing.check(edited, pieces)
     assert isinstance(checked, parsing.Checked)
-    parsing.parse_module(edited, checked.cuts, pieces)
+    cst_parse.parse_module(edited, checked.cuts, pieces)
     assert len(parsed_cst) == len(parsed_ast) == 1
     assert "# typed" in parsed_cst[0] and len(parsed_cst[0]) < 4 * 512
     # Without the last version's pieces, every piece is parsed.
-    parsing.parse_module(edited, checked.cuts, parsing.Pieces(512))
+    cst_parse.parse_module(edited, checked.cuts, parsing.Pieces(512))
     assert len(parsed_cst) == 2 + len(checked.cuts)
 
 
@@ -238,7 +238,7 @@ def test_a_repeated_piece_gets_nodes_of_its_own() -> None:
     for _ in range(2):
         checked = parsing.check(text, pieces)
         assert isinstance(checked, parsing.Checked)
-        module = parsing.parse_module(text, checked.cuts, pieces)
+        module = cst_parse.parse_module(text, checked.cuts, pieces)
         assert module.deep_equals(cst.parse_module(text))
         statements = [id(statement) for statement in module.body]
         assert len(set(statements)) == len(statements)
@@ -270,12 +270,12 @@ def test_the_parse_skips_node_validation_and_puts_it_back(
     reference = cst.parse_module(text)
     assert "lambda" not in calls and "y" in calls  # (a validating parse calls the hook)
     calls.clear()
-    module = parsing.parse_module(text)
+    module = cst_parse.parse_module(text)
     assert calls == []
     assert module.deep_equals(reference)
     assert module.code == text
     with pytest.raises(cst.ParserSyntaxError):
-        parsing.parse_module("def broken(:\n")
+        cst_parse.parse_module("def broken(:\n")
     # Nodes built outside a parse (a fix's) are still validated, after a failed parse too.
     assert cst.Name("z").value == "z"
     assert calls == ["z"]

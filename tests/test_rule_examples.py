@@ -12,7 +12,8 @@ from repro_lint.diagnostics import FixSafety
 from repro_lint.engine import fix_source, lint_text
 from repro_lint.explain import REQUIRED, render_markdown, sections
 from repro_lint.rule import Invalid, Rule, Valid
-from repro_lint.rules import ALL_RULES, ALWAYS_ON
+from repro_lint.rules import ALWAYS_ON
+from repro_lint.rules.table import ALL_RULES
 from repro_lint.settings import Settings
 
 ALL_FIXES = frozenset({FixSafety.SAFE, FixSafety.UNSAFE})

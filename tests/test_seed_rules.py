@@ -19,7 +19,7 @@ from repro_lint.program import ProjectRule, Unit, analyse
 from repro_lint.project_pass import summary_loader
 from repro_lint.randomness import _WORDS, is_seed_name
 from repro_lint.rule import Rule
-from repro_lint.rules import ALL_RULES
+from repro_lint.rules.table import ALL_RULES
 from repro_lint.settings import Settings
 
 SEEDING_CODES = (

@@ -1,92 +1,51 @@
-"""The rule table: every rule, in code order. The one place that lists rules by hand."""
+"""The rule table: every rule's record (``RuleInfo``), in code order, and selection by code,
+prefix or name. Light: the classes are listed in ``table.py`` and imported only when a rule
+runs (``RuleInfo.load``)."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from repro_lint.config import ConfigError
-from repro_lint.rule import Rule
-from repro_lint.rules.autotune_enabled import AutotuneEnabled
-from repro_lint.rules.checkpoint_without_rng_state import CheckpointWithoutRngState
-from repro_lint.rules.cudnn_benchmark_enabled import CudnnBenchmarkEnabled
-from repro_lint.rules.dataloader_missing_generator import DataloaderMissingGenerator
-from repro_lint.rules.dataloader_worker_rng import DataloaderWorkerRng
-from repro_lint.rules.dataset_shuffle_without_seed import DatasetShuffleWithoutSeed
-from repro_lint.rules.deterministic_mode_disabled import DeterministicModeDisabled
-from repro_lint.rules.distributed_sampler_without_set_epoch import DistributedSamplerWithoutSetEpoch
-from repro_lint.rules.hashseed_set_in_process import HashseedSetInProcess
-from repro_lint.rules.late_seed import LateSeed
-from repro_lint.rules.missing_cublas_workspace_config import MissingCublasWorkspaceConfig
-from repro_lint.rules.missing_deterministic_config import MissingDeterministicConfig
-from repro_lint.rules.missing_seed import MissingSeed
-from repro_lint.rules.nondeterministic_library_kernel import NondeterministicLibraryKernel
-from repro_lint.rules.nondeterministic_op import NondeterministicOp
-from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
-    NondeterministicOpWithoutDeterministicMode,
-)
-from repro_lint.rules.nondeterministic_seed import NondeterministicSeed
-from repro_lint.rules.random_split_missing_generator import RandomSplitMissingGenerator
-from repro_lint.rules.reduced_precision_matmul import ReducedPrecisionMatmul
-from repro_lint.rules.seed_defaults_to_none import SeedDefaultsToNone
-from repro_lint.rules.seed_lost_in_subprocess import SeedLostInSubprocess
-from repro_lint.rules.sklearn_missing_random_state import SklearnMissingRandomState
-from repro_lint.rules.syntax_error import SyntaxError
-from repro_lint.rules.unknown_backend_flag import UnknownBackendFlag
-from repro_lint.rules.unseeded_generator import UnseededGenerator
-from repro_lint.rules.unsorted_file_listing import UnsortedFileListing
-from repro_lint.rules.unused_noqa import UnusedNoqa
+from repro_lint.rule_info import RuleInfo
+from repro_lint.rules._index import INFOS
 
-ALL_RULES: tuple[type[Rule], ...] = (
-    SyntaxError,
-    MissingSeed,
-    UnseededGenerator,
-    NondeterministicSeed,
-    LateSeed,
-    SklearnMissingRandomState,
-    HashseedSetInProcess,
-    SeedLostInSubprocess,
-    SeedDefaultsToNone,
-    CheckpointWithoutRngState,
-    CudnnBenchmarkEnabled,
-    MissingDeterministicConfig,
-    DeterministicModeDisabled,
-    MissingCublasWorkspaceConfig,
-    AutotuneEnabled,
-    UnknownBackendFlag,
-    ReducedPrecisionMatmul,
-    DataloaderWorkerRng,
-    DataloaderMissingGenerator,
-    RandomSplitMissingGenerator,
-    DistributedSamplerWithoutSetEpoch,
-    UnsortedFileListing,
-    DatasetShuffleWithoutSeed,
-    NondeterministicOp,
-    NondeterministicOpWithoutDeterministicMode,
-    NondeterministicLibraryKernel,
-    UnusedNoqa,
-)
+if TYPE_CHECKING:
+    from repro_lint.rule import Rule
 
-BY_CODE: dict[str, type[Rule]] = {rule.CODE: rule for rule in ALL_RULES}
-BY_NAME: dict[str, type[Rule]] = {rule.name: rule for rule in ALL_RULES}
+BY_CODE: dict[str, RuleInfo] = {rule.CODE: rule for rule in INFOS}
+BY_NAME: dict[str, RuleInfo] = {rule.name: rule for rule in INFOS}
 # Always reported, whatever ``select`` says; only an explicit ``ignore`` of the code hides it.
-ALWAYS_ON = frozenset({SyntaxError.CODE})
+ALWAYS_ON = frozenset({"RPL000"})
+# Per-file rules whose fixes project rules count on, listed in ``Unit.codes`` where enabled:
+# RPL105 gives scikit-learn calls `random_state=` (then numpy needs no seed for them).
+FIX_PARTNERS = frozenset({"RPL105"})
 
 
-def rule_for(code_or_name: str) -> type[Rule] | None:
-    """The rule with this exact code (``RPL201``) or name (``cudnn-benchmark-enabled``)."""
+def info_for(code_or_name: str) -> RuleInfo | None:
+    """The record of the rule with this exact code (``RPL201``) or name
+    (``cudnn-benchmark-enabled``)."""
     return BY_CODE.get(code_or_name.upper()) or BY_NAME.get(code_or_name.lower())
 
 
-def _matches(selector: str) -> tuple[int, list[type[Rule]]]:
+def rule_for(code_or_name: str) -> type[Rule] | None:
+    """The class of the rule with this exact code or name (imported on first use)."""
+    info = info_for(code_or_name)
+    return info.load() if info is not None else None
+
+
+def _matches(selector: str) -> tuple[int, list[RuleInfo]]:
     """Rules a selector picks, and its specificity (longer prefixes are more specific)."""
     if selector.upper() == "ALL":
-        return 0, list(ALL_RULES)
+        return 0, list(INFOS)
     rule = BY_NAME.get(selector.lower())
     if rule is not None:
         return len(rule.CODE), [rule]
     prefix = selector.upper()
-    return len(prefix), [r for r in ALL_RULES if r.CODE.startswith(prefix)]
+    return len(prefix), [r for r in INFOS if r.CODE.startswith(prefix)]
 
 
-def matching(selector: str) -> list[type[Rule]]:
+def matching(selector: str) -> list[RuleInfo]:
     """Every rule a selector (ALL, prefix, code or name) picks."""
     return _matches(selector)[1]
 
@@ -106,11 +65,11 @@ def select(
     select: tuple[str, ...] | None,
     extend_select: tuple[str, ...],
     ignore: tuple[str, ...],
-) -> tuple[type[Rule], ...]:
+) -> tuple[RuleInfo, ...]:
     """Resolve ruff-style selection: the most specific selector decides; ties go to ignore."""
     chosen: dict[str, int] = {}
     if select is None:
-        for rule in ALL_RULES:
+        for rule in INFOS:
             if rule.DEFAULT_ENABLED:
                 chosen[rule.CODE] = 0
     for selector in (*(select or ()), *extend_select):
@@ -126,4 +85,19 @@ def select(
                 if rule.CODE in ALWAYS_ON and specificity < len(rule.CODE):
                     continue
                 del chosen[rule.CODE]
-    return tuple(rule for rule in ALL_RULES if rule.CODE in chosen)
+    return tuple(rule for rule in INFOS if rule.CODE in chosen)
+
+
+__all__ = [
+    "ALWAYS_ON",
+    "BY_CODE",
+    "BY_NAME",
+    "FIX_PARTNERS",
+    "INFOS",
+    "RuleInfo",
+    "info_for",
+    "matching",
+    "rule_for",
+    "select",
+    "validate_selectors",
+]

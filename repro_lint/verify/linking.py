@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from repro_lint.diagnostics import Diagnostic, FileResult
-from repro_lint.rules import BY_CODE
+from repro_lint.rules import rule_for
 from repro_lint.verify.divergence import Divergence, Place
 
 # Findings elsewhere in the program shown at most, after those at the line.
@@ -32,7 +32,7 @@ class Linked:
         """What to do, in a line: the finding's own fix, or its rule's remedy."""
         if self.diagnostic.fix is not None:
             return self.diagnostic.fix.message
-        rule = BY_CODE.get(self.diagnostic.code)
+        rule = rule_for(self.diagnostic.code)
         return rule.FIX_TITLE if rule is not None else None
 
     def to_json(self) -> dict[str, Any]:
