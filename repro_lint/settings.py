@@ -27,7 +27,7 @@ class Settings:
     """A resolved configuration: the rules to run and the torch version to judge against.
 
     The rules are held as their records (``RuleInfo``): their classes, and libcst with them,
-    are imported only when asked for (``rules``, ``rules_for``, ``project_rules``, ...), which
+    are imported only when asked for (``rules``, ``project_rules``, ``settling_rules``), which
     a run does once it parses a file or runs the project pass."""
 
     config: Config
@@ -132,12 +132,6 @@ class Settings:
             if spec.match_file(relative):
                 ignored.update(rules)
         return tuple(r for r in self.selected if r not in ignored)
-
-    def rules_for(self, path: Path | None) -> tuple[type[Rule], ...]:
-        """The classes of the rules that apply to ``path``."""
-        if path is None or not self._per_file:
-            return self.rules
-        return tuple(info.load() for info in self.selected_for(path))
 
     def cache_key(self) -> str:
         codes = ",".join(rule.CODE for rule in self.selected)
