@@ -70,9 +70,7 @@ HERE = Path(__file__).resolve().parent
 ONE_FILE_IMPORTS = (
     "import repro_lint.cli, repro_lint.settings, repro_lint.engine, repro_lint.run_cache"
 )
-PARSED_IMPORTS = (
-    f"{ONE_FILE_IMPORTS}, repro_lint.tree_pass, repro_lint.program, repro_lint.rules.table"
-)
+PARSED_IMPORTS = f"{ONE_FILE_IMPORTS}; repro_lint.engine.import_analysis()"
 sys.path.insert(0, str(HERE))
 import lsp_latency  # noqa: E402  (a sibling script, not a package)
 

@@ -278,10 +278,10 @@ def main(idle_timeout: float = launch.DEFAULT_IDLE_TIMEOUT) -> int:
     except OSError:
         os.close(lock)
         return ALREADY_RUNNING
-    # What every command needs, imported once; and what a run imports only when it parses a
-    # file or analyses a program (libcst, every rule, the program model).
-    from repro_lint import cli, engine, program, run_cache, settings, tree_pass  # noqa: F401
-    from repro_lint.rules import table  # noqa: F401
+    # What every command needs, imported once, with what a run imports only when it parses.
+    from repro_lint import cli, engine, run_cache, settings  # noqa: F401
+
+    engine.import_analysis()
 
     run_cache.resident()
     daemon = Daemon(idle_timeout)

@@ -45,6 +45,14 @@ if TYPE_CHECKING:
 POOL_THRESHOLD = 16
 
 
+def import_analysis() -> None:
+    """Import what a run imports only once it parses a file or analyses a program (libcst,
+    every rule, the program model): a process that stays (the daemon, the language server)
+    does it before its first request instead of during it."""
+    from repro_lint import program, tree_pass  # noqa: F401
+    from repro_lint.rules import table  # noqa: F401
+
+
 def lint_text(
     text: str,
     filename: str,

@@ -28,7 +28,7 @@ from repro_lint import __version__
 from repro_lint.cache import Cache
 from repro_lint.config import Config, ConfigError, load_config
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, FixSafety, Location
-from repro_lint.engine import Document, fix_source, lint_document
+from repro_lint.engine import Document, fix_source, import_analysis, lint_document
 from repro_lint.explain import render_markdown
 from repro_lint.fixes import FixOutcome
 from repro_lint.notebooks import NOTEBOOK_SUFFIX
@@ -408,9 +408,5 @@ def create_server() -> ReproLintServer:
 
 def serve() -> None:
     """Speak LSP on stdin/stdout until the client says exit."""
-    # What a run imports only once it parses a file (libcst, every rule), imported before the
-    # first request instead of during the first edit's lint.
-    from repro_lint import tree_pass  # noqa: F401
-    from repro_lint.rules import table  # noqa: F401
-
+    import_analysis()
     create_server().start_io()

@@ -249,12 +249,18 @@ def project_codes(settings: Settings) -> frozenset[str]:
     return frozenset(rule.CODE for rule in settings.selected if rule.project or rule.settled)
 
 
+def _enabled_codes(settings: Settings, path: Path | None) -> frozenset[str]:
+    """The project rules enabled in ``path``'s file, and the per-file rules whose fixes they
+    count on (``Unit.codes``)."""
+    return frozenset(
+        r.CODE for r in settings.selected_for(path) if r.project or r.CODE in FIX_PARTNERS
+    )
+
+
 def unit_part(result: FileResult, path: Path | None, settings: Settings) -> list[Any]:
     """What the project pass reads of one linted file (see ``ProjectMemo``)."""
     settled = {rule.CODE for rule in settings.selected if rule.settled}
-    enabled = sorted(
-        r.CODE for r in settings.selected_for(path) if r.project or r.CODE in FIX_PARTNERS
-    )
+    enabled = sorted(_enabled_codes(settings, path))
     return [
         result.filename,
         None if path is None else str(path),
@@ -473,20 +479,16 @@ def _analysed(
 
     if load is not None:
         load = _recording(load, memo)
-    rules = settings.project_rules
-    codes = {rule.CODE for rule in rules}
     units = []
     for result in results:
         path = paths.get(result.filename)
-        enabled = frozenset(
-            r.CODE for r in settings.selected_for(path) if r.CODE in codes or r.CODE in FIX_PARTNERS
-        )
+        enabled = _enabled_codes(settings, path)
         units.append(Unit(result.filename, path, result.summary, linted=True, codes=enabled))
     probed: set[str] = set()
     with analysing():
         analysed = analyse(
             units,
-            rules,
+            settings.project_rules,
             settings.project_options(),
             load,
             findings,
