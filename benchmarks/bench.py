@@ -431,7 +431,7 @@ def run_all(
     reference = run_output(cold, work)
     flagged = sorted({line.split(":", 1)[0] for line in reference.splitlines() if ":" in line})
     big = max(flagged or [str(files[0].relative_to(work))], key=lambda p: (work / p).stat().st_size)
-    parsed = [p for p in files if _mentions_trigger(p)]
+    parsed = _parsed_files(work, files)
     typical = str(
         sorted(parsed, key=lambda p: p.stat().st_size)[len(parsed) // 2].relative_to(work)
     )
@@ -757,12 +757,31 @@ class Edit:
         os.utime(self.path, ns=(self.stat.st_atime_ns, self.stat.st_mtime_ns))
 
 
-def _mentions_trigger(path: Path) -> bool:
-    """Whether the prefilter lets the file through to libcst (some rule's trigger occurs)."""
-    from repro_lint.rules.table import ALL_RULES
+def _parsed_files(work: Path, files: Sequence[Path]) -> list[Path]:
+    """The files that a run of their own parses with libcst: those the per-file pass hands to
+    ``tree_pass`` (some rule's trigger in their code, or a summary wanted), as the project's
+    settings decide. The parse itself is left out: only the decision is asked for."""
+    from repro_lint import file_pass, tree_pass
+    from repro_lint.config import load_config
+    from repro_lint.diagnostics import FileResult
+    from repro_lint.settings import Settings
 
-    text = path.read_text(encoding="utf-8", errors="replace")
-    return any(trigger in text for rule in ALL_RULES for trigger in rule.TRIGGERS)
+    settings = Settings.from_config(load_config(work, None))
+    real = tree_pass.lint_parsed
+    parsed: list[Path] = []
+
+    def noted(text: str, filename: str, *args: Any, **kwargs: Any) -> FileResult:
+        parsed.append(Path(filename))
+        return FileResult(filename, ())
+
+    tree_pass.lint_parsed = noted
+    try:
+        for path in files:
+            text = path.read_text(encoding="utf-8", errors="surrogateescape")
+            file_pass.lint_one(text, str(path), settings, path)
+    finally:
+        tree_pass.lint_parsed = real
+    return parsed
 
 
 def _hook_entry() -> list[str]:
