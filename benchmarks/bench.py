@@ -33,8 +33,8 @@ Measures, in rounds so that every tool sees the same machine load:
 - the language server over stdio with a real LSP client (benchmarks/lsp_latency.py):
   didChange -> diagnostics on a 1,000-line training script, and codeAction at a cursor;
 - and asserts, on every run, that the findings are byte-identical: warm and after an edit as
-  cold; --jobs 1 as the default; with the text prefilter and the docstring gate off (in-process,
-  also timing the project pass).
+  cold; --jobs 1 as the default; with the text prefilter and the docstring and comment gates
+  off (in-process, also timing the project pass).
 
 The corpus is copied to a temporary directory outside the repository first (the repository's
 .gitignore would hide it from every linter). Prints a table and saves it under
@@ -290,8 +290,8 @@ def corpus_pins(corpus: Path) -> str:
 
 
 def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
-    """Findings of an in-process cold run, with the raw-text prefilter and the docstring gate
-    on or off; its wall time and the part of it spent in the project phase (cross-file
+    """Findings of an in-process cold run, with the raw-text prefilter and the docstring and
+    comment gates on or off; its wall time and the part of it spent in the project phase (cross-file
     analysis, including the summaries it loads for imported files that were not linted)."""
     from repro_lint import engine, file_pass
     from repro_lint.config import load_config
@@ -300,6 +300,7 @@ def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
 
     real = file_pass.triggered
     real_gate = file_pass.gate_text
+    real_comments = file_pass.comments_gated
     real_project = engine.project_pass
     phase = 0.0
 
@@ -314,6 +315,7 @@ def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
     if not gated:
         file_pass.triggered = lambda rule, text: True
         file_pass.gate_text = lambda text, docstrings: text
+        file_pass.comments_gated = lambda *args: None
     engine.project_pass = project_phase
     try:
         previous = Path.cwd()
@@ -326,6 +328,7 @@ def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
     finally:
         file_pass.triggered = real
         file_pass.gate_text = real_gate
+        file_pass.comments_gated = real_comments
         engine.project_pass = real_project
         os.chdir(previous)
     return [d.to_json() for r in results for d in r.diagnostics], elapsed, phase
@@ -929,7 +932,7 @@ def render(
         f"{peak_serial / mib:.0f} MiB; a warm run after a function added to the median-sized "
         f"file: {peak_edit / mib:.0f} MiB",
         "findings byte-identical (asserted): warm and after each edit as cold; --jobs 1 as "
-        f"--jobs {cores()}; prefilter and docstring gate off as on ({findings} findings; "
+        f"--jobs {cores()}; prefilter, docstring and comment gates off as on ({findings} findings; "
         f"in-process, {gate_s[0]:.1f} s with, {gate_s[1]:.1f} s without)",
         f"project phase (cross-file analysis): {phase_s:.2f} s of the {gate_s[0]:.1f} s "
         f"in-process run ({100 * phase_s / gate_s[0]:.1f}%)",
