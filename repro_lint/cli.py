@@ -570,7 +570,6 @@ def _report(
 ) -> NoReturn:
     """Print the findings in the chosen format and exit with the status they call for."""
     from repro_lint import report as reports
-    from repro_lint.source import is_internal_error
 
     fixed: Counter[str] = Counter()
     for counts in (fixed_by_file or {}).values():
@@ -587,23 +586,39 @@ def _report(
         found=found,
     )
     with _output(shown.output_file) as out:
-        if shown.statistics:
-            reports.render_statistics(report, out)
-        elif shown.quiet and fmt in ("full", "concise"):
-            for d in report.diagnostics:
-                out.write(reports._head(report, d) + "\n")
-        else:
-            reports.RENDERERS[fmt](report, out)
+        _render(report, fmt, out, statistics=shown.statistics, quiet=shown.quiet)
     if shown.verbose:
         elapsed = time.perf_counter() - shown.started
         click.echo(f"checked {len(files)} files in {elapsed:.2f} s", err=True)
+    _exit_for(report, shown.exit_zero, shown.exit_non_zero_on_fix)
+
+
+def _render(report: Any, fmt: str, out: TextIO, *, statistics: bool, quiet: bool) -> None:
+    """Write ``report`` (a ``report.Report``) to ``out``: its statistics, only the findings'
+    heads (``--quiet``, in the full and concise formats), or the format's whole rendering."""
+    from repro_lint import report as reports
+
+    if statistics:
+        reports.render_statistics(report, out)
+    elif quiet and fmt in ("full", "concise"):
+        for d in report.diagnostics:
+            out.write(reports._head(report, d) + "\n")
+    else:
+        reports.RENDERERS[fmt](report, out)
+
+
+def _exit_for(report: Any, exit_zero: bool, exit_non_zero_on_fix: bool) -> NoReturn:
+    """Exit with the status ``report`` calls for (``report.exit_code`` decides it)."""
+    from repro_lint import report as reports
+    from repro_lint.source import is_internal_error
+
     sys.exit(
         reports.exit_code(
             len(report.diagnostics),
-            fixed=sum(fixed.values()),
+            fixed=sum(report.fixed.values()),
             failed=any(map(is_internal_error, report.diagnostics)),
-            exit_zero=shown.exit_zero,
-            exit_non_zero_on_fix=shown.exit_non_zero_on_fix,
+            exit_zero=exit_zero,
+            exit_non_zero_on_fix=exit_non_zero_on_fix,
         )
     )
 
@@ -806,7 +821,6 @@ def _check_stdin(
     from repro_lint.cache import Cache
     from repro_lint.files import discover, display_name
     from repro_lint.project_pass import memoized_loader, summary_loader
-    from repro_lint.source import is_internal_error
 
     data = sys.stdin.buffer.read()
     path = Path(os.path.abspath(stdin_filename)) if stdin_filename else None
@@ -832,29 +846,11 @@ def _check_stdin(
     # With --fix, stdout carries the fixed source: the findings go to stderr.
     stream_name = output_file
     if fix and output_file is None:
-        out: TextIO = sys.stderr
-        if statistics:
-            reports.render_statistics(report, out)
-        else:
-            reports.RENDERERS[fmt](report, out)
+        _render(report, fmt, sys.stderr, statistics=statistics, quiet=quiet)
     else:
         with _output(stream_name) as out:
-            if statistics:
-                reports.render_statistics(report, out)
-            elif quiet and fmt in ("full", "concise"):
-                for d in report.diagnostics:
-                    out.write(reports._head(report, d) + "\n")
-            else:
-                reports.RENDERERS[fmt](report, out)
-    sys.exit(
-        reports.exit_code(
-            len(report.diagnostics),
-            fixed=sum(fixed.values()),
-            failed=any(map(is_internal_error, report.diagnostics)),
-            exit_zero=exit_zero,
-            exit_non_zero_on_fix=exit_non_zero_on_fix,
-        )
-    )
+            _render(report, fmt, out, statistics=statistics, quiet=quiet)
+    _exit_for(report, exit_zero, exit_non_zero_on_fix)
 
 
 def _python_stdin(

@@ -91,3 +91,20 @@ def test_stdin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert fixed.exit_code == 0
     broken = runner.invoke(main, ["-", "--output-format", "concise"], input="def f(:\n")
     assert broken.exit_code == 1 and "RPL000" in broken.stdout
+
+
+def test_stdin_fixed_with_quiet_reports_only_the_findings_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With ``--fix``, stdout carries the fixed source and the report goes to stderr; there,
+    ``--quiet`` prints only each finding's head, as it does on stdout."""
+    monkeypatch.chdir(tmp_path)
+    text = HAZARD + "torch.use_deterministic_algorithms(False)\n"
+    args = ["-", "--stdin-filename", "train.py", "--fix", "--no-cache"]
+    loud = CliRunner().invoke(main, [*args, "--output-format", "concise"], input=text)
+    quiet = CliRunner().invoke(main, [*args, "--output-format", "concise", "-q"], input=text)
+    assert quiet.stdout == loud.stdout == text.replace("benchmark = True", "benchmark = False")
+    assert quiet.exit_code == loud.exit_code == 1
+    heads = quiet.stderr.splitlines()
+    assert heads and all(line.startswith("train.py:") and "RPL203" in line for line in heads)
+    assert len(loud.stderr.splitlines()) > len(heads)
