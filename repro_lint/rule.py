@@ -179,8 +179,9 @@ class Rule:
     VALID: ClassVar[Sequence[Valid | str]] = ()
     INVALID: ClassVar[Sequence[Invalid]] = ()
     DEFAULT_ENABLED: ClassVar[bool] = True
-    # Substrings of the source without which the rule cannot fire; an empty tuple means the
-    # rule always runs. The engine skips rules (and parsing) when none appears.
+    # Substrings of the source's code without which the rule cannot fire; an empty tuple means
+    # the rule always runs. The engine skips rules (and parsing) when none appears outside
+    # docstrings and comments (noqa comments count: RPL901 judges them).
     TRIGGERS: ClassVar[tuple[str, ...]] = ()
     # Match TRIGGERS as whole words rather than substrings (``put`` but not ``input``).
     TRIGGER_WORDS: ClassVar[bool] = False
