@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NoReturn, TextIO
+from typing import IO, TYPE_CHECKING, Any, NoReturn, TextIO
 
 import click
 
@@ -22,6 +22,9 @@ from repro_lint import __version__, launch
 from repro_lint.collector import one_shot
 from repro_lint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
 from repro_lint.diagnostics import FileResult, FixSafety
+
+if TYPE_CHECKING:
+    from repro_lint.report import Report
 
 CHECK_FORMATS = OUTPUT_FORMATS
 
@@ -593,8 +596,8 @@ def _report(
     _exit_for(report, shown.exit_zero, shown.exit_non_zero_on_fix)
 
 
-def _render(report: Any, fmt: str, out: TextIO, *, statistics: bool, quiet: bool) -> None:
-    """Write ``report`` (a ``report.Report``) to ``out``: its statistics, only the findings'
+def _render(report: Report, fmt: str, out: TextIO, *, statistics: bool, quiet: bool) -> None:
+    """Write ``report`` to ``out``: its statistics, only the findings'
     heads (``--quiet``, in the full and concise formats), or the format's whole rendering."""
     from repro_lint import report as reports
 
@@ -607,7 +610,7 @@ def _render(report: Any, fmt: str, out: TextIO, *, statistics: bool, quiet: bool
         reports.RENDERERS[fmt](report, out)
 
 
-def _exit_for(report: Any, exit_zero: bool, exit_non_zero_on_fix: bool) -> NoReturn:
+def _exit_for(report: Report, exit_zero: bool, exit_non_zero_on_fix: bool) -> NoReturn:
     """Exit with the status ``report`` calls for (``report.exit_code`` decides it)."""
     from repro_lint import report as reports
     from repro_lint.source import is_internal_error

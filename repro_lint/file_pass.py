@@ -150,9 +150,10 @@ def gate_text(text: str, docstrings: Sequence[Span]) -> str:
     Documentation names ops, loaders and seeds everywhere (a model's docstring says "pad",
     "gather", "interpolate"), and no rule fires on a docstring: a file whose triggers occur
     only there is finding-free without libcst, and needs a summary only if an entry point
-    reaches it (it is then summarised like any file deferred). Comments and every other
-    string stay: noqa comments and settings spelled in strings are triggers. The benchmark
-    checks that the findings on the corpus are the same with and without this gate."""
+    reaches it (it is then summarised like any file deferred). Every other string stays:
+    settings spelled in strings are triggers. Comments are blanked after this, where that can
+    matter (``comments_gated``). The benchmark checks that the findings on the corpus are the
+    same with and without these gates."""
     if not docstrings:
         return text
     lines = NEWLINE.split(text)
