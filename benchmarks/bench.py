@@ -428,6 +428,19 @@ def run_all(
     ruff = [str(ruff_bin), "check", "--select", RUFF_RULES, "--output-format", "concise"]
     ruff_cold = [*ruff, "--no-cache", "--quiet", "."]
     ruff_warm = [*ruff, "--quiet", "--cache-dir", str(work.parent / "ruff-cache"), "."]
+    # The default output, as a user at a terminal sees it: every finding with its code frame.
+    warm_frames = [repro, "."]
+    ruff_warm_frames = [
+        str(ruff_bin),
+        "check",
+        "--select",
+        RUFF_RULES,
+        "--cache-dir",
+        str(work.parent / "ruff-cache"),
+        "--output-format",
+        "full",
+        ".",
+    ]
 
     # The file to edit: the biggest one with a finding (the worst case for a re-lint), and a
     # typical one: the median size among those the linter parses.
@@ -468,6 +481,7 @@ def run_all(
         elapsed, output = timed_output(warm, work)
         add("warm", elapsed)
         same(output, "warm run")
+        add("warm_frames", timed(warm_frames, work))
         for label, name in (("big", big), ("typical", typical)):
             edit = edits[name]
             # A comment appended: no line moves, the project pass is reused.
@@ -533,6 +547,7 @@ def run_all(
         if full:
             add("ruff_cold", timed(ruff_cold, work))
         add("ruff_warm", timed(ruff_warm, work))
+        add("ruff_warm_frames", timed(ruff_warm_frames, work))
 
     # The short measurements first (a run cut short still has them).
     print("language server", file=sys.stderr)
@@ -838,6 +853,11 @@ def render(
         ]
     out += [
         row("repro-lint warm (cache, nothing changed)", times["warm"], warm_note),
+        row(
+            "  the same, default output (code frames)",
+            times["warm_frames"],
+            f"{median(times['warm_frames']) / median(times['ruff_warm_frames']):.2f}x ruff's",
+        ),
         row("after a comment appended to one file", times["touched_big"], f"biggest: {big}"),
         row("  the same, a median-sized file", times["touched_typical"], typical),
         row("after a line inserted at the top of one", times["moved_big"], "biggest file"),
@@ -863,6 +883,7 @@ def render(
         out.append(row(f"ruff cold (--no-cache, --select {RUFF_RULES})", times["ruff_cold"]))
     out += [
         row("ruff warm (cache)", times["ruff_warm"]),
+        row("  the same, --output-format full", times["ruff_warm_frames"]),
     ]
     change_ms = [1000 * t for t in lsp_times["change"]]
     action_ms = [1000 * t for t in lsp_times["action"]]

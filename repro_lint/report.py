@@ -40,28 +40,51 @@ class Report:
     # With --fix: how many findings the original files had (``fixed`` counts only those of
     # them that fixes removed, so findings a fix created are never counted as found or fixed).
     found: int | None = None
+    # Made once, when first asked (the results do not change while a report is rendered):
+    # each file's result by name, and the lines of each file (or notebook cell) a code frame
+    # was shown from. A run over a large project shows thousands of frames, many per file.
+    _by_name: dict[str, FileResult] | None = field(default=None, init=False, repr=False)
+    _lines: dict[tuple[str, int | None], list[str] | None] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
         found = [d for result in self.results for d in result.diagnostics]
         return sorted(found, key=lambda d: d.sort_key)
 
+    def _result(self, filename: str) -> FileResult | None:
+        if self._by_name is None:
+            by_name: dict[str, FileResult] = {}
+            for result in self.results:
+                by_name.setdefault(result.filename, result)
+            self._by_name = by_name
+        return self._by_name.get(filename)
+
     def source(self, filename: str) -> str | None:
-        for result in self.results:
-            if result.filename == filename:
-                if result.source is None and result.diagnostics and self.read is not None:
-                    return self.read(filename)
-                return result.source
-        return None
+        result = self._result(filename)
+        if result is None:
+            return None
+        if result.source is None and result.diagnostics and self.read is not None:
+            return self.read(filename)
+        return result.source
 
     def frame_source(self, d: Diagnostic) -> str | None:
         """The text ``d``'s rows count in: the file, or for a notebook its cell."""
         if d.cell is None:
             return self.source(d.filename)
-        for result in self.results:
-            if result.filename == d.filename and 0 < d.cell <= len(result.cells):
-                return result.cells[d.cell - 1]
+        result = self._result(d.filename)
+        if result is not None and 0 < d.cell <= len(result.cells):
+            return result.cells[d.cell - 1]
         return None
+
+    def frame_lines(self, d: Diagnostic) -> list[str] | None:
+        """``frame_source``'s lines (read and split once per file or cell)."""
+        key = (d.filename, d.cell)
+        if key not in self._lines:
+            source = self.frame_source(d)
+            self._lines[key] = None if source is None else _split_lines(source)
+        return self._lines[key]
 
     def fixable(self, diagnostic: Diagnostic) -> bool:
         return diagnostic.fix is not None and diagnostic.fix.applicability in self.applicable
@@ -134,8 +157,14 @@ def render_concise(report: Report, out: TextIO) -> None:
     _summary(report, out)
 
 
-def _frame(source: str, d: Diagnostic) -> list[str]:
-    lines = _NEWLINE.split(source)
+def _split_lines(source: str) -> list[str]:
+    """``source`` cut at each line ending ("\r\n", "\r" or "\n", as rows are counted)."""
+    # (Most files end their lines with "\n" only: str.split is many times faster than the
+    # pattern on them.)
+    return _NEWLINE.split(source) if "\r" in source else source.split("\n")
+
+
+def _frame(lines: Sequence[str], d: Diagnostic) -> list[str]:
     first = max(d.location.row - 2, 1)
     last = min(max(d.end_location.row, d.location.row) + 1, len(lines))
     if last >= first and lines[last - 1] == "" and last > d.end_location.row:
@@ -162,9 +191,9 @@ def _frame(source: str, d: Diagnostic) -> list[str]:
 def render_full(report: Report, out: TextIO) -> None:
     for d in report.diagnostics:
         out.write(_head(report, d) + "\n")
-        source = report.frame_source(d)
-        if source is not None:
-            for line in _frame(source, d):
+        lines = report.frame_lines(d)
+        if lines is not None:
+            for line in _frame(lines, d):
                 out.write(line + "\n")
         if d.fix is not None and d.fix.message:
             prefix = (
@@ -253,8 +282,7 @@ def render_gitlab(report: Report, out: TextIO) -> None:
     issues = []
     seen: Counter[str] = Counter()
     for d in report.diagnostics:
-        source = report.frame_source(d) or ""
-        lines = _NEWLINE.split(source)
+        lines = report.frame_lines(d) or [""]
         text = lines[d.location.row - 1].strip() if 0 < d.location.row <= len(lines) else ""
         # Messages may point at other places (``data.py:17``): numbers move with the code.
         message = re.sub(r"\d+", "#", d.message)

@@ -152,3 +152,38 @@ def test_json_keys_follow_ruff(monkeypatch: pytest.MonkeyPatch) -> None:
             "end_location": {"row": 5, "column": 38},
         }
     ]
+
+
+def test_code_frames_read_and_split_each_file_once() -> None:
+    """A report that frames several findings of one file reads the file once, and frames
+    rows the same whichever line endings the file has ("\\n", "\\r\\n" or "\\r")."""
+    import io
+
+    from repro_lint.diagnostics import Diagnostic, FileResult, Location
+    from repro_lint.report import Report, render_full
+
+    texts = {
+        "lf.py": "a = 1\nb = 2\nc = 3\n",
+        "crlf.py": "a = 1\r\nb = 2\r\nc = 3\r\n",
+        "cr.py": "a = 1\rb = 2\rc = 3\r",
+        "mixed.py": "a = 1\r\nb = 2\nc = 3\r",
+    }
+    reads: list[str] = []
+
+    def read(name: str) -> str:
+        reads.append(name)
+        return texts[name]
+
+    def frames(name: str) -> str:
+        findings = tuple(
+            Diagnostic("RPL101", "seed", f"row {row}", name, Location(row, 1), Location(row, 2))
+            for row in (3, 1, 2)
+        )
+        out = io.StringIO()
+        render_full(Report([FileResult(name, findings)], [], read=read), out)
+        return out.getvalue().replace(name, "<file>")
+
+    shown = {name: frames(name) for name in texts}
+    assert reads == list(texts)
+    assert "2 | b = 2" in shown["lf.py"]
+    assert all(text == shown["lf.py"] for text in shown.values())
