@@ -277,34 +277,44 @@ def check(
         time.time(),
         progress=not quiet and config.output_format in ("full", "concise") and sys.stderr.isatty(),
     )
+    from repro_lint.source import one_look
+
     record = None
-    if not (stdin or fix or diff or add_noqa or no_cache):
-        # A run whose inputs are all unchanged is answered from its record, before the
-        # settings are resolved (which imports the rules).
-        record = _answer_from_record(config, paths or (".",), force_exclude, ignore_noqa, shown)
-    settings = _settings(config, ignore_noqa)
-    if add_noqa:
-        _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
-    if verbose:
-        click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
-        click.echo(f"target torch: {settings.target.version} ({settings.target.origin})", err=True)
-    if stdin:
-        _check_stdin(
-            settings,
-            stdin_filename,
-            force_exclude,
-            fix,
-            diff,
-            applicable,
-            output_file,
-            statistics,
-            exit_zero,
-            exit_non_zero_on_fix,
-            quiet,
-            no_cache,
+    answerable = not (stdin or fix or diff or add_noqa or no_cache)
+    # A run that may be answered from its record stats each file once (``one_look``): the
+    # record's checks and the project pass's ask about the same thousands of files.
+    with one_look() if answerable else contextlib.nullcontext():
+        if answerable:
+            # A run whose inputs are all unchanged is answered from its record, before the
+            # settings are resolved (which imports the rules).
+            record = _answer_from_record(config, paths or (".",), force_exclude, ignore_noqa, shown)
+        settings = _settings(config, ignore_noqa)
+        if add_noqa:
+            _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
+        if verbose:
+            click.echo(f"settings: {config.source or 'defaults'}; root {config.root}", err=True)
+            click.echo(
+                f"target torch: {settings.target.version} ({settings.target.origin})", err=True
+            )
+        if stdin:
+            _check_stdin(
+                settings,
+                stdin_filename,
+                force_exclude,
+                fix,
+                diff,
+                applicable,
+                output_file,
+                statistics,
+                exit_zero,
+                exit_non_zero_on_fix,
+                quiet,
+                no_cache,
+            )
+            return
+        _check_paths(
+            settings, paths or (".",), force_exclude, fix, diff, no_cache, jobs, shown, record
         )
-        return
-    _check_paths(settings, paths or (".",), force_exclude, fix, diff, no_cache, jobs, shown, record)
 
 
 @dataclass(frozen=True)

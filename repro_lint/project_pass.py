@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from repro_lint import source
 from repro_lint.cache import CACHE_DIR_NAME, Cache, digest, listing, listing_digest
 from repro_lint.codec import diagnostic_to_json
 from repro_lint.collector import analysing
@@ -119,11 +120,11 @@ class ProjectMemo:
         only as text or only for its import-time code) keeps the analysis. The stamps
         are brought up to date when it holds."""
         if not all(
-            _mtime(directory) == mtime or listing(directory) == names
+            source.mtime(directory) == mtime or listing(directory) == names
             for directory, (mtime, names) in self.probed.items()
         ):
             return False
-        loaded = {path: _stamp(path) for path in self.loaded}
+        loaded = {path: source.stamp(path) for path in self.loaded}
         changed = {path for path, stamp in loaded.items() if stamp != self.loaded[path]}
         if changed:
             if load is None or not changed <= {path for path, _, _ in self.summaries}:
@@ -131,7 +132,7 @@ class ProjectMemo:
             for path, imported, known in self.summaries:
                 if path in changed and answer_digest(load(Path(path), imported)) != known:
                     return False
-        texts = {path: _stamp(path) for path in self.texts}
+        texts = {path: source.stamp(path) for path in self.texts}
         if texts != self.texts:
             from repro_lint.program import answer_again, answer_changed
 
@@ -156,7 +157,7 @@ class ProjectMemo:
             return None
         from repro_lint.program import TextAnswers, answer_changed
 
-        texts = {path: _stamp(path) for path in self.texts}
+        texts = {path: source.stamp(path) for path in self.texts}
         edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]
         fresh = answer_changed(self.asked, texts, edited) if edited else self.asked
         if fresh is None:
@@ -175,21 +176,6 @@ def answer_digest(answer: tuple[str, Mapping[str, Any]] | None) -> str:
     except ValueError:  # a type marshal does not write
         data = json.dumps(answer, sort_keys=True, separators=(",", ":"), default=repr).encode()
     return digest(data)
-
-
-def _stamp(path: str) -> Stamp:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return (-1, -1)
-    return (info.st_mtime_ns, info.st_size)
-
-
-def _mtime(directory: str) -> int:
-    try:
-        return os.stat(directory).st_mtime_ns
-    except OSError:
-        return -1
 
 
 def probed_stamps(probed: Iterable[str]) -> dict[str, tuple[int, str]]:
@@ -239,7 +225,9 @@ def probed_stamps(probed: Iterable[str]) -> dict[str, tuple[int, str]]:
             listed = entries(kept)
             # (what cannot be listed is kept by its mtime: a file, or nothing)
             stamps[kept] = (
-                (listed[0], listing_digest(listed[1])) if listed is not None else (_mtime(kept), "")
+                (listed[0], listing_digest(listed[1]))
+                if listed is not None
+                else (source.mtime(kept), "")
             )
     return stamps
 
@@ -388,7 +376,7 @@ def memoized_loader(load: Loader) -> Loader:
 
     def cached(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
         key = (str(path), imported)
-        stamp = _stamp(str(path))
+        stamp = source.stamp(str(path))
         hit = seen.get(key)
         # A stamp from the last two seconds could hide an edit in the same clock tick.
         settled = stamp[0] >= 0 and stamp[0] < time.time_ns() - 2_000_000_000
@@ -509,7 +497,7 @@ def _recording(load: Loader, memo: ProjectMemo) -> Loader:
     asked: set[tuple[str, bool]] = set()
 
     def recorded(path: Path, imported: bool) -> tuple[str, Mapping[str, Any]] | None:
-        memo.loaded.setdefault(str(path), _stamp(str(path)))
+        memo.loaded.setdefault(str(path), source.stamp(str(path)))
         answer = load(path, imported)
         if (str(path), imported) not in asked:
             asked.add((str(path), imported))

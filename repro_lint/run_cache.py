@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from repro_lint import __version__
+from repro_lint import __version__, source
 from repro_lint.cache import (
     CACHE_DIR_NAME,
     SUFFIX,
@@ -55,21 +55,6 @@ UNKNOWN: Stamp = (-2, -2)
 # the same tick of the file system's clock would keep them (git's "racily clean" rule).
 _RACY_NS = 2_000_000_000
 Json = Any
-
-
-def _stat(path: str) -> Stamp:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return (-1, -1)
-    return (info.st_mtime_ns, info.st_size)
-
-
-def _mtime(path: str) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return -1
 
 
 def _content(path: str) -> str | None:
@@ -176,7 +161,7 @@ class RunRecord:
 
     def _discovery_holds(self) -> bool:
         for path, (mtime, size, content) in self.inputs.items():
-            now = _stat(path)
+            now = source.stamp(path)
             if now != (mtime, size) or (mtime >= 0 and self._racy(mtime)):
                 if now[1] != size or (mtime >= 0 and _content(path) != content):
                     return False
@@ -185,7 +170,7 @@ class RunRecord:
                 self.inputs[path] = (now[0], size, content)
                 self.stale = True
         for directory, (mtime, names) in self.directories.items():
-            now_mtime = _mtime(directory)
+            now_mtime = source.mtime(directory)
             if now_mtime != mtime or self._racy(mtime):
                 if listing(directory) != names:
                     return False
@@ -197,12 +182,8 @@ class RunRecord:
         """The files (display names) whose content may differ from what was linted."""
         found = set()
         for index, recorded in enumerate(self.files):
-            try:
-                info = os.stat(recorded.path)
-            except OSError:
-                found.add(recorded.display)
-                continue
-            if not stat.S_ISREG(info.st_mode) or info.st_size != recorded.stamp[1]:
+            info = source.status(recorded.path)
+            if info is None or not stat.S_ISREG(info.st_mode) or info.st_size != recorded.stamp[1]:
                 found.add(recorded.display)
             elif info.st_mtime_ns != recorded.stamp[0] or self._racy(recorded.stamp[0]):
                 if _content(recorded.path) != recorded.digest:
@@ -219,8 +200,8 @@ class RunRecord:
             return True
         loaded: Mapping[str, Stamp] = self.project["loaded"]
         probed: Mapping[str, tuple[int, str]] = self.project["probed"]
-        return all(_stat(path) == stamp for path, stamp in loaded.items()) and all(
-            _mtime(directory) == mtime or listing(directory) == names
+        return all(source.stamp(path) == stamp for path, stamp in loaded.items()) and all(
+            source.mtime(directory) == mtime or listing(directory) == names
             for directory, (mtime, names) in probed.items()
         )
 
@@ -367,7 +348,7 @@ def build(
     written = time.time_ns()
     inputs = {}
     for path in [*settings_inputs(config), *sorted(discovery.ignore_files)]:
-        mtime, size = _stat(path)
+        mtime, size = source.stamp(path)
         inputs[path] = (mtime, size, (_content(path) or "") if mtime >= 0 else "")
     if previous is not None:
         directories = dict(previous.directories)
@@ -378,7 +359,7 @@ def build(
     # Where a requirements file appearing would change the target torch.
     root = str(config.root)
     if root not in directories:
-        directories[root] = (_mtime(root), listing(root) or "")
+        directories[root] = (source.mtime(root), listing(root) or "")
     files = []
     for file in discovery.files:
         known = stamps.get(file.display)

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import codecs
+import contextlib
 import io
 import os
 import stat
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +64,55 @@ def decode(data: bytes) -> DecodedSource:
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 # A file's (mtime in ns, size) when it was read: what the caches compare it with later.
 Stamp = tuple[int, int]
+
+# Within ``one_look``, each path's status as first taken. A check answered from its run record
+# asks about the same thousands of files several times (which changed, then which of them the
+# project pass loaded or read), and a run answers for the files as they were when it first
+# looked at them.
+_looked: dict[str, os.stat_result | None] | None = None
+
+
+@contextlib.contextmanager
+def one_look() -> Iterator[None]:
+    """Within this block, ``status``, ``stamp`` and ``mtime`` stat each path once. For a run
+    that writes no file: what it reads is read afresh (``read_bytes``), and stamps taken early
+    are older than any content they stand for, so a later run compares again, never less."""
+    global _looked
+    outer = _looked
+    if outer is None:
+        _looked = {}
+    try:
+        yield
+    finally:
+        _looked = outer
+
+
+def status(path: str) -> os.stat_result | None:
+    """``os.stat(path)``, or None when it fails (within ``one_look``: its first answer)."""
+    looked = _looked
+    if looked is not None:
+        known = looked.get(path, False)
+        if known is not False:
+            return known  # type: ignore[return-value]
+    try:
+        info: os.stat_result | None = os.stat(path)
+    except OSError:
+        info = None
+    if looked is not None:
+        looked[path] = info
+    return info
+
+
+def stamp(path: str) -> Stamp:
+    """A path's (mtime in ns, size); (-1, -1) when it cannot be looked at."""
+    info = status(path)
+    return (-1, -1) if info is None else (info.st_mtime_ns, info.st_size)
+
+
+def mtime(path: str) -> int:
+    """A path's mtime in ns; -1 when it cannot be looked at."""
+    info = status(path)
+    return -1 if info is None else info.st_mtime_ns
 
 
 def too_large(size: int, limit: int) -> SourceError:
@@ -187,8 +238,12 @@ __all__ = [
     "error_result",
     "internal_error",
     "is_internal_error",
+    "mtime",
+    "one_look",
     "read_bytes",
     "read_small",
     "read_source",
+    "stamp",
+    "status",
     "too_large",
 ]

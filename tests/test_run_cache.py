@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repro_lint import project_pass, run_cache
+from repro_lint import project_pass, source
 from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
@@ -75,13 +75,14 @@ def test_an_edit_that_moves_nothing_reuses_the_project_pass(
     assert_comment_reuses_the_pass(tree, monkeypatch, "train.py")
 
 
-def test_a_run_after_an_edit_checks_discovery_once_and_the_files_again(
+def test_a_run_after_an_edit_looks_at_each_file_once(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A run asks the record whether discovery holds (the settings files, the .gitignore
-    files looked for, the directories listed) when it looks for a stored answer and again
-    when it lints what changed: that is looked at once. Which files changed is looked at
-    again: a file deleted or edited in between is then read, not answered from the record."""
+    files looked for, the directories listed) and which files changed when it looks for a
+    stored answer, again when it lints what changed, and the project pass asks whether the
+    files it loaded changed: each file is looked at once (``source.one_look``), and the run
+    answers for the files as they were then."""
     same_as_without_cache(tree, monkeypatch)
     with (tree / "train.py").open("a") as handle:
         handle.write("# edited\n")
@@ -95,18 +96,24 @@ def test_a_run_after_an_edit_checks_discovery_once_and_the_files_again(
             looked.append(os.fspath(path))
             return os.stat(path)
 
-    monkeypatch.setattr(run_cache, "os", Counting())
-    code, out, err = run(tree, monkeypatch, ".", "-v")
+    monkeypatch.setattr(source, "os", Counting())
+    # (Concise: the full format's code frames read the files with findings.)
+    code, out, err = run(tree, monkeypatch, ".", "-v", "--output-format", "concise")
     assert "project pass reused" in err
     linted = sorted(str(p) for p in tree.rglob("*.py") if CACHE_DIR_NAME not in p.parts)
     assert len(linted) > 3
-    assert sorted(p for p in looked if p.endswith(".py")) == sorted(linted * 2)
+    # (The edited file is also looked at as it is read: ``read_bytes`` always looks afresh.)
+    assert sorted(p for p in looked if p.endswith(".py")) == sorted(
+        [*linted, str(tree / "train.py")]
+    )
     # (The settings and .gitignore files are looked at again when the new record is made.)
     listed = [p for p in looked if os.path.isdir(p)]
     assert str(tree) in listed
     assert sorted(listed) == sorted(set(listed))
     monkeypatch.undo()
-    assert (code, out) == run(tree, monkeypatch, ".", "--no-cache")[:2]
+    assert (code, out) == run(tree, monkeypatch, ".", "--no-cache", "--output-format", "concise")[
+        :2
+    ]
 
 
 def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
@@ -501,3 +508,25 @@ def test_a_module_appearing_where_an_import_looked_is_noticed(
     assert not answered(notes)
     fresh = run(project, monkeypatch, "scripts", "--no-cache", "--output-format", "concise")
     assert (code, out) == fresh[:2] != before[:2]
+
+
+def test_one_look_stats_each_path_once_and_only_within_it(tmp_path: Path) -> None:
+    """Within ``one_look`` a path's first status stands (a missing file stays missing);
+    a nested block shares it; outside, every call looks afresh."""
+    module = tmp_path / "a.py"
+    module.write_text("x = 1\n")
+    missing = tmp_path / "b.py"
+    with source.one_look():
+        first = source.stamp(str(module))
+        assert first[1] == 6
+        module.write_text("x = 22\n")
+        assert source.stamp(str(module)) == first
+        assert source.stamp(str(missing)) == (-1, -1)
+        missing.write_text("")
+        assert source.status(str(missing)) is None
+        with source.one_look():
+            assert source.mtime(str(module)) == first[0]
+            assert source.status(str(missing)) is None
+        assert source.stamp(str(module)) == first
+    assert source.stamp(str(module))[1] == 7
+    assert source.stamp(str(missing))[1] == 0
