@@ -90,10 +90,8 @@ def one_look() -> Iterator[None]:
 def status(path: str) -> os.stat_result | None:
     """``os.stat(path)``, or None when it fails (within ``one_look``: its first answer)."""
     looked = _looked
-    if looked is not None:
-        known = looked.get(path, False)
-        if known is not False:
-            return known  # type: ignore[return-value]
+    if looked is not None and path in looked:
+        return looked[path]
     try:
         info: os.stat_result | None = os.stat(path)
     except OSError:

@@ -111,9 +111,8 @@ def test_a_run_after_an_edit_looks_at_each_file_once(
     assert str(tree) in listed
     assert sorted(listed) == sorted(set(listed))
     monkeypatch.undo()
-    assert (code, out) == run(tree, monkeypatch, ".", "--no-cache", "--output-format", "concise")[
-        :2
-    ]
+    fresh = run(tree, monkeypatch, ".", "--no-cache", "--output-format", "concise")
+    assert (code, out) == fresh[:2]
 
 
 def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
