@@ -1,4 +1,5 @@
-"""`verify --run SCRIPT --twice` on small CPU training scripts in the shapes of real code.
+"""`verify --run SCRIPT --twice` on small training scripts in the shapes of real code (on the CPU;
+the two marked `cuda` train on a GPU).
 
 Each scenario runs the real command once, in a fresh project directory, and its tests read the
 JSON report: the verdict, and for runs that differ the step and phase where they part, the
@@ -326,6 +327,29 @@ def test_nondeterministic_kernel_on_two_threads(tmp_path: Path) -> None:
     assert divergence["cause"]["kind"] == "nondeterministic-kernel"
     assert divergence["cause"]["entries"] == ["index-put-accumulate-true-cpu"]
     assert report.linked("RPL402")["at_line"] is True
+
+
+@pytest.mark.cuda
+def test_atomic_adds_on_a_gpu_part_the_runs_at_the_op(tmp_path: Path) -> None:
+    """`index_add_` with duplicate indices on a CUDA device: the atomics race on the GPU."""
+    root = project(tmp_path, "cuda_atomics.py")
+    report = twice(root, "cuda_atomics.py", "4")
+    assert report.data["verdict"] == "not-reproducible", report.data
+    divergence = report.divergence
+    assert divergence["phase"] == "forward"
+    assert divergence["line"] == line_of(root / "cuda_atomics.py", "table.index_add_(")
+    assert (divergence["op"], divergence["module"]) == ("aten.index_add_", "features")
+    assert divergence["detail"] == "same inputs, different output"
+    assert divergence["cause"]["kind"] == "nondeterministic-kernel"
+    assert divergence["cause"]["entries"] == ["index-add-cuda"]
+
+
+@pytest.mark.cuda
+def test_deterministic_mode_makes_the_gpu_runs_agree(tmp_path: Path) -> None:
+    root = project(tmp_path, "cuda_atomics.py")
+    report = twice(root, "cuda_atomics.py", "4", "--deterministic")
+    assert (report.status, report.data["verdict"]) == (0, "reproducible"), report.data
+    assert report.data["compared"]["steps"] == 4
 
 
 @pytest.mark.slow

@@ -1,0 +1,56 @@
+#!/bin/bash
+# The verifier's GPU job, as one bounded pass: run it on a machine with a CUDA device, with
+# repro_lint importable (an editable install, or PYTHONPATH=REPO_ROOT) and a CUDA build of torch.
+#
+#   bash benchmarks/gpu_job.sh OUT_DIR [PYTHON]
+#
+# Each step has its own time limit, writes its output into OUT_DIR as it finishes and logs its
+# exit status in OUT_DIR/log.txt, so a step that stalls loses only itself. The steps: the
+# CUDA-marked tests, the catalog (JSON and text), the examples' RPL401/RPL402 findings probed on
+# the GPU, and `verify --run --twice` on tests/fixtures/verify/cuda_atomics.py with and without
+# deterministic mode. docs/verify.md says what a run found.
+set -u
+out=$(realpath -m "${1:?usage: bash benchmarks/gpu_job.sh OUT_DIR [PYTHON]}")
+python=${2:-python3}
+case $python in */*) python=$(cd "$(dirname "$python")" && pwd)/$(basename "$python") ;; esac
+cd "$(dirname "$0")/.." || exit 1
+mkdir -p "$out"
+log=$out/log.txt
+export PYTHONUNBUFFERED=1 REPRO_LINT_NO_DAEMON=1
+step() { echo "=== $(date -u +%T) $*" | tee -a "$log"; }
+bounded() {  # bounded SECONDS COMMAND...: run, log the output and the exit status
+    local seconds=$1
+    shift
+    timeout "$seconds" "$@" >> "$log" 2>&1
+    echo "exit status $?" >> "$log"
+}
+
+step environment
+{
+    nvidia-smi
+    "$python" -c "import sys, torch; print(sys.version); print(torch.__version__, \
+torch.version.cuda, torch.backends.cudnn.version(), torch.cuda.get_device_name(0))"
+} >> "$log" 2>&1
+step CUDA-marked tests
+bounded 300 "$python" -m pytest -q -p no:cacheprovider -m cuda tests/test_verify_runner.py \
+    tests/test_verify_twice.py
+step catalog, JSON
+bounded 400 "$python" -m repro_lint verify --catalog --device cuda --runs 10 --output-format json -q \
+    -o "$out/verify-catalog-cuda.json"
+step catalog, text
+bounded 400 "$python" -m repro_lint verify --catalog --device cuda --runs 10 -q -o "$out/verify-catalog-cuda.txt"
+step the examples\' findings
+bounded 120 "$python" -m repro_lint verify examples --device cuda --runs 10 --output-format json -q \
+    -o "$out/verify-examples-cuda.json"
+work=$(mktemp -d)
+cp tests/fixtures/verify/cuda_atomics.py "$work"
+printf '[project]\nname = "demo"\n' > "$work/pyproject.toml"
+root=$PWD
+step twice, atomics
+(cd "$work" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" bounded 180 "$python" -m repro_lint verify \
+    --run cuda_atomics.py --twice --output-format json -o "$out/verify-twice-atomics.json" -- 4)
+step twice, deterministic mode
+(cd "$work" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" bounded 180 "$python" -m repro_lint verify \
+    --run cuda_atomics.py --twice -o "$out/verify-twice-deterministic.txt" -- 4 --deterministic)
+rm -rf "$work"
+step done
