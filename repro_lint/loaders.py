@@ -254,6 +254,9 @@ class CallSite:
     helper_row: int
     # The branches the call runs in within its function (the summary's ``ctx`` form).
     context: tuple[tuple[int, int], ...] = ()
+    # The innermost statement's node (None at module level outside every statement): the
+    # call is positioned by generating that statement, not its whole top-level one.
+    inner: cst.CSTNode | None = None
 
 
 class SiteSource(Protocol):
@@ -1469,6 +1472,8 @@ class LoaderFacts:
         return data
 
     def _span(self, pending: _Pending, positions: Positions) -> list[int]:
+        if pending.site.inner is not None:
+            positions.within(pending.node, pending.site.inner)
         positions.hint(pending.node, pending.site.top)
         found = positions.syntactic(pending.node)
         return [found.start.line, found.start.column + 1, found.end.line, found.end.column + 1]

@@ -1281,8 +1281,9 @@ class SummaryCollector:
         top = self._open[0] if self._open else None
         indent = self._indent(self._open[-1].row) if self._open else ""
         context = tuple((int(branch), int(arm)) for branch, arm in self._context())
+        inner = self._open[-1].node if self._open else None
         if top is None:
-            return CallSite(statement, self.node_row(node), indent, None, 1, context)
+            return CallSite(statement, self.node_row(node), indent, None, 1, context, inner)
         leading: Sequence[cst.EmptyLine] = getattr(top.node, "leading_lines", ())
         blank = 0
         for line in leading:
@@ -1292,7 +1293,9 @@ class SummaryCollector:
         # After the blank lines (so the inserted text never starts with a line break, which
         # would join a lone "\r" before it into "\r\n"), before comments and decorators.
         helper_row = top.row - len(leading) + blank
-        return CallSite(statement, self.node_row(node), indent, top.node, helper_row, context)
+        return CallSite(
+            statement, self.node_row(node), indent, top.node, helper_row, context, inner
+        )
 
     def visit_Name(self, node: cst.Name) -> None:
         if self._value_names:

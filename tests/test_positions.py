@@ -135,3 +135,35 @@ def test_positions_are_computed_once_per_file(monkeypatch: pytest.MonkeyPatch) -
     assert made[0].passes == 1
     # One generation per statement holding a finding (the `return` lines), nothing more.
     assert len(generated) == functions
+
+
+def test_a_loader_in_a_method_is_positioned_by_its_own_statement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The summary positions each DataLoader call by generating the statement that holds it,
+    not the class around it: in a large class, each loader once cost a generation of the
+    whole class."""
+    from repro_lint import positions as positions_module
+    from repro_lint.config import Config
+    from repro_lint.engine import lint_text
+    from repro_lint.settings import Settings
+
+    starts: list[int] = []
+    real_codegen = positions_module._Recorder.__init__
+
+    def count(self: object, module: cst.Module, line: int, indent: str) -> None:
+        real_codegen(self, module, line, indent)  # type: ignore[arg-type]
+        starts.append(line)
+
+    monkeypatch.setattr(positions_module._Recorder, "__init__", count)
+    methods = 5
+    source = "from torch.utils.data import DataLoader\n\n\nclass Trainer:\n" + "".join(
+        f"    def loader{i}(self, ds):\n        x = 1\n"
+        "        return DataLoader(ds, shuffle=True, num_workers=2)\n\n"
+        for i in range(methods)
+    )
+    result = lint_text(source, "trainer.py", Settings.from_config(Config()))
+    rows = [7 + 4 * i for i in range(methods)]
+    loaders = result.summary["data"]["loaders"]
+    assert [loader["at"] for loader in loaders] == [[row, 16, row, 59] for row in rows]
+    assert sorted(set(starts)) == rows
