@@ -210,7 +210,13 @@ def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
     default=None,
     help="Settings file (pyproject.toml with [tool.repro-lint], or a TOML table).",
 )
-@click.option("--quiet", "-q", is_flag=True, help="Print findings only.")
+@click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    help="Print findings only: in the full and concise formats one line each (no code frames,"
+    " counts or hints).",
+)
 @click.option("--verbose", "-v", is_flag=True, help="Say which settings were used, and timings.")
 def check(
     paths: tuple[str, ...],
