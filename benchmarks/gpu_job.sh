@@ -1,6 +1,6 @@
 #!/bin/bash
-# The verifier's GPU job, as one bounded pass: run it on a machine with a CUDA device, with
-# repro_lint importable (an editable install, or PYTHONPATH=REPO_ROOT) and a CUDA build of torch.
+# The verifier's GPU job, as one bounded pass: run it on a machine with a CUDA device, a CUDA
+# build of torch and repro-lint's dependencies (this checkout is put on PYTHONPATH).
 #
 #   bash benchmarks/gpu_job.sh OUT_DIR [PYTHON]
 #
@@ -16,7 +16,8 @@ case $python in */*) python=$(cd "$(dirname "$python")" && pwd)/$(basename "$pyt
 cd "$(dirname "$0")/.." || exit 1
 mkdir -p "$out"
 log=$out/log.txt
-export PYTHONUNBUFFERED=1 REPRO_LINT_NO_DAEMON=1
+# The tests and the traced runs start `python -m repro_lint` in other directories.
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1 REPRO_LINT_NO_DAEMON=1
 step() { echo "=== $(date -u +%T) $*" | tee -a "$log"; }
 bounded() {  # bounded SECONDS COMMAND...: run, log the output and the exit status
     local seconds=$1
@@ -35,22 +36,22 @@ step CUDA-marked tests
 bounded 300 "$python" -m pytest -q -p no:cacheprovider -m cuda tests/test_verify_runner.py \
     tests/test_verify_twice.py
 step catalog, JSON
-bounded 400 "$python" -m repro_lint verify --catalog --device cuda --runs 10 --output-format json -q \
-    -o "$out/verify-catalog-cuda.json"
+bounded 400 "$python" -m repro_lint verify --catalog --device cuda --runs 10 \
+    --output-format json -q -o "$out/verify-catalog-cuda.json"
 step catalog, text
-bounded 400 "$python" -m repro_lint verify --catalog --device cuda --runs 10 -q -o "$out/verify-catalog-cuda.txt"
+bounded 400 "$python" -m repro_lint verify --catalog --device cuda --runs 10 -q \
+    -o "$out/verify-catalog-cuda.txt"
 step the examples\' findings
-bounded 120 "$python" -m repro_lint verify examples --device cuda --runs 10 --output-format json -q \
-    -o "$out/verify-examples-cuda.json"
+bounded 120 "$python" -m repro_lint verify examples --device cuda --runs 10 \
+    --output-format json -q -o "$out/verify-examples-cuda.json"
 work=$(mktemp -d)
 cp tests/fixtures/verify/cuda_atomics.py "$work"
 printf '[project]\nname = "demo"\n' > "$work/pyproject.toml"
-root=$PWD
 step twice, atomics
-(cd "$work" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" bounded 180 "$python" -m repro_lint verify \
-    --run cuda_atomics.py --twice --output-format json -o "$out/verify-twice-atomics.json" -- 4)
+(cd "$work" && bounded 180 "$python" -m repro_lint verify --run cuda_atomics.py --twice \
+    --output-format json -o "$out/verify-twice-atomics.json" -- 4)
 step twice, deterministic mode
-(cd "$work" && PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" bounded 180 "$python" -m repro_lint verify \
-    --run cuda_atomics.py --twice -o "$out/verify-twice-deterministic.txt" -- 4 --deterministic)
+(cd "$work" && bounded 180 "$python" -m repro_lint verify --run cuda_atomics.py --twice \
+    -o "$out/verify-twice-deterministic.txt" -- 4 --deterministic)
 rm -rf "$work"
 step done

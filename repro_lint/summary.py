@@ -1277,11 +1277,12 @@ class SummaryCollector:
         """Where ``node``, being visited, is: its innermost statement (indexed in the
         statement table), its row and indentation, and its top-level statement with the row
         where a helper function can be inserted before it (for the data-loading rules)."""
-        statement = self._index(self._open[-1]) if self._open else -1
+        innermost = self._open[-1] if self._open else None
+        statement = self._index(innermost) if innermost is not None else -1
         top = self._open[0] if self._open else None
-        indent = self._indent(self._open[-1].row) if self._open else ""
+        indent = self._indent(innermost.row) if innermost is not None else ""
+        inner = innermost.node if innermost is not None else None
         context = tuple((int(branch), int(arm)) for branch, arm in self._context())
-        inner = self._open[-1].node if self._open else None
         if top is None:
             return CallSite(statement, self.node_row(node), indent, None, 1, context, inner)
         leading: Sequence[cst.EmptyLine] = getattr(top.node, "leading_lines", ())
