@@ -218,6 +218,9 @@ def run() -> None:
             sys.exit(130)
         if code is not None:
             sys.exit(code)
+    from repro_lint import dataclass_code
+
+    dataclass_code.install()
     from repro_lint.cli import run as run_here
 
     run_here()
