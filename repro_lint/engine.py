@@ -158,7 +158,11 @@ class _Linted:
 
 
 def _lint_file_alone(
-    file: SourceFile, settings: Settings, summarise: bool = False, ahead: bool = False
+    file: SourceFile,
+    settings: Settings,
+    summarise: bool = False,
+    ahead: bool = False,
+    pieces: Pieces | None = None,
 ) -> _Linted:
     try:
         data, stamp = read_bytes(file.path, settings.config.max_file_size)
@@ -175,7 +179,7 @@ def _lint_file_alone(
             result = error_result(file.display, error)
         else:
             checked = checked_text(text) if ahead else None
-            result = _lint_decoded(text, file, settings, summarise, checked)
+            result = _lint_decoded(text, file, settings, summarise, checked, pieces)
             if ahead and result.summary.get(DEFERRED_KEY):
                 real = real_path(file.path)
                 summarised = SourceFile(display_name(real), real)
@@ -190,8 +194,11 @@ def _lint_decoded(
     settings: Settings,
     summarise: bool,
     checked: Checked | SourceError | None,
+    pieces: Pieces | None = None,
 ) -> FileResult:
-    result = lint_one(text, file.display, settings, file.path, summarise=summarise, checked=checked)
+    result = lint_one(
+        text, file.display, settings, file.path, summarise=summarise, checked=checked, pieces=pieces
+    )
     if result.source is not None:
         # Not carried: a run holds every file's result until it ends (``_sourced`` reads the
         # text again, checked against the digest, where it is wanted).
@@ -357,6 +364,7 @@ def _per_file(
     summarise: bool = False,
     fresh: bool = False,
     ahead: bool = False,
+    parses: dict[str, Pieces] | None = None,
 ) -> list[_Linted]:
     """The read stage and the per-file pass over ``files``, in parallel when it pays
     (``summarise``: every file's summary made, as ``lint_one`` says). ``ahead``: in parallel,
@@ -365,11 +373,16 @@ def _per_file(
     started afresh rather than forked, for a process that already holds much: a forked
     worker shares its pages, and copies them as Python touches the objects (a cold run of
     the benchmark corpus peaked at 1.4 GB summed over its processes, 0.66 GB with fresh
-    ones). What workers linted comes with its summary packed (``_unpacked`` unpacks it)."""
+    ones). What workers linted comes with its summary packed (``_unpacked`` unpacks it).
+    ``parses``: where the parse of each file is left, by file (see ``parsing.Pieces``), when
+    the files are fewer than ``POOL_THRESHOLD`` (and so linted in this process)."""
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
         for file in files:
-            done.append(_lint_file_alone(file, settings, summarise))
+            kept = None
+            if parses is not None and len(files) < POOL_THRESHOLD:
+                kept = parses.setdefault(file.display, Pieces())
+            done.append(_lint_file_alone(file, settings, summarise, pieces=kept))
             if progress is not None:
                 progress(len(done), len(files))
         return done
@@ -460,8 +473,13 @@ def lint_run(
         again = [f for f in ordered if f.display in changed]
         # What the cache holds of the last versions (taken before the new ones replace it).
         stored = {f.display: cache.stored(f) for f in again} if cache is not None else {}
-        fresh = _per_file_results(again, settings, jobs, cache, {}, progress=progress)
-        moved = _moved(previous, again, stored, fresh, settings)
+        # Their parses, when they are few: the lint behind ``shift_prefix`` (``_moved``) takes
+        # the pieces that prefix leaves unchanged.
+        parses: dict[str, Pieces] = {}
+        fresh = _per_file_results(
+            again, settings, jobs, cache, {}, progress=progress, parses=parses
+        )
+        moved = _moved(previous, again, stored, fresh, settings, parses)
         outcome = _reuse(previous, ordered, fresh, settings, sources, cache, moved)
         if outcome is not None:
             return outcome
@@ -550,10 +568,13 @@ def _moved(
     stored: Mapping[str, tuple[FileResult, str] | None],
     fresh: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
     settings: Settings,
+    parses: Mapping[str, Pieces],
 ) -> Callable[[str], tuple[FileResult, FileResult] | None]:
     """For a file linted again whose last version's per-file result the cache held (the
     version the record's project pass read: same content hash), that result and the
-    per-file result of the new text behind ``shift_prefix`` (see ``moved_lines``)."""
+    per-file result of the new text behind ``shift_prefix`` (see ``moved_lines``), parsed
+    again only where the prefix changed the text's pieces (``parses``: the files' parses
+    by the per-file pass, where kept)."""
     hashes = {f.display: f.digest for f in previous.files}
     files = {f.display: f for f in again}
 
@@ -570,7 +591,8 @@ def _moved(
             text = decode(data).text
         except SourceError:
             return None
-        return old[0], lint_one(shift_prefix(text) + text, display, settings, file.path)
+        shifted = shift_prefix(text) + text
+        return old[0], lint_one(shifted, display, settings, file.path, pieces=parses.get(display))
 
     return moved
 
@@ -701,6 +723,7 @@ def _per_file_results(
     linted_now: set[str] | None = None,
     packed: dict[str, bytes] | None = None,
     ahead: dict[str, _Linted] | None = None,
+    parses: dict[str, Pieces] | None = None,
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
     cache, the others linted now, counted into ``count`` and named in ``linted_now``), each
@@ -708,7 +731,7 @@ def _per_file_results(
     workers sent packed are left, by file, their results' summaries empty until
     ``_with_summaries`` (without a cache, which holds the whole results anyway). ``ahead``:
     where the deferred files that workers summarised at once are left (``_per_file``), by
-    real path; None to summarise none."""
+    real path; None to summarise none. ``parses``: see ``_per_file``."""
     found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
@@ -725,7 +748,9 @@ def _per_file_results(
     if linted_now is not None:
         linted_now.update(file.display for file in todo)
     summarising = ahead is not None
-    for sent in _per_file(todo, settings, jobs or default_jobs(), progress, ahead=summarising):
+    for sent in _per_file(
+        todo, settings, jobs or default_jobs(), progress, ahead=summarising, parses=parses
+    ):
         if sent.ahead is not None and ahead is not None:
             ahead[str(sent.ahead.file.path)] = sent.ahead
         if packed is not None and cache is None and sent.packed is not None:

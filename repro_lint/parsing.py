@@ -47,6 +47,8 @@ NEWLINE = re.compile(r"\r\n?|\n")
 # only, then a name or a decorator in the first column that continues no statement.
 _BEFORE_STATEMENT = re.compile(r"\n(?=(?:\r?\n)*(?!(?:else|elif|except|finally)\b)[A-Za-z_@])")
 _SYNTAX_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError)
+# The comment lines and empty lines a text starts with.
+_LEADING_COMMENTS = re.compile(r"(?:[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n))*")
 # (first row, its column, last row, end column): rows 1-based, columns in UTF-8 bytes.
 Span = tuple[int, int, int, int]
 
@@ -163,13 +165,25 @@ def python_tree(text: str) -> ast.Module | SourceError:
         return SourceError(f"cannot parse file: {exc}")
 
 
+def _code_start(text: str) -> int:
+    """Where the text's first line of code starts. The first piece ends at the first
+    boundary after it, and the others are measured from there: comment lines put before a
+    text (``moved_lines.shift_prefix``) then change its first piece only, a small one, and
+    every other piece is taken from the text's parse (``Pieces``)."""
+    found = _LEADING_COMMENTS.match(text)
+    return found.end() if found else 0
+
+
 def _candidate_cuts(text: str, size: int) -> list[int]:
-    """Offsets where the pieces of a large text after the first may start (see ``check``),
-    at least ``size`` characters apart; none for a text of at most two pieces' length."""
-    if len(text) <= 2 * size:
+    """Offsets where the pieces of a large text after the first may start (see ``check``):
+    the first boundary after the first line of code (``_code_start``), then boundaries at
+    least ``size`` characters apart; none for a text of at most two pieces' length from
+    that line."""
+    start = _code_start(text)
+    if len(text) - start <= 2 * size:
         return []
     cuts: list[int] = []
-    position = size
+    position = start
     while position < len(text) - size:
         match = _BEFORE_STATEMENT.search(text, position, len(text) - size)
         if match is None:
@@ -187,15 +201,17 @@ def _candidate_cuts(text: str, size: int) -> list[int]:
 def piece_starts(text: str, tree: ast.Module, size: int) -> list[int]:
     """Character offsets where the pieces of ``text`` after the first start, from Python's
     tree of the whole text (empty for a text of at most two pieces' length, which is parsed
-    whole): boundaries between top-level statements with only empty lines between them."""
-    if len(text) <= 2 * size or len(tree.body) < 2:
+    whole): boundaries between top-level statements with only empty lines between them,
+    chosen as ``_candidate_cuts`` chooses them."""
+    start = _code_start(text)
+    if len(text) - start <= 2 * size or len(tree.body) < 2:
         return []
     # Offsets of the start of each line (1-based rows: starts[row - 1]).
     starts = [0]
     starts.extend(match.end() for match in NEWLINE.finditer(text))
     cuts: list[int] = []
     previous_end = 0
-    last_cut = 0
+    earliest = start
     for statement in tree.body:
         decorators = getattr(statement, "decorator_list", None)
         first = decorators[0].lineno if decorators else statement.lineno
@@ -203,12 +219,12 @@ def piece_starts(text: str, tree: ast.Module, size: int) -> list[int]:
         if previous_end and first > previous_end:
             cut = starts[previous_end]
             if (
-                cut - last_cut >= size
+                cut >= earliest
                 and len(text) - cut >= size
                 and _only_empty_lines(text, cut, starts[first - 1])
             ):
                 cuts.append(cut)
-                last_cut = cut
+                earliest = cut + size
         previous_end = end
     return cuts
 

@@ -230,6 +230,36 @@ def test_only_the_edited_piece_is_parsed_again(monkeypatch: pytest.MonkeyPatch) 
     assert len(parsed_cst) == 2 + len(checked.cuts)
 
 
+@pytest.mark.parametrize("header", ["", "# -*- coding: utf-8 -*-\n# Copyright\n\n"])
+def test_comment_lines_put_before_a_text_leave_its_later_pieces_as_they_were(
+    monkeypatch: pytest.MonkeyPatch, header: str
+) -> None:
+    """Pieces are measured from the first line of code: the same text behind comment lines
+    (as ``moved_lines.shift_prefix`` puts them) is cut at the same places, and its parse
+    takes every piece but the first from the text's."""
+    text = header + _text(120)
+    prefix = "#\n" * 256
+    pieces = parsing.Pieces(512)
+    checked = parsing.check(text, pieces)
+    shifted = parsing.check(prefix + text, parsing.Pieces(512))
+    assert isinstance(checked, parsing.Checked) and isinstance(shifted, parsing.Checked)
+    assert len(checked.cuts) > 10
+    assert shifted.cuts == [cut + len(prefix) for cut in checked.cuts]
+    # Whole parses (a text without candidate boundaries) are cut at the same places too.
+    tree = ast.parse(text)
+    assert parsing.piece_starts(prefix + text, ast.parse(prefix + text), 512) == [
+        cut + len(prefix) for cut in parsing.piece_starts(text, tree, 512)
+    ]
+    cst_parse.parse_module(text, checked.cuts, pieces)
+    parsed_cst, parsed_ast = _counting(monkeypatch)
+    again = parsing.check(prefix + text, pieces)
+    assert isinstance(again, parsing.Checked)
+    module = cst_parse.parse_module(prefix + text, again.cuts, pieces)
+    assert module.code == prefix + text
+    assert len(parsed_cst) == len(parsed_ast) == 1
+    assert parsed_cst[0].startswith(prefix) and len(parsed_cst[0]) < len(prefix) + 4 * 512
+
+
 def test_a_repeated_piece_gets_nodes_of_its_own() -> None:
     # Nodes are told apart by identity: one object must not stand at two places of a tree.
     block = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(40))

@@ -8,6 +8,7 @@ import random
 import shutil
 from pathlib import Path
 
+import libcst
 import pytest
 from click.testing import CliRunner
 
@@ -15,6 +16,7 @@ from repro_lint import project_pass, source
 from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
+from repro_lint.moved_lines import shift_prefix
 from repro_lint.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -165,6 +167,36 @@ def test_an_edit_that_only_moves_lines_moves_the_last_pass_findings(
         lines.insert(at, "\n")
     path.write_text("".join(lines), encoding="utf-8")
     same_as_without_cache(tree, monkeypatch)
+
+
+def test_the_lint_behind_the_shift_prefix_parses_only_the_piece_the_prefix_changed(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file linted again is parsed in pieces, and the lint of its text behind
+    ``shift_prefix`` takes every piece but the first from that parse."""
+    path = tree / "train.py"
+    # Long enough to be parsed in pieces.
+    helpers = "".join(f"\n\ndef helper_{n}(x):\n    return x + {n}\n" for n in range(200))
+    path.write_text(path.read_text(encoding="utf-8") + helpers, encoding="utf-8")
+    same_as_without_cache(tree, monkeypatch)
+    text = "# a new first line\n" + path.read_text(encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+    parsed: list[str] = []
+    real = libcst.parse_module
+
+    def spy(source: str, *args: object, **kwargs: object) -> libcst.Module:
+        parsed.append(source)
+        return real(source, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(libcst, "parse_module", spy)
+    _, _, notes = run(tree, monkeypatch, ".", "-v")
+    monkeypatch.setattr(libcst, "parse_module", real)
+    assert "linted 1 of" in notes and "project pass reused" in notes
+    prefix = shift_prefix(text)
+    shifted = [source for source in parsed if source.startswith(prefix)]
+    assert len(shifted) == 1 and len(shifted[0]) < len(prefix + text)
+    assert len(parsed) == len(set(parsed)) > 2
+    assert "".join(source for source in parsed if source not in shifted) == text
 
 
 def test_lines_moved_in_a_file_with_crlf_endings_keep_the_pass(
