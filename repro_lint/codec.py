@@ -5,7 +5,8 @@ becomes a result, so a cache file is data and nothing but data (no pickle, no ev
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
@@ -190,6 +191,8 @@ def result_from_json(value: Json) -> FileResult:
 # suppression row, filename, fix, properties]``. ``kind`` indexes a table of the (code, name, url,
 # severity) the findings share; ``filename`` is None where it is the result's. A fix is
 # ``[applicability, message, [[content, row, column, end row, end column, filename], ...]]``.
+# A result is ``[filename, findings, unsettled, cells]``; an unsettled finding equal to one of
+# the result's findings (a finding the project pass kept as it was) is that finding's index.
 # Decoding checks every field as the object form's constructors do.
 
 
@@ -242,12 +245,30 @@ class Rows:
     def result(self, result: FileResult) -> list[Json]:
         """A result without its source and summary (a record's results need neither)."""
         name = result.filename
+        unsettled: list[Json] = []
+        if result.unsettled:
+            index = _index(result.diagnostics)
+            for d in result.unsettled:
+                try:
+                    at = index.get(d)
+                except TypeError:  # a property holds a list
+                    at = None
+                unsettled.append(at if at is not None else self.diagnostic(d, name))
         return [
             name,
             [self.diagnostic(d, name) for d in result.diagnostics],
-            [self.diagnostic(d, name) for d in result.unsettled],
+            unsettled,
             list(result.cells),
         ]
+
+
+def _index(findings: Sequence[Diagnostic]) -> dict[Diagnostic, int]:
+    """Where each finding first stands in ``findings`` (those that can be hashed)."""
+    index: dict[Diagnostic, int] = {}
+    for at, d in enumerate(findings):
+        with contextlib.suppress(TypeError):  # (a property that holds a list)
+            index.setdefault(d, at)
+    return index
 
 
 _Kind = tuple[str, str, str | None, str]
@@ -323,6 +344,16 @@ def _diagnostic_from_row(value: Json, owner: str, kinds: list[_Kind]) -> Diagnos
     )
 
 
+def _unsettled_from_row(
+    value: Json, owner: str, kinds: list[_Kind], findings: tuple[Diagnostic, ...]
+) -> Diagnostic:
+    if type(value) is int:
+        if not 0 <= value < len(findings):
+            raise FormatError("an unsettled finding's index is not among the findings")
+        return findings[value]
+    return _diagnostic_from_row(value, owner, kinds)
+
+
 def results_from_rows(kinds: Json, rows: Json) -> list[FileResult]:
     """Rebuild the results ``Rows`` wrote; FormatError if anything is off."""
     table = _kinds_from_rows(kinds)
@@ -333,12 +364,14 @@ def results_from_rows(kinds: Json, rows: Json) -> list[FileResult]:
         name, found, unsettled, cells = row
         if type(cells) is not list or not all(type(cell) is str for cell in cells):
             raise FormatError("a notebook cell is not a string")
+        findings = tuple(_diagnostic_from_row(d, name, table) for d in _list(found, "findings"))
         results.append(
             FileResult(
                 name,
-                tuple(_diagnostic_from_row(d, name, table) for d in _list(found, "findings")),
+                findings,
                 unsettled=tuple(
-                    _diagnostic_from_row(d, name, table) for d in _list(unsettled, "findings")
+                    _unsettled_from_row(d, name, table, findings)
+                    for d in _list(unsettled, "findings")
                 ),
                 cells=tuple(cells),
             )

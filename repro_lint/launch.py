@@ -25,6 +25,12 @@ import stat
 import struct
 import sys
 
+# (Not ``typing.TYPE_CHECKING``: importing typing costs the daemon's client 6 ms.)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import NoReturn
+
 # Where the daemon's socket is made, instead of the default (tests, or a shorter path).
 ENV_DIRECTORY = "REPRO_LINT_DAEMON_DIR"
 # Set (to anything but an empty string) to run every command in its own process.
@@ -121,11 +127,14 @@ def _receive(connection: object, size: int) -> bytes | None:
     return b"".join(chunks)
 
 
+def is_check(args: list[str]) -> bool:
+    """Whether this command line is a check (``check`` is the default command)."""
+    return not (args and (args[0] in OTHER_COMMANDS or args[0] in ("--help", "-h", "--version")))
+
+
 def forwardable(args: list[str]) -> bool:
     """Whether this command line is a check the daemon may run."""
-    if os.environ.get(ENV_OFF):
-        return False
-    if args and (args[0] in OTHER_COMMANDS or args[0] in ("--help", "-h", "--version")):
+    if os.environ.get(ENV_OFF) or not is_check(args):
         return False
     for arg in args:
         if arg in ("-", "--stdin-filename") or arg.startswith("--stdin-filename="):
@@ -220,10 +229,42 @@ def run() -> None:
             sys.exit(code)
     from repro_lint import dataclass_code
 
-    dataclass_code.install()
+    store = dataclass_code.install()
     from repro_lint.cli import run as run_here
 
-    run_here()
+    if not is_check(args):
+        run_here()
+        return
+    try:
+        run_here()
+    except SystemExit as exc:
+        done = exc
+    else:
+        done = SystemExit(0)
+    _exit_now(done, store.save)
 
 
-__all__ = ["forward", "forwardable", "run", "socket_path"]
+def _exit_now(done: SystemExit, before: Callable[[], object]) -> NoReturn:
+    """End a check's process as ``done`` would, without taking the interpreter apart.
+
+    A run leaves every file's result, the run record and the modules it imported alive, and
+    Python frees them all one by one on its way out: 20 to 30 ms after a one-line edit in a
+    project of 3,000 files, a tenth of the run. A check has closed what it wrote by now
+    (fixes, the cache and the run record are written atomically, and click closed any file
+    it opened), so once standard output and standard error are flushed and ``before`` has
+    run (what this module's caller registered to run at exit), the process ends at once.
+    Where that cannot be done as Python would (a message as the exit status, a stream that
+    cannot be flushed: a closed pipe), Python's own exit runs instead."""
+    code = done.code
+    if code is not None and type(code) is not int:
+        raise done
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        raise done from None
+    before()
+    os._exit(code or 0)
+
+
+__all__ = ["forward", "forwardable", "is_check", "run", "socket_path"]

@@ -77,6 +77,26 @@ def test_results_come_back_as_they_were_written() -> None:
     assert len(data["kinds"]) == 3
 
 
+def test_an_unsettled_finding_the_pass_kept_is_written_as_its_index() -> None:
+    kept = finding("RPL401", name="nondeterministic-op", message="`index_add_`")
+    listed = finding(properties=(("verdict", [1, "x"]),))
+    result = FileResult(
+        "model.py",
+        (finding(), kept, listed),
+        unsettled=(kept, listed, finding("RPL402", name="nondeterministic-config")),
+    )
+    rows = Rows()
+    data: list[Any] = json.loads(json.dumps([rows.kinds, [rows.result(result)]]))
+    unsettled = data[1][0][2]
+    # The kept one by index; one that cannot be hashed, and one of its own, in full.
+    assert unsettled[0] == 1 and isinstance(unsettled[1], list) and isinstance(unsettled[2], list)
+    assert results_from_rows(rows.kinds, data[1]) == [result]
+    for bad in (3, -1):
+        data[1][0][2][0] = bad
+        with pytest.raises(FormatError, match="index is not among the findings"):
+            results_from_rows(rows.kinds, data[1])
+
+
 def _set(data: dict[str, Any], path: tuple[Any, ...], value: Any) -> None:
     target = data
     for step in path[:-1]:

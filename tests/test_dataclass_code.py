@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from repro_lint import dataclass_code, launch
+from repro_lint import dataclass_code
 from repro_lint.dataclass_code import Store
 
 # Classes of every kind dataclasses writes methods for, described by what they do. Written
@@ -177,15 +177,3 @@ def test_a_full_file_keeps_what_the_process_used(
     store.code("b = 0\n")  # new: the file would hold five
     assert store.save()
     assert set(Store(str(path)).stored) == {"a = 0\n", "b = 0\n"}
-
-
-def test_the_console_script_installs_it_before_the_command_runs(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    calls: list[str] = []
-    monkeypatch.setattr(dataclass_code, "install", lambda: calls.append("install"))
-    monkeypatch.setattr("repro_lint.cli.run", lambda: calls.append("run"))
-    monkeypatch.setenv(launch.ENV_OFF, "1")
-    monkeypatch.setattr(sys, "argv", ["repro-lint", "--version"])
-    launch.run()
-    assert calls == ["install", "run"]

@@ -1,0 +1,119 @@
+"""The console script (``launch.run``): what it sets up, and how a check's process ends."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from repro_lint import dataclass_code, launch
+from repro_lint.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+
+
+class Ended(Exception):
+    """``os._exit`` called (the code it was given)."""
+
+
+class Events:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.calls: list[object] = []
+        monkeypatch.setenv(launch.ENV_OFF, "1")
+        monkeypatch.setattr(dataclass_code, "install", self._install)
+        monkeypatch.setattr("repro_lint.launch.os._exit", self._exit)
+
+    def _install(self) -> Events:
+        self.calls.append("install")
+        return self
+
+    def save(self) -> bool:
+        self.calls.append("save")
+        return True
+
+    def _exit(self, code: int) -> None:
+        self.calls.append(("exit", code))
+        raise Ended(code)
+
+
+@pytest.fixture
+def events(monkeypatch: pytest.MonkeyPatch) -> Events:
+    return Events(monkeypatch)
+
+
+def _run(monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
+    monkeypatch.setattr(sys, "argv", ["repro-lint", *args])
+    launch.run()
+
+
+def test_a_check_ends_at_once_with_its_status_once_its_output_is_flushed(
+    events: Events, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = io.StringIO()
+    flushed: list[str] = []
+    monkeypatch.setattr(sys, "stdout", out)
+    monkeypatch.setattr(out, "flush", lambda: flushed.append(out.getvalue()))
+    with pytest.raises(Ended):
+        _run(monkeypatch, "check", str(EXAMPLES), "--no-cache", "--output-format", "concise")
+    # What was printed was flushed before the end; the stored code was saved; status 1.
+    want = CliRunner().invoke(
+        main, ["check", str(EXAMPLES), "--no-cache", "--output-format", "concise"]
+    )
+    assert flushed and flushed[-1] == want.stdout
+    assert events.calls == ["install", "save", ("exit", 1)]
+
+
+def test_other_commands_end_as_python_ends_a_process(
+    events: Events, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as ended:
+        _run(monkeypatch, "rules")
+    assert ended.value.code in (0, None)
+    assert "RPL101" in capsys.readouterr().out
+    assert events.calls == ["install"]
+
+
+def test_a_message_as_the_status_is_left_to_python(
+    events: Events, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fails() -> None:
+        raise SystemExit("error: a message")
+
+    monkeypatch.setattr("repro_lint.cli.run", fails)
+    with pytest.raises(SystemExit, match="a message"):
+        _run(monkeypatch, "check", ".")
+    assert events.calls == ["install"]
+
+
+def test_a_stream_that_cannot_be_flushed_is_left_to_python(
+    events: Events, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> None:
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr("repro_lint.cli.run", lambda: sys.exit(1))
+    monkeypatch.setattr(sys.stdout, "flush", broken)
+    with pytest.raises(SystemExit) as ended:
+        _run(monkeypatch, "check", ".")
+    assert ended.value.code == 1
+    assert events.calls == ["install"]
+
+
+def test_a_check_in_a_process_of_its_own_prints_what_it_prints_in_process(
+    tmp_path: Path,
+) -> None:
+    args = ["check", str(EXAMPLES), "--no-cache", "--output-format", "concise"]
+    command = [sys.executable, "-c", "from repro_lint.launch import run; run()", *args]
+    env = {"REPRO_LINT_NO_DAEMON": "1", "PATH": "", "PYTHONPATH": ":".join(sys.path)}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
+    want = CliRunner().invoke(main, args)
+    assert (done.returncode, done.stdout) == (want.exit_code, want.stdout) == (1, want.stdout)
+    # A reader that stops early: the flush fails, and Python's own exit ends the process.
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as p:
+        assert p.stdout is not None
+        p.stdout.close()
+        assert p.wait(timeout=120) != 0
