@@ -67,7 +67,9 @@ HERE = Path(__file__).resolve().parent
 # The modules a one-file run imports before it reads anything (rules included).
 # What a one-file run imports before any work (and all it imports when its file is settled
 # from its text); and what it imports in all when it parses the file and analyses a program.
+# As the console script imports them: with the compiled code of dataclasses' methods at hand.
 ONE_FILE_IMPORTS = (
+    "from repro_lint import dataclass_code; dataclass_code.install(); "
     "import repro_lint.cli, repro_lint.settings, repro_lint.engine, repro_lint.run_cache"
 )
 PARSED_IMPORTS = f"{ONE_FILE_IMPORTS}; repro_lint.engine.import_analysis()"
