@@ -199,9 +199,13 @@ def result_from_json(value: Json) -> FileResult:
 class Rows:
     """Results written as compact rows, sharing one table of kinds (see above)."""
 
-    def __init__(self) -> None:
-        self.kinds: list[list[Json]] = []
-        self._index: dict[tuple[str, str, str | None, str], int] = {}
+    def __init__(self, kinds: Sequence[list[Json]] = ()) -> None:
+        """``kinds``: a table rows already written index (``results_from_rows`` checked it),
+        which new kinds are added to."""
+        self.kinds: list[list[Json]] = [list(kind) for kind in kinds]
+        self._index: dict[tuple[Json, ...], int] = {
+            tuple(kind): at for at, kind in enumerate(self.kinds)
+        }
 
     def _kind(self, d: Diagnostic) -> int:
         key = (d.code, d.name, d.url, d.severity)

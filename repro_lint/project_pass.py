@@ -344,8 +344,10 @@ def reused(
         again = {result.filename for result, _ in fresh}
         for name, before in previous.items() if maps else ():
             # Only what the pass added can name another file.
-            if name not in again and any(
-                d.code in codes and touches(d, maps) for d in before.diagnostics
+            if (
+                name not in again
+                and before.diagnostics
+                and any(d.code in codes and touches(d, maps) for d in before.diagnostics)
             ):
                 diagnostics = tuple(
                     move(d, maps) if d.code in codes else d for d in before.diagnostics

@@ -117,6 +117,14 @@ class RecordedFile:
     digest: str
 
 
+@dataclass(frozen=True, slots=True)
+class StoredRows:
+    """Results as a record's file held them (see ``RunRecord.stored_rows``)."""
+
+    kinds: list[list[Json]]
+    rows: dict[str, tuple[FileResult, list[Json]]]
+
+
 @dataclass
 class RunRecord:
     """What one run depended on and what it answered (see the module's docstring).
@@ -142,12 +150,17 @@ class RunRecord:
     notes: list[str] = field(default_factory=list)
     # Set when a check had to compare contents: rewriting the record spares that next time.
     stale: bool = False
-    # What ``discovery_holds`` found, once asked: a run asks when it looks for a stored
-    # answer, and again when it lints what changed. (Which files changed is looked at again:
-    # a file deleted or edited meanwhile is then read, not answered for from the record.)
+    # What ``discovery_holds`` and ``changed`` found, once asked: a run asks when it looks for
+    # a stored answer, and again when it lints what changed (it answers for the files as it
+    # first looked at them: see ``source.one_look``).
     _holds: bool | None = field(default=None, init=False, repr=False, compare=False)
+    _changed: set[str] | None = field(default=None, init=False, repr=False, compare=False)
     # The files as discovery gives them, made once (``prepare`` makes them ahead).
     _sources: list[SourceFile] | None = field(default=None, init=False, repr=False, compare=False)
+    # The results as a record's file held them, by file, each with its row, and the table of
+    # kinds those rows index: a record written again writes a result unchanged since as that
+    # row (``record_to_json``).
+    stored_rows: StoredRows | None = field(default=None, init=False, repr=False, compare=False)
 
     def _racy(self, mtime_ns: int) -> bool:
         return mtime_ns >= self.written_ns - _RACY_NS
@@ -180,6 +193,11 @@ class RunRecord:
 
     def changed(self) -> set[str]:
         """The files (display names) whose content may differ from what was linted."""
+        if self._changed is None:
+            self._changed = self._changed_now()
+        return set(self._changed)
+
+    def _changed_now(self) -> set[str]:
         found = set()
         for index, recorded in enumerate(self.files):
             info = source.status(recorded.path)
@@ -214,7 +232,9 @@ class RunRecord:
     def refreshed(self) -> RunRecord:
         """The same record, written now: the stamps it verified by content are trusted
         again on their own."""
-        return dataclasses.replace(self, written_ns=time.time_ns(), stale=False)
+        record = dataclasses.replace(self, written_ns=time.time_ns(), stale=False)
+        record.stored_rows = self.stored_rows
+        return record
 
     def discovery(self) -> Discovery:
         """What discovery found (valid while ``discovery_holds``)."""
@@ -365,7 +385,7 @@ def build(
         known = stamps.get(file.display)
         stamp, content = known if known is not None else (UNKNOWN, "")
         files.append(RecordedFile(file.display, str(file.path), stamp, content))
-    return RunRecord(
+    record = RunRecord(
         key=key,
         written_ns=written,
         inputs=inputs,
@@ -377,13 +397,25 @@ def build(
         ignores=sorted(discovery.ignore_files),
         notes=list(discovery.notes),
     )
+    if previous is not None:
+        record.stored_rows = previous.stored_rows
+    return record
 
 
 # -- as data -------------------------------------------------------------------------------
 
 
 def record_to_json(record: RunRecord) -> dict[str, Json]:
-    rows = Rows()
+    stored = record.stored_rows
+    rows = Rows(stored.kinds if stored is not None else ())
+
+    def row(result: FileResult) -> list[Json]:
+        if stored is not None:
+            found = stored.rows.get(result.filename)
+            if found is not None and _unchanged(found[0], result):
+                return found[1]
+        return rows.result(result)
+
     return {
         "version": __version__,
         "code": tool_fingerprint(),
@@ -396,11 +428,21 @@ def record_to_json(record: RunRecord) -> dict[str, Json]:
         "ignores": record.ignores,
         "notes": record.notes,
         # Files without findings are most of a run: only the others are stored.
-        "results": [rows.result(r) for r in record.results if _worth_storing(r)],
+        "results": [row(r) for r in record.results if _worth_storing(r)],
         "kinds": rows.kinds,
         # (Encoded again: a record carried over holds the project part as it was read back.)
         "project": None if record.project is None else project_to_json(**record.project),
     }
+
+
+def _unchanged(stored: FileResult, result: FileResult) -> bool:
+    """Whether ``result`` is what the record read back as ``stored`` (a result carried over
+    holds the same findings, not copies)."""
+    return (
+        result.diagnostics is stored.diagnostics
+        and result.unsettled is stored.unsettled
+        and result.cells == stored.cells
+    )
 
 
 def _worth_storing(result: FileResult) -> bool:
@@ -467,11 +509,13 @@ def record_from_json(value: Json, key: str) -> RunRecord:
         raise FormatError("notes are not a list of strings")
     if not set(ignores) <= set(inputs):
         raise FormatError("an ignore file without a stamp")
-    stored = {r.filename: r for r in results_from_rows(value.get("kinds"), value.get("results"))}
+    kinds, rows = value.get("kinds"), value.get("results")
+    decoded = results_from_rows(kinds, rows)
+    stored = {r.filename: r for r in decoded}
     if not set(stored) <= {f.display for f in files}:
         raise FormatError("a result for a file the run did not lint")
     results = [stored.get(f.display) or FileResult(f.display, ()) for f in files]
-    return RunRecord(
+    record = RunRecord(
         key=key,
         written_ns=_int(value.get("written_ns"), "the time written"),
         inputs=inputs,
@@ -483,6 +527,12 @@ def record_from_json(value: Json, key: str) -> RunRecord:
         ignores=list(ignores),
         notes=list(notes),
     )
+    # (``results_from_rows`` checked that both are lists, a result per row.)
+    assert isinstance(kinds, list) and isinstance(rows, list)
+    record.stored_rows = StoredRows(
+        kinds, {result.filename: (result, row) for result, row in zip(decoded, rows, strict=True)}
+    )
+    return record
 
 
 def project_to_json(

@@ -12,7 +12,7 @@ import libcst
 import pytest
 from click.testing import CliRunner
 
-from repro_lint import project_pass, source
+from repro_lint import codec, project_pass, source
 from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
@@ -124,6 +124,31 @@ def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, 
         handle.write("# a comment at the end\n")
     notes = same_as_without_cache(tree, monkeypatch)
     assert "linted 1 of" in notes and "project pass reused" in notes
+
+
+def test_a_record_written_after_an_edit_encodes_only_the_results_that_changed(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other files' results are written back as the rows the record held."""
+    same_as_without_cache(tree, monkeypatch)
+    encoded: list[str] = []
+    real = codec.Rows.result
+
+    def spy(self: codec.Rows, result: FileResult) -> list[object]:
+        encoded.append(Path(result.filename).name)
+        return real(self, result)
+
+    monkeypatch.setattr(codec.Rows, "result", spy)
+    with (tree / "train.py").open("a", encoding="utf-8") as handle:
+        handle.write("# a comment at the end\n")
+    code, out, notes = run(tree, monkeypatch, ".", "-v")
+    assert "linted 1 of" in notes and "project pass reused" in notes
+    assert encoded == ["train.py"]
+    monkeypatch.setattr(codec.Rows, "result", real)
+    # What was written reads back as the same answer.
+    _, again, notes = run(tree, monkeypatch, ".", "-v")
+    assert answered(notes) and again == out
+    assert (code, out) == run(tree, monkeypatch, ".", "--no-cache")[:2]
 
 
 def test_a_record_written_again_as_it_was_read_is_read_back(
