@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -191,6 +190,8 @@ def inserted_text(text: str, edit: Edit) -> str:
     # Matched from the end, so that text kept at the end (the closing parenthesis of an
     # extended call) pairs with the end, not with a parenthesis inside the new text.
     before, after = _TOKEN.findall(old)[::-1], _TOKEN.findall(edit.content)[::-1]
+    import difflib  # (only when fixes are applied: a check that fixes nothing never needs it)
+
     matcher = difflib.SequenceMatcher(None, before, after, autojunk=False)
     parts = [
         "".join(after[j1:j2][::-1])
@@ -367,6 +368,8 @@ def fix_texts(
 
 
 def unified_diff(filename: str, before: str, after: str) -> str:
+    import difflib
+
     lines = difflib.unified_diff(
         before.splitlines(keepends=True),
         after.splitlines(keepends=True),

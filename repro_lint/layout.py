@@ -10,7 +10,6 @@ place their insertions with the same functions.
 
 from __future__ import annotations
 
-import configparser
 import dataclasses
 import functools
 import os
@@ -59,6 +58,8 @@ def _positive(value: object) -> int | None:
 
 
 def _ini_length(path: Path) -> int | None:
+    import configparser  # (only where a fix is laid out in a project with such a file)
+
     parser = configparser.RawConfigParser()
     try:
         parser.read(path, encoding="utf-8")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import configparser
 import re
 import sys
 from dataclasses import dataclass
@@ -133,6 +132,8 @@ def _from_requirements(path: Path) -> TorchVersion | None:
 
 
 def _from_setup_cfg(path: Path) -> TorchVersion | None:
+    import configparser  # (only for a project with a setup.cfg)
+
     parser = configparser.ConfigParser()
     text = _text(path)
     if text is None:
