@@ -22,7 +22,7 @@ import hashlib
 import os
 import stat
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,10 +151,11 @@ class RunRecord:
     # Set when a check had to compare contents: rewriting the record spares that next time.
     stale: bool = False
     # What ``discovery_holds`` and ``changed`` found, once asked: a run asks when it looks for
-    # a stored answer, and again when it lints what changed (it answers for the files as it
-    # first looked at them: see ``source.one_look``).
+    # a stored answer, and again when it lints what changed.
     _holds: bool | None = field(default=None, init=False, repr=False, compare=False)
-    _changed: set[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _changed: tuple[set[str], list[int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
     # The files as discovery gives them, made once (``prepare`` makes them ahead).
     _sources: list[SourceFile] | None = field(default=None, init=False, repr=False, compare=False)
     # The results as a record's file held them, by file, each with its row, and the table of
@@ -192,14 +193,27 @@ class RunRecord:
         return True
 
     def changed(self) -> set[str]:
-        """The files (display names) whose content may differ from what was linted."""
-        if self._changed is None:
-            self._changed = self._changed_now()
-        return set(self._changed)
+        """The files (display names) whose content may differ from what was linted.
 
-    def _changed_now(self) -> set[str]:
+        Asked again (a run asks when it looks for a stored answer, then when it lints what
+        changed), only the files whose content had to be compared are looked at again: the
+        others' stamps are as first taken (``source.one_look``), and a file whose content
+        was compared may have been edited or deleted meanwhile (it is then read, not answered
+        for from the record)."""
+        if self._changed is None:
+            self._changed = self._changed_now(range(len(self.files)))
+        found, compared = self._changed
+        if compared:
+            again, _ = self._changed_now(compared)
+            return found | again
+        return set(found)
+
+    def _changed_now(self, indices: Iterable[int]) -> tuple[set[str], list[int]]:
+        """Those of ``indices`` that changed, and those whose content was compared."""
         found = set()
-        for index, recorded in enumerate(self.files):
+        compared = []
+        for index in indices:
+            recorded = self.files[index]
             info = source.status(recorded.path)
             if info is None or not stat.S_ISREG(info.st_mode) or info.st_size != recorded.stamp[1]:
                 found.add(recorded.display)
@@ -207,10 +221,11 @@ class RunRecord:
                 if _content(recorded.path) != recorded.digest:
                     found.add(recorded.display)
                     continue
+                compared.append(index)
                 now = (info.st_mtime_ns, info.st_size)
                 self.files[index] = dataclasses.replace(recorded, stamp=now)
                 self.stale = True
-        return found
+        return found, compared
 
     def project_holds(self) -> bool:
         """Whether what the project pass loaded and listed is unchanged."""
