@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from repro_lint import notebooks
 from repro_lint.cache import Cache
 from repro_lint.cache import digest as content_digest
-from repro_lint.collector import decoding
+from repro_lint.collector import decoding, importing
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import checked_text, lint_one
@@ -49,8 +49,9 @@ def import_analysis() -> None:
     """Import what a run imports only once it parses a file or analyses a program (libcst,
     every rule, the program model): a process that stays (the daemon, the language server)
     does it before its first request instead of during it."""
-    from repro_lint import program, tree_pass  # noqa: F401
-    from repro_lint.rules import table  # noqa: F401
+    with importing():
+        from repro_lint import program, tree_pass  # noqa: F401
+        from repro_lint.rules import table  # noqa: F401
 
 
 def lint_text(

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from repro_lint import rules as rule_table
-from repro_lint.collector import one_pass
+from repro_lint.collector import importing, one_pass
 from repro_lint.diagnostics import FileResult
 from repro_lint.parsing import NEWLINE, Checked, Pieces, Span, check
 from repro_lint.rule_info import RuleInfo
@@ -110,7 +110,8 @@ def lint_one(
                 active, collect = decided(bare)
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
-    from repro_lint.tree_pass import lint_parsed
+    with importing():
+        from repro_lint.tree_pass import lint_parsed
 
     with _recursion_headroom(), one_pass():
         return lint_parsed(

@@ -228,9 +228,11 @@ def run() -> None:
         if code is not None:
             sys.exit(code)
     from repro_lint import dataclass_code
+    from repro_lint.collector import importing
 
-    store = dataclass_code.install()
-    from repro_lint.cli import run as run_here
+    with importing():
+        store = dataclass_code.install()
+        from repro_lint.cli import run as run_here
 
     if not is_check(args):
         run_here()

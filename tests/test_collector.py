@@ -74,6 +74,23 @@ def test_decoding_pauses_and_freezes_only_in_a_one_shot_process(collecting: None
     assert gc.get_freeze_count() > 0
 
 
+def test_importing_pauses_collection_and_freezes_in_a_one_shot_process(
+    collecting: None,
+) -> None:
+    with collector.importing():
+        assert not gc.isenabled()
+        with collector.importing():  # (an import within an import)
+            assert not gc.isenabled()
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    assert gc.get_freeze_count() == 0
+    collector.one_shot()
+    with collector.importing():
+        pass
+    assert gc.isenabled()
+    assert gc.get_freeze_count() > 0
+
+
 def test_a_process_that_turned_the_collector_off_keeps_it_off(collecting: None) -> None:
     collector.one_shot()
     gc.disable()
