@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
+# The source bytes whose parses a run after an edit keeps for the lint behind the shift
+# prefix (``_moved``): a parse holds about 400 bytes of memory per byte of source, up to 1,400.
+KEPT_PARSES_BYTES = 256 * 1024
 
 
 def import_analysis() -> None:
@@ -376,13 +379,17 @@ def _per_file(
     the benchmark corpus peaked at 1.4 GB summed over its processes, 0.66 GB with fresh
     ones). What workers linted comes with its summary packed (``_unpacked`` unpacks it).
     ``parses``: where the parse of each file is left, by file (see ``parsing.Pieces``), when
-    the files are fewer than ``POOL_THRESHOLD`` (and so linted in this process)."""
+    the files are fewer than ``POOL_THRESHOLD`` (and so linted in this process), up to
+    ``KEPT_PARSES_BYTES`` of source."""
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
+        keeping = parses if len(files) < POOL_THRESHOLD else None
+        budget = KEPT_PARSES_BYTES
         for file in files:
             kept = None
-            if parses is not None and len(files) < POOL_THRESHOLD:
-                kept = parses.setdefault(file.display, Pieces())
+            if keeping is not None and (size := _size(file)) <= budget:
+                budget -= size
+                kept = keeping.setdefault(file.display, Pieces())
             done.append(_lint_file_alone(file, settings, summarise, pieces=kept))
             if progress is not None:
                 progress(len(done), len(files))
@@ -484,6 +491,7 @@ def lint_run(
         outcome = _reuse(previous, ordered, fresh, settings, sources, cache, moved)
         if outcome is not None:
             return outcome
+        parses.clear()  # (not held through the project pass)
     linted: list[int] = [len(fresh)]
     linted_now: set[str] = set()
     packed: dict[str, bytes] = {}
@@ -569,13 +577,13 @@ def _moved(
     stored: Mapping[str, tuple[FileResult, str] | None],
     fresh: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
     settings: Settings,
-    parses: Mapping[str, Pieces],
+    parses: dict[str, Pieces],
 ) -> Callable[[str], tuple[FileResult, FileResult] | None]:
     """For a file linted again whose last version's per-file result the cache held (the
     version the record's project pass read: same content hash), that result and the
     per-file result of the new text behind ``shift_prefix`` (see ``moved_lines``), parsed
     again only where the prefix changed the text's pieces (``parses``: the files' parses
-    by the per-file pass, where kept)."""
+    by the per-file pass, where kept; each is dropped once used)."""
     hashes = {f.display: f.digest for f in previous.files}
     files = {f.display: f for f in again}
 
@@ -593,7 +601,8 @@ def _moved(
         except SourceError:
             return None
         shifted = shift_prefix(text) + text
-        return old[0], lint_one(shifted, display, settings, file.path, pieces=parses.get(display))
+        pieces = parses.pop(display, None)
+        return old[0], lint_one(shifted, display, settings, file.path, pieces=pieces)
 
     return moved
 

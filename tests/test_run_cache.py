@@ -12,7 +12,7 @@ import libcst
 import pytest
 from click.testing import CliRunner
 
-from repro_lint import codec, project_pass, source
+from repro_lint import codec, engine, project_pass, source
 from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
@@ -194,11 +194,13 @@ def test_an_edit_that_only_moves_lines_moves_the_last_pass_findings(
     same_as_without_cache(tree, monkeypatch)
 
 
+@pytest.mark.parametrize("kept", [True, False], ids=["kept", "above-the-budget"])
 def test_the_lint_behind_the_shift_prefix_parses_only_the_piece_the_prefix_changed(
-    tree: Path, monkeypatch: pytest.MonkeyPatch
+    tree: Path, monkeypatch: pytest.MonkeyPatch, kept: bool
 ) -> None:
     """The file linted again is parsed in pieces, and the lint of its text behind
-    ``shift_prefix`` takes every piece but the first from that parse."""
+    ``shift_prefix`` takes every piece but the first from that parse; a file whose parse
+    would hold too much memory is parsed whole, twice."""
     path = tree / "train.py"
     # Long enough to be parsed in pieces.
     helpers = "".join(f"\n\ndef helper_{n}(x):\n    return x + {n}\n" for n in range(200))
@@ -206,6 +208,8 @@ def test_the_lint_behind_the_shift_prefix_parses_only_the_piece_the_prefix_chang
     same_as_without_cache(tree, monkeypatch)
     text = "# a new first line\n" + path.read_text(encoding="utf-8")
     path.write_text(text, encoding="utf-8")
+    if not kept:
+        monkeypatch.setattr(engine, "KEPT_PARSES_BYTES", len(text) - 1)
     parsed: list[str] = []
     real = libcst.parse_module
 
@@ -218,6 +222,9 @@ def test_the_lint_behind_the_shift_prefix_parses_only_the_piece_the_prefix_chang
     monkeypatch.setattr(libcst, "parse_module", real)
     assert "linted 1 of" in notes and "project pass reused" in notes
     prefix = shift_prefix(text)
+    if not kept:
+        assert parsed == [text, prefix + text]
+        return
     shifted = [source for source in parsed if source.startswith(prefix)]
     assert len(shifted) == 1 and len(shifted[0]) < len(prefix + text)
     assert len(parsed) == len(set(parsed)) > 2
