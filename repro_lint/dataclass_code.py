@@ -110,7 +110,8 @@ class Store:
             table = {key: self.stored[key] for key in self.used}
             table.update(self.compiled)
         directory = os.path.dirname(self.path)
-        temporary = f"{self.path}.{os.getpid()}.tmp"
+        # (A name no other process, nor one that died writing, can have taken.)
+        temporary = f"{self.path}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
         try:
             if directory:
                 os.makedirs(directory, exist_ok=True)
