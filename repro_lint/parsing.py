@@ -49,6 +49,8 @@ _BEFORE_STATEMENT = re.compile(r"\n(?=(?:\r?\n)*(?!(?:else|elif|except|finally)\
 _SYNTAX_FAILURES = (SyntaxError, ValueError, RecursionError, MemoryError)
 # The comment lines and empty lines a text starts with.
 _LEADING_COMMENTS = re.compile(r"(?:[ \t\f]*(?:#[^\r\n]*)?(?:\r\n|\r|\n))*")
+# A triple-quoted string that starts a line (a module's docstring, at its first line of code).
+_TRIPLE_QUOTE = re.compile(r"[rRuU]?(\"\"\"|\'\'\')")
 # (first row, its column, last row, end column): rows 1-based, columns in UTF-8 bytes.
 Span = tuple[int, int, int, int]
 
@@ -176,14 +178,19 @@ def _code_start(text: str) -> int:
 
 def _candidate_cuts(text: str, size: int) -> list[int]:
     """Offsets where the pieces of a large text after the first may start (see ``check``):
-    the first boundary after the first line of code (``_code_start``), then boundaries at
-    least ``size`` characters apart; none for a text of at most two pieces' length from
-    that line."""
+    the first boundary after the first line of code (``_code_start``) and the docstring it
+    may open, then boundaries at least ``size`` characters apart; none for a text of at most
+    two pieces' length from that line."""
     start = _code_start(text)
     if len(text) - start <= 2 * size:
         return []
     cuts: list[int] = []
+    # Not within the docstring the code may open: its lines often start in the first column.
     position = start
+    opening = _TRIPLE_QUOTE.match(text, start)
+    if opening is not None:
+        closing = text.find(opening.group(1), opening.end())
+        position = closing if closing >= 0 else start
     while position < len(text) - size:
         match = _BEFORE_STATEMENT.search(text, position, len(text) - size)
         if match is None:

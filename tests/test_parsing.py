@@ -260,6 +260,28 @@ def test_comment_lines_put_before_a_text_leave_its_later_pieces_as_they_were(
     assert parsed_cst[0].startswith(prefix) and len(parsed_cst[0]) < len(prefix) + 4 * 512
 
 
+def test_the_first_piece_holds_the_module_docstring_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A docstring's lines often start in the first column, as statements do: the first
+    boundary is looked for after it, so no piece starts within it (which would cost a parse
+    of the whole text)."""
+    doc = '"""Title.\n\n' + "".join(f"Line {n} of the documentation.\n" for n in range(120))
+    text = "# a header\n" + doc + '"""\n' + _text(120)
+    whole: list[str] = []
+    real = parsing.python_tree
+
+    def spy(source: str) -> Any:
+        whole.append(source)
+        return real(source)
+
+    monkeypatch.setattr(parsing, "python_tree", spy)
+    checked = parsing.check(text, parsing.Pieces(512))
+    assert isinstance(checked, parsing.Checked)
+    assert not whole
+    assert text[: checked.cuts[0]].rstrip("\n").endswith('"""')
+    module = cst_parse.parse_module(text, checked.cuts)
+    assert module.deep_equals(cst.parse_module(text))
+
+
 def test_a_repeated_piece_gets_nodes_of_its_own() -> None:
     # Nodes are told apart by identity: one object must not stand at two places of a tree.
     block = "".join(f"def f{n}():\n    return {n}\n\n" for n in range(40))
