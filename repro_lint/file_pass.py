@@ -110,8 +110,8 @@ def lint_one(
                 active, collect = decided(bare)
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
-    with importing():
-        from repro_lint.tree_pass import lint_parsed
+    _import_tree_pass()
+    from repro_lint.tree_pass import lint_parsed
 
     with _recursion_headroom(), one_pass():
         return lint_parsed(
@@ -125,6 +125,15 @@ def lint_one(
             checked.cuts,
             pieces,
         )
+
+
+@functools.cache
+def _import_tree_pass() -> None:
+    """libcst, the rules' base and the summary, imported by the first file parsed, once per
+    process (``importing`` pauses the collector, and freezes what it holds in a one-shot
+    process)."""
+    with importing():
+        import repro_lint.tree_pass  # noqa: F401
 
 
 def checked_text(text: str, pieces: Pieces | None = None) -> Checked | SourceError:

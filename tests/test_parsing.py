@@ -266,17 +266,10 @@ def test_the_first_piece_holds_the_module_docstring_whole(monkeypatch: pytest.Mo
     of the whole text)."""
     doc = '"""Title.\n\n' + "".join(f"Line {n} of the documentation.\n" for n in range(120))
     text = "# a header\n" + doc + '"""\n' + _text(120)
-    whole: list[str] = []
-    real = parsing.python_tree
-
-    def spy(source: str) -> Any:
-        whole.append(source)
-        return real(source)
-
-    monkeypatch.setattr(parsing, "python_tree", spy)
+    _, parsed_ast = _counting(monkeypatch)
     checked = parsing.check(text, parsing.Pieces(512))
     assert isinstance(checked, parsing.Checked)
-    assert not whole
+    assert parsed_ast and text not in parsed_ast
     assert text[: checked.cuts[0]].rstrip("\n").endswith('"""')
     module = cst_parse.parse_module(text, checked.cuts)
     assert module.deep_equals(cst.parse_module(text))
