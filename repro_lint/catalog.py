@@ -1209,7 +1209,22 @@ def _replication_pad(dims: int, since: TorchVersion, source: str) -> Entry:
     )
 
 
-def _reflection_pad(dims: int, caller: str, since: TorchVersion) -> Entry:
+# Seen on an H200 (torch 2.11.0+cu130) in two sessions: deterministic mode did not raise, and
+# the backward was identical in every repeat under it while it differed in default mode.
+_REFLECTION_PAD2D_CORRECTION = (
+    "The reference and the 2.13 docstring say deterministic mode raises. PyTorch's CUDA "
+    "sources have a separate deterministic kernel for the 2-D backward "
+    "(`reflection_pad2d_backward_det_out_kernel`, from pytorch/pytorch#136241, September 2024; "
+    "none for 1-D or 3-D), and on an H200 with torch 2.11 (2026-12-04, two runs) deterministic "
+    "mode did not raise: the backward differed in 9 of 9 and 4 of 4 repeats in default mode and "
+    "in none under the mode. The first release with that kernel is not established, so the "
+    "mode fixes it from 2.11 here and raises before."
+)
+
+
+def _reflection_pad(
+    dims: int, caller: str, since: TorchVersion, fixed_from: TorchVersion | None = None
+) -> Entry:
     return Entry(
         id=f"reflection-pad{dims}d-backward-cuda",
         summary=f"backward of {dims}-D reflection padding on CUDA",
@@ -1218,12 +1233,16 @@ def _reflection_pad(dims: int, caller: str, since: TorchVersion) -> Entry:
         device=Device.CUDA,
         phase=Phase.BACKWARD,
         aten=aten(f"reflection_pad{dims}d"),
-        history=_raises(since),
+        history=_raises(since) if fixed_from is None else _fixed_by_mode(fixed_from, since),
         caller=caller,
         alternative="build the padding from slices: `torch.cat([x[..., 1:p + 1].flip(-1), x, "
         "x[..., -p - 1:-1].flip(-1)], -1)` per padded dimension",
         example=f"nn.ReflectionPad{dims}d(1)",
-        sources=("use_deterministic_algorithms docstring (2.13)",),
+        correction=None if fixed_from is None else _REFLECTION_PAD2D_CORRECTION,
+        sources=(
+            "use_deterministic_algorithms docstring (2.13)",
+            *(() if fixed_from is None else ("pytorch/pytorch#136241",)),
+        ),
     )
 
 
@@ -1232,7 +1251,7 @@ _PADDING = (
     _replication_pad(2, V(2, 2), "PR #111590"),
     _replication_pad(3, V(2, 3), "PR #115113"),
     _reflection_pad(1, "reflection_pad1d_backward_out_cuda", V(1, 7)),
-    _reflection_pad(2, "reflection_pad2d_backward_cuda", V(1, 7)),
+    _reflection_pad(2, "reflection_pad2d_backward_cuda", V(1, 7), fixed_from=V(2, 11)),
     _reflection_pad(3, "reflection_pad3d_backward_out_cuda", V(1, 10)),
 )
 
@@ -2088,11 +2107,26 @@ _THIRD_PARTY = (
         condition="differentiated with respect to the feature map (atomic adds)",
         device=Device.CUDA,
         phase=Phase.BACKWARD,
-        history=_raises(V(2, 0)),
+        history=_fixed_by_mode(V(2, 1), raised_from=V(2, 0)),
         caller="roi_align_backward_kernel",
-        alternative="none in torchvision; crop with `F.grid_sample` has the same problem",
+        alternative="deterministic mode, at a price: the first call compiles the pure-Python "
+        "`_roi_align` (about 70 s on an H200), and its backward is a sorted `index_put_` whose "
+        "cost grows with boxes x sampling points (5 s for 256 boxes of 16x16 pixels with "
+        "adaptive sampling); a fixed `sampling_ratio` keeps it small",
+        correction=(
+            "The reference has no torchvision entries. From torchvision 0.16 (released with "
+            "torch 2.1; pytorch/vision#7587, May 2023) `roi_align` on a CUDA input takes a "
+            "pure-Python implementation whenever deterministic mode is on, so the mode fixes it "
+            "instead of raising. Seen on an H200 with torchvision 0.26 (2026-12-04): default "
+            "mode differed in 4 of 4 repeats; in deterministic mode `torchvision.ops.roi_align` "
+            "compiled and ran its backward through `indexing_backward_kernel` (the deterministic "
+            "`index_put_`), without raising."
+        ),
         sources=(
-            "torchvision csrc/ops/cuda/roi_align_kernel.cu alerts `roi_align_backward_kernel`",
+            "torchvision csrc/ops/cuda/roi_align_kernel.cu alerts `roi_align_backward_kernel` "
+            "(the path deterministic mode took before 0.16)",
+            "pytorch/vision#7587 (deterministic pure-Python roi_align, torchvision 0.16)",
+            "pytorch/vision#8168 (the pure-Python path is memory hungry unless compiled)",
             _NOT_DETERMINED,
         ),
         package="torchvision",

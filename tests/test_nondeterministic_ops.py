@@ -272,8 +272,25 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
             ("RPL401", 4, "F.pad("),
             ("RPL402", 5, "F.pad("),
             ("RPL401", 6, "F.pad("),
-            ("RPL401", 8, "nn.ReflectionPad2d("),
+            # The 2-D reflection backward has a deterministic kernel by 2.11.
+            ("RPL402", 8, "nn.ReflectionPad2d("),
             ("RPL402", 9, "nn.ReplicationPad3d("),
+        ],
+    ),
+    (
+        "2-D reflection padding raises before 2.11",
+        """
+        import torch.nn.functional as F
+        from torch import nn
+        nn.ReflectionPad2d(1)
+        F.pad(x, (1, 1, 1, 1), mode="reflect")
+        nn.ReflectionPad1d(1)
+        """,
+        "2.10",
+        [
+            ("RPL401", 3, "nn.ReflectionPad2d("),
+            ("RPL401", 4, "F.pad("),
+            ("RPL401", 5, "nn.ReflectionPad1d("),
         ],
     ),
     (

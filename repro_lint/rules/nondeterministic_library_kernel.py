@@ -75,8 +75,10 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
       (`g.update_all(fn.copy_u("h", "m"), fn.sum("m", "h"))`, `send_and_recv`, `pull`,
       `push`) and the DGL layers built on it (`GraphConv`, `GATConv`, `SAGEConv`, `GINConv`,
       `RelGraphConv`, ...): DGL's own kernels, which deterministic mode does not reach;
-    - the backward of torchvision's `roi_align`/`RoIAlign`/`MultiScaleRoIAlign` and
-      `roi_pool`/`RoIPool`, which raise under deterministic mode.
+    - the backward of torchvision's `roi_pool`/`RoIPool`, which raises under deterministic
+      mode, and of `roi_align`/`RoIAlign`/`MultiScaleRoIAlign`, which raised until
+      torchvision 0.16 (torch 2.1) and since then is deterministic under the mode, through a
+      slow pure-Python implementation.
 
     A layer whose aggregation provably takes a maximum or minimum (`aggr="max"`,
     `SAGEConv(..., "pool")`, `fn.max`) is not reported; one the source does not decide is,
@@ -96,7 +98,9 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
     mode on (`torch.use_deterministic_algorithms(True)`; RPL402's fix inserts its warn-only
     form), or aggregate with sorted indices (`torch_scatter.segment_csr`, a `SparseTensor`
     adjacency). DGL has no deterministic switch: aggregate in PyTorch where runs must repeat.
-    RoI ops have no deterministic backward.
+    `roi_pool` has no deterministic backward. `roi_align` has one under deterministic mode from
+    torchvision 0.16, at a price: its first call compiles (about a minute), and its backward
+    grows with boxes times sampling points; a fixed `sampling_ratio` keeps it small.
 
     ## Options
     `target-torch`: the catalog vouches for these entries from torch 2.0.
