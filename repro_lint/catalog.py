@@ -2109,10 +2109,11 @@ _THIRD_PARTY = (
         phase=Phase.BACKWARD,
         history=_fixed_by_mode(V(2, 1), raised_from=V(2, 0)),
         caller="roi_align_backward_kernel",
-        alternative="deterministic mode, at a price: the first call compiles the pure-Python "
-        "`_roi_align` (about 70 s on an H200), and its backward is a sorted `index_put_` whose "
-        "cost grows with boxes x sampling points (5 s for 256 boxes of 16x16 pixels with "
-        "adaptive sampling); a fixed `sampling_ratio` keeps it small",
+        alternative="none before torchvision 0.16; from 0.16 (torch 2.1), deterministic mode, at "
+        "a price: the first call compiles the pure-Python `_roi_align` (about 70 s on an H200), "
+        "and its backward is a sorted `index_put_` whose cost grows with boxes x sampling points "
+        "(5 s for 256 boxes of 16x16 pixels with adaptive sampling); a fixed `sampling_ratio` "
+        "keeps it small",
         correction=(
             "The reference has no torchvision entries. From torchvision 0.16 (released with "
             "torch 2.1; pytorch/vision#7587, May 2023) `roi_align` on a CUDA input takes a "
