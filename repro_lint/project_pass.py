@@ -29,9 +29,10 @@ from repro_lint.summary_format import DEFERRED, DEFERRED_KEY
 
 if TYPE_CHECKING:
     # The program model (and the rules, and libcst with them) is imported when a pass has a
-    # summary to analyse, or text answers to check: a run whose files are all settled from
-    # their text needs none of it.
-    from repro_lint.program import Loader, TextAnswers, TextQuestion
+    # summary to analyse: a run whose files are all settled from their text needs none of it,
+    # nor one that checks an earlier pass's text answers (``text_questions``).
+    from repro_lint.program import Loader
+    from repro_lint.text_questions import TextAnswers, TextQuestion
 
 
 def summary_loader(
@@ -134,7 +135,7 @@ class ProjectMemo:
                     return False
         texts = {path: source.stamp(path) for path in self.texts}
         if texts != self.texts:
-            from repro_lint.program import answer_again, answer_changed
+            from repro_lint.text_questions import answer_again, answer_changed
 
             edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]
             fresh = answer_changed(self.asked, texts, edited)
@@ -155,7 +156,7 @@ class ProjectMemo:
         for each question. None when they cannot be worked out so."""
         if not self.asked:
             return None
-        from repro_lint.program import TextAnswers, answer_changed
+        from repro_lint.text_questions import TextAnswers, answer_changed
 
         texts = {path: source.stamp(path) for path in self.texts}
         edited = [path for path, stamp in texts.items() if stamp != self.texts[path]]

@@ -586,7 +586,7 @@ def _answer_valid(kind: Json, answer: Json) -> bool:
 
 
 def _evidence_valid(kind: Json, answer: Json, evidence: Json) -> bool:
-    """Evidence backs only a negative answer (see ``program.TextQuestion``): file paths."""
+    """Evidence backs only a negative answer (see ``text_questions.TextQuestion``): file paths."""
     if evidence is None:
         return True
     negative = answer is None if kind == "mentioning" else answer is False

@@ -368,16 +368,18 @@ def _editor(root: Path) -> Callable[[str, str], None]:
 
 def _words_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The words the project's text is read for from now on (a tree read for each)."""
-    from repro_lint import program
+    from repro_lint import text_questions
 
     read: list[str] = []
-    real_naming_files = program.naming_files
+    real_naming_files = text_questions.naming_files
 
-    def naming_files(tree: program.Tree, word: str) -> list[tuple[Path, int]]:
+    def naming_files(tree: text_questions.Tree, word: str) -> list[tuple[Path, int]]:
         read.append(word)
         return real_naming_files(tree, word)
 
-    monkeypatch.setattr(program, "naming_files", naming_files)
+    # (The program model asks through its own name, a pass checked again through the module's.)
+    monkeypatch.setattr("repro_lint.program.naming_files", naming_files)
+    monkeypatch.setattr(text_questions, "naming_files", naming_files)
     return read
 
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from repro_lint.program import (
+from repro_lint.project_pass import ProjectMemo
+from repro_lint.source import Stamp
+from repro_lint.text_questions import (
     TextQuestion,
     answer_again,
     answer_changed,
     ask_tree,
     read_tree,
 )
-from repro_lint.project_pass import ProjectMemo
-from repro_lint.source import Stamp
 
 WORDS = ("upscale", "helper", "_pos_embed")
 DEFINITIONS = (
@@ -193,21 +193,21 @@ def test_a_tree_too_large_to_hold_is_read_again_for_each_question(
 ) -> None:
     """A large project's text is not kept through the run: its files are read again for
     each question, and give the answers the held text gives (until one of them changes)."""
-    from repro_lint import program
+    from repro_lint import text_questions
 
     chooser = random.Random(5)
     for index in range(30):
         lines = chooser.sample(LINES, 3)
         (tmp_path / f"m{index}.py").write_text("".join(lines), encoding="utf-8")
     held, read_held = ask(tmp_path)
-    monkeypatch.setattr(program, "_HELD_TREE_BYTES", 0)
+    monkeypatch.setattr(text_questions, "_HELD_TREE_BYTES", 0)
     again, read_again = ask(tmp_path)
     assert again == held and read_again == read_held
     assert any(q[3] for q in held if q[0] == "mentioning")
 
     # The text as it is when asked: a file edited after the tree was read is read as it is.
     big = read_tree(tmp_path)
-    monkeypatch.setattr(program, "_HELD_TREE_BYTES", 1 << 30)
+    monkeypatch.setattr(text_questions, "_HELD_TREE_BYTES", 1 << 30)
     small = read_tree(tmp_path)
     assert big is not None and small is not None
     (tmp_path / "m0.py").write_text("only_here = 1\n", encoding="utf-8")
