@@ -287,13 +287,18 @@ def check(
 
     record = None
     answerable = not (stdin or fix or diff or add_noqa or no_cache)
+    # A helper process that imports the per-file pass while the record is read (a run in a
+    # process of its own, after an edit: see ``helper``); stopped however the check ends.
+    helpers: list[Any] | None = [] if _STANDALONE and answerable else None
     # A run that may be answered from its record stats each file once (``one_look``): the
     # record's checks and the project pass's ask about the same thousands of files.
-    with one_look() if answerable else contextlib.nullcontext():
+    with _stopping(helpers), one_look() if answerable else contextlib.nullcontext():
         if answerable:
             # A run whose inputs are all unchanged is answered from its record, before the
             # settings are resolved (which imports the rules).
-            record = _answer_from_record(config, paths or (".",), force_exclude, ignore_noqa, shown)
+            record = _answer_from_record(
+                config, paths or (".",), force_exclude, ignore_noqa, shown, helpers
+            )
         settings = _settings(config, ignore_noqa)
         if add_noqa:
             _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
@@ -319,8 +324,39 @@ def check(
             )
             return
         _check_paths(
-            settings, paths or (".",), force_exclude, fix, diff, no_cache, jobs, shown, record
+            settings,
+            paths or (".",),
+            force_exclude,
+            fix,
+            diff,
+            no_cache,
+            jobs,
+            shown,
+            record,
+            helpers[0] if helpers else None,
         )
+
+
+@contextlib.contextmanager
+def _stopping(helpers: list[Any] | None) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for helper in helpers or ():
+            helper.stop()
+
+
+def _start_helper(config: Config, ignore_noqa: bool) -> Any:
+    """A helper process for this run (``engine.helper_handler``), or None where none can be
+    forked. This process imports nothing for it: the helper imports what it needs."""
+    from repro_lint.helper import Helper
+
+    def prepare() -> Callable[[Any], Any]:
+        from repro_lint.engine import helper_handler
+
+        return helper_handler(lambda: _settings(config, ignore_noqa))
+
+    return Helper.start(prepare)
 
 
 @dataclass(frozen=True)
@@ -361,9 +397,12 @@ def _answer_from_record(
     force_exclude: bool,
     ignore_noqa: bool,
     shown: _Shown,
+    helpers: list[Any] | None = None,
 ) -> Any:
     """Print the answer of an earlier identical run and exit, if nothing it depended on
-    changed; otherwise return its record (None without one): it still says what changed."""
+    changed; otherwise return its record (None without one): it still says what changed.
+    ``helpers``: where a helper started for the run is put, when a record is there to read
+    (the run may then lint a few files that changed)."""
     from repro_lint import run_cache
 
     if not any(os.path.isdir(p) for p in paths):
@@ -371,6 +410,10 @@ def _answer_from_record(
         # change from one run to the next.
         return None
     key = run_cache.run_key(config, paths, force_exclude, ignore_noqa)
+    if helpers is not None and os.path.exists(run_cache.record_path(config.root, key)):
+        helper = _start_helper(config, ignore_noqa)
+        if helper is not None:
+            helpers.append(helper)
     notes: list[str] = []
     record = run_cache.load(config.root, key, notes)
     if shown.verbose:
@@ -486,6 +529,7 @@ def _check_paths(
     jobs: int | None,
     shown: _Shown,
     record: Any,
+    helper: Any = None,
 ) -> None:
     from repro_lint import report as reports
     from repro_lint import run_cache
@@ -496,6 +540,9 @@ def _check_paths(
 
     config = settings.config
     holds = record is not None and record.discovery_holds()
+    if helper is not None and not holds:
+        helper.stop()  # (a run over other files: not a few to lint again)
+        helper = None
     if holds:
         found = record.discovery()
     else:
@@ -523,6 +570,7 @@ def _check_paths(
             changed=record.changed() if holds else None,
             sources=fix or diff,
             progress=progress,
+            helper=helper,
         )
     results = outcome.results
     notes: list[str] = []
@@ -546,9 +594,10 @@ def _check_paths(
         for note in notes:
             click.echo(note, err=True)
         project = "reused" if outcome.project_reused else "run"
+        helped = " (by a helper process)" if helper is not None and helper.answered else ""
         click.echo(
-            f"linted {outcome.linted} of {len(found.files)} files (the others unchanged, from "
-            f"the cache); project pass {project}",
+            f"linted {outcome.linted} of {len(found.files)} files{helped} (the others "
+            f"unchanged, from the cache); project pass {project}",
             err=True,
         )
     fixed_by_file: dict[str, Counter[str]] = {}

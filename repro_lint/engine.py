@@ -21,6 +21,7 @@ from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import checked_text, lint_one
 from repro_lint.files import SourceFile, display_name, real_path
 from repro_lint.fixes import FixOutcome, fix_texts
+from repro_lint.helper import Helper
 from repro_lint.moved_lines import shift_prefix
 from repro_lint.parsing import Checked, Pieces
 from repro_lint.project_pass import (
@@ -55,6 +56,30 @@ def import_analysis() -> None:
     with importing():
         from repro_lint import program, tree_pass  # noqa: F401
         from repro_lint.rules import table  # noqa: F401
+
+
+def helper_handler(make_settings: Callable[[], Settings]) -> Callable[[Any], Any]:
+    """What a helper process (``helper``) answers for a run after an edit (``lint_run``), once
+    it has imported the per-file pass, with the settings ``make_settings`` gives (the run's
+    own, made again there from the same configuration). Two requests: a file through the read
+    stage and the per-file pass (``_lint_file_alone``, keeping its parse when asked: see
+    ``_per_file``), and a text linted with the parse kept for that file (``_moved``)."""
+    from repro_lint.file_pass import _import_tree_pass
+
+    _import_tree_pass()
+    settings = make_settings()
+    kept: dict[str, Pieces] = {}
+
+    def handle(request: tuple[Any, ...]) -> Any:
+        if request[0] == "file":
+            _, display, path, summarise, keep = request
+            pieces = kept.setdefault(display, Pieces()) if keep else None
+            file = SourceFile(display, Path(path))
+            return _packed(_lint_file_alone(file, settings, summarise, pieces=pieces))
+        _, text, display, path = request
+        return lint_one(text, display, settings, Path(path), pieces=kept.pop(display, None))
+
+    return handle
 
 
 def lint_text(
@@ -369,6 +394,7 @@ def _per_file(
     fresh: bool = False,
     ahead: bool = False,
     parses: dict[str, Pieces] | None = None,
+    helper: Helper | None = None,
 ) -> list[_Linted]:
     """The read stage and the per-file pass over ``files``, in parallel when it pays
     (``summarise``: every file's summary made, as ``lint_one`` says). ``ahead``: in parallel,
@@ -380,20 +406,32 @@ def _per_file(
     ones). What workers linted comes with its summary packed (``_unpacked`` unpacks it).
     ``parses``: where the parse of each file is left, by file (see ``parsing.Pieces``), when
     the files are fewer than ``POOL_THRESHOLD`` (and so linted in this process), up to
-    ``KEPT_PARSES_BYTES`` of source."""
+    ``KEPT_PARSES_BYTES`` of source. ``helper``: a helper (``helper_handler``) that lints the
+    files instead, when they are linted in this process (a parse kept is then kept there)."""
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
         keeping = parses if len(files) < POOL_THRESHOLD else None
         budget = KEPT_PARSES_BYTES
         for file in files:
-            kept = None
+            keep = False
             if keeping is not None and (size := _size(file)) <= budget:
                 budget -= size
-                kept = keeping.setdefault(file.display, Pieces())
-            done.append(_lint_file_alone(file, settings, summarise, pieces=kept))
+                keep = True
+            linted = None
+            if helper is not None:
+                request = ("file", file.display, str(file.path), summarise, keep)
+                linted = helper.ask(request)
+            if linted is None:
+                kept = None
+                if keep and keeping is not None:
+                    kept = keeping.setdefault(file.display, Pieces())
+                linted = _lint_file_alone(file, settings, summarise, pieces=kept)
+            done.append(linted)
             if progress is not None:
                 progress(len(done), len(files))
         return done
+    if helper is not None:
+        helper.stop()  # (not held, nor inherited by the workers)
     # Imported only for a pool (a one-file run, an edit or a hook, has none).
     import multiprocessing
     from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
@@ -471,10 +509,13 @@ def lint_run(
     changed: set[str] | None = None,
     sources: bool = True,
     progress: Progress | None = None,
+    helper: Helper | None = None,
 ) -> RunOutcome:
     """Lint the files of a run. With the record of an earlier run over the same files
     (``previous``) and the files changed since (``changed``), only those are linted again,
-    and the project pass is reused when nothing it read changed."""
+    and the project pass is reused when nothing it read changed. ``helper``: a helper
+    (``helper_handler``) that lints the files linted again, and the texts behind the shift
+    prefix; stopped before the project pass, if it has to run."""
     ordered = sorted(files)
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
     if previous is not None and changed is not None:
@@ -485,13 +526,15 @@ def lint_run(
         # the pieces that prefix leaves unchanged.
         parses: dict[str, Pieces] = {}
         fresh = _per_file_results(
-            again, settings, jobs, cache, {}, progress=progress, parses=parses
+            again, settings, jobs, cache, {}, progress=progress, parses=parses, helper=helper
         )
-        moved = _moved(previous, again, stored, fresh, settings, parses)
+        moved = _moved(previous, again, stored, fresh, settings, parses, helper)
         outcome = _reuse(previous, ordered, fresh, settings, sources, cache, moved)
         if outcome is not None:
             return outcome
         parses.clear()  # (not held through the project pass)
+    if helper is not None:
+        helper.stop()
     linted: list[int] = [len(fresh)]
     linted_now: set[str] = set()
     packed: dict[str, bytes] = {}
@@ -578,12 +621,14 @@ def _moved(
     fresh: Mapping[str, tuple[FileResult, tuple[Stamp, str] | None]],
     settings: Settings,
     parses: dict[str, Pieces],
+    helper: Helper | None = None,
 ) -> Callable[[str], tuple[FileResult, FileResult] | None]:
     """For a file linted again whose last version's per-file result the cache held (the
     version the record's project pass read: same content hash), that result and the
     per-file result of the new text behind ``shift_prefix`` (see ``moved_lines``), parsed
     again only where the prefix changed the text's pieces (``parses``: the files' parses
-    by the per-file pass, where kept; each is dropped once used)."""
+    by the per-file pass, where kept; each is dropped once used), by ``helper`` when there is
+    one (with the parse it kept)."""
     hashes = {f.display: f.digest for f in previous.files}
     files = {f.display: f for f in again}
 
@@ -601,6 +646,10 @@ def _moved(
         except SourceError:
             return None
         shifted = shift_prefix(text) + text
+        if helper is not None:
+            again = helper.ask(("text", shifted, display, str(file.path)))
+            if again is not None:
+                return old[0], again
         pieces = parses.pop(display, None)
         return old[0], lint_one(shifted, display, settings, file.path, pieces=pieces)
 
@@ -734,6 +783,7 @@ def _per_file_results(
     packed: dict[str, bytes] | None = None,
     ahead: dict[str, _Linted] | None = None,
     parses: dict[str, Pieces] | None = None,
+    helper: Helper | None = None,
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
     cache, the others linted now, counted into ``count`` and named in ``linted_now``), each
@@ -741,7 +791,7 @@ def _per_file_results(
     workers sent packed are left, by file, their results' summaries empty until
     ``_with_summaries`` (without a cache, which holds the whole results anyway). ``ahead``:
     where the deferred files that workers summarised at once are left (``_per_file``), by
-    real path; None to summarise none. ``parses``: see ``_per_file``."""
+    real path; None to summarise none. ``parses``, ``helper``: see ``_per_file``."""
     found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
@@ -759,7 +809,13 @@ def _per_file_results(
         linted_now.update(file.display for file in todo)
     summarising = ahead is not None
     for sent in _per_file(
-        todo, settings, jobs or default_jobs(), progress, ahead=summarising, parses=parses
+        todo,
+        settings,
+        jobs or default_jobs(),
+        progress,
+        ahead=summarising,
+        parses=parses,
+        helper=helper,
     ):
         if sent.ahead is not None and ahead is not None:
             ahead[str(sent.ahead.file.path)] = sent.ahead
