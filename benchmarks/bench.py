@@ -473,6 +473,7 @@ def run_all(
         assert output == reference, f"{what}: findings differ from the cold run's"
 
     full = not args.waits_only
+    alone_env = {**os.environ, "REPRO_LINT_NO_HELPER": "1"}
     for index in range(args.runs):
         print(f"round {index + 1}/{args.runs}", file=sys.stderr)
         if full:
@@ -498,6 +499,12 @@ def run_all(
             add(f"moved_{label}", timed([*warm], work))
             edit.restore()
             run_output(warm, work)
+            if label == "typical":
+                # The same without the helper process a check forks (``repro_lint.helper``).
+                edit.prepend(f"# edit {index}, alone\n")
+                add("moved_typical_alone", timed([*warm], work, alone_env))
+                edit.restore()
+                run_output(warm, work)
             # Pre-commit passes the changed file alone; its imports come from the cache.
             edit.append(f"# pre-commit {index}\n")
             add(f"precommit_{label}", timed([repro, *hook[1:], name], work))
@@ -864,6 +871,11 @@ def render(
         row("  the same, a median-sized file", times["touched_typical"], typical),
         row("after a line inserted at the top of one", times["moved_big"], "biggest file"),
         row("  the same, a median-sized file", times["moved_typical"], "median-sized file"),
+        row(
+            "  the same, without the helper process",
+            times["moved_typical_alone"],
+            "REPRO_LINT_NO_HELPER=1",
+        ),
         row("after a function added to one (re-analysed)", times["code_typical"], "median-sized"),
         row("one file as pre-commit runs it", times["precommit_big"], "biggest file"),
         row("  the same, a median-sized file", times["precommit_typical"], " ".join(hook)),

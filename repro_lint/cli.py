@@ -1600,6 +1600,9 @@ def run() -> None:
     except Exception as exc:
         _unexpected(exc)
         sys.exit(2)
+    finally:
+        # (A process that goes on, a test's, is not one run: it forks no helper for later ones.)
+        _STANDALONE = False
 
 
 def execute(args: list[str]) -> int:

@@ -195,3 +195,17 @@ def test_a_run_after_an_edit_prints_the_same_with_and_without_the_helper(
     assert "model.py" in helped.stdout
     assert "linted 1 of 6 files (by a helper process)" in helped.stderr
     assert "linted 1 of 6 files (the others" in alone.stderr
+
+
+def test_a_process_that_goes_on_after_the_command_forks_no_helper_later(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``cli.run`` marks its process as one run while the command runs, and only then: a
+    test, or any caller that goes on, checks in process afterwards without a helper."""
+    from repro_lint import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda **_: seen.append(cli._STANDALONE))
+    cli.run()
+    assert seen == [True]
+    assert cli._STANDALONE is False
