@@ -647,9 +647,9 @@ def _moved(
             return None
         shifted = shift_prefix(text) + text
         if helper is not None:
-            again = helper.ask(("text", shifted, display, str(file.path)))
-            if again is not None:
-                return old[0], again
+            behind = helper.ask(("text", shifted, display, str(file.path)))
+            if behind is not None:
+                return old[0], behind
         pieces = parses.pop(display, None)
         return old[0], lint_one(shifted, display, settings, file.path, pieces=pieces)
 
