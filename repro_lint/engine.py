@@ -64,9 +64,9 @@ def helper_handler(make_settings: Callable[[], Settings]) -> Callable[[Any], Any
     own, made again there from the same configuration). Two requests: a file through the read
     stage and the per-file pass (``_lint_file_alone``, keeping its parse when asked: see
     ``_per_file``), and a text linted with the parse kept for that file (``_moved``)."""
-    from repro_lint.file_pass import _import_tree_pass
+    from repro_lint.file_pass import import_tree_pass
 
-    _import_tree_pass()
+    import_tree_pass()
     settings = make_settings()
     kept: dict[str, Pieces] = {}
 

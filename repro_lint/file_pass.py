@@ -110,7 +110,7 @@ def lint_one(
                 active, collect = decided(bare)
     if not active and not collect:
         return FileResult(filename, (), summary=dict(DEFERRED) if wanted else {})
-    _import_tree_pass()
+    import_tree_pass()
     from repro_lint.tree_pass import lint_parsed
 
     with _recursion_headroom(), one_pass():
@@ -128,7 +128,7 @@ def lint_one(
 
 
 @functools.cache
-def _import_tree_pass() -> None:
+def import_tree_pass() -> None:
     """libcst, the rules' base and the summary, imported by the first file parsed, once per
     process (``importing`` pauses the collector, and freezes what it holds in a one-shot
     process)."""
@@ -347,6 +347,7 @@ __all__ = [
     "checked_text",
     "comments_gated",
     "gate_text",
+    "import_tree_pass",
     "lint_one",
     "triggered",
 ]

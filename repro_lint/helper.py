@@ -24,12 +24,11 @@ import select
 import signal
 import struct
 import sys
+from typing import TYPE_CHECKING, Any
 
-# (Not ``typing.TYPE_CHECKING``: this module is imported before anything heavy.)
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from typing import Any, NoReturn
+    from typing import NoReturn
 
 # Set (to anything but an empty string) to do all the work in the check's own process.
 ENV_OFF = "REPRO_LINT_NO_HELPER"
