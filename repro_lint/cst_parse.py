@@ -9,11 +9,16 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from repro_lint import cst_nodes
 from repro_lint.parsing import NEWLINE, Pieces
 from repro_lint.walker import children
 
 # What libcst runs after building each node: its validation (see ``_unvalidated``).
 _VALIDATE = cst.CSTNode.__post_init__
+# Parses in this process after which libcst's nodes get quicker constructors (``cst_nodes``:
+# writing them costs about as much as they save on one median-sized file).
+QUICK_AFTER = 3
+_parses = 0
 
 
 def _validated_by_the_parse(node: cst.CSTNode) -> None:
@@ -29,13 +34,16 @@ def _unvalidated() -> Iterator[None]:
     ``not`` and a name. A tree the parser builds is the text it read, and ``check`` has
     already found the text to be Python, so the checks find nothing there; they took an
     eighth to a sixth of each parse. The nodes a fix builds are validated as before: the hook
-    is put back as each parse ends. (Where two threads parse at once, as the language server's
-    linting thread and its requests may, a node built meanwhile can go unvalidated too; a
-    fix's result is parsed again before it is used, so that costs no check that matters.)"""
+    is put back as each parse ends, and the quicker constructors (``cst_nodes``) skip calling
+    it only meanwhile. (Where two threads parse at once, as the language server's linting
+    thread and its requests may, a node built meanwhile can go unvalidated too; a fix's result
+    is parsed again before it is used, so that costs no check that matters.)"""
     cst.CSTNode.__post_init__ = _validated_by_the_parse  # type: ignore[method-assign,assignment]
+    cst_nodes.checking(False)
     try:
         yield
     finally:
+        cst_nodes.checking(True)
         cst.CSTNode.__post_init__ = _VALIDATE  # type: ignore[method-assign]
 
 
@@ -43,6 +51,10 @@ def parse_module(text: str, cuts: Sequence[int] = (), pieces: Pieces | None = No
     """libcst's module of ``text``, parsed in the pieces that start at ``cuts`` (``check``'s):
     the same tree as ``cst.parse_module(text)``, raising what it raises. A piece parsed for
     the last version is taken from ``pieces``. Nodes are not validated (``_unvalidated``)."""
+    global _parses
+    _parses += 1
+    if _parses == QUICK_AFTER:
+        cst_nodes.install()
     with _unvalidated():
         return _parse_module(text, cuts, pieces)
 

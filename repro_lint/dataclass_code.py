@@ -131,6 +131,14 @@ class Store:
 _installed: Store | None = None
 
 
+def compiled(source: str) -> CodeType:
+    """``source`` compiled as ``dataclasses`` compiles what it writes: taken from the stored
+    code where ``install`` has run (and added to it when it was not there)."""
+    if _installed is not None:
+        return _installed.code(source)
+    return compile(source, "<string>", "exec", dont_inherit=True)
+
+
 def install(path: str | None = None) -> Store:
     """Have ``dataclasses`` take its methods' code from ``path`` (``default_path()``), and
     add what it compiles to that file when the process exits. Installed once per process."""
