@@ -571,6 +571,8 @@ def _check_paths(
             sources=fix or diff,
             progress=progress,
             helper=helper,
+            # (Only a run with a cache keeps a record of what its project pass read.)
+            recorded=cache is not None,
         )
     results = outcome.results
     notes: list[str] = []

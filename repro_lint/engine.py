@@ -481,7 +481,9 @@ def lint_files(
             _sourced(per_file[f.display][0], f, sources, per_file[f.display][1])
             for f in sorted(files)
         ]
-    return lint_run(files, settings, jobs=jobs, cache=cache, sources=sources).results
+    return lint_run(
+        files, settings, jobs=jobs, cache=cache, sources=sources, recorded=False
+    ).results
 
 
 @dataclass
@@ -510,12 +512,14 @@ def lint_run(
     sources: bool = True,
     progress: Progress | None = None,
     helper: Helper | None = None,
+    recorded: bool = True,
 ) -> RunOutcome:
     """Lint the files of a run. With the record of an earlier run over the same files
     (``previous``) and the files changed since (``changed``), only those are linted again,
     and the project pass is reused when nothing it read changed. ``helper``: a helper
     (``helper_handler``) that lints the files linted again, and the texts behind the shift
-    prefix; stopped before the project pass, if it has to run."""
+    prefix; stopped before the project pass, if it has to run. ``recorded``: whether the
+    caller may keep what the project pass read (``RunOutcome.project``: None if not)."""
     ordered = sorted(files)
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
     if previous is not None and changed is not None:
@@ -566,8 +570,8 @@ def lint_run(
     answers = None
     if previous is not None and previous.project is not None and settings.needs_project:
         answers = ProjectMemo(**previous.project).answers_now()
-    merged, memo = project_pass(results, paths, settings, load, known, answers)
-    data = _memo_to_json(memo) if settings.needs_project else None
+    merged, memo = project_pass(results, paths, settings, load, known, answers, recorded=recorded)
+    data = _memo_to_json(memo) if settings.needs_project and recorded else None
     return RunOutcome(
         [
             _sourced(r, f, sources, per_file[f.display][1])

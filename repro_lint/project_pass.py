@@ -400,7 +400,7 @@ def with_project(
 ) -> list[FileResult]:
     """Add the project rules' findings to per-file results (those files are the linted
     ones; anything else they import is loaded for its summary only)."""
-    return project_pass(results, paths, settings, load)[0]
+    return project_pass(results, paths, settings, load, recorded=False)[0]
 
 
 def project_pass(
@@ -410,11 +410,15 @@ def project_pass(
     load: Loader | None,
     digests: Mapping[str, str] | None = None,
     answers: TextAnswers | None = None,
+    *,
+    recorded: bool = True,
 ) -> tuple[list[FileResult], ProjectMemo]:
     """``with_project``, and what the pass read (to reuse it while that stays the same).
     ``digests``: the ``unit_digest`` of files whose per-file results are known unchanged
     since an earlier pass (taken, not computed again); ``answers``: what an earlier pass
-    asked of the project's text, answered as it is now (``ProjectMemo.answers_now``)."""
+    asked of the project's text, answered as it is now (``ProjectMemo.answers_now``).
+    ``recorded``: whether the memo is kept (in a run record); without, it holds no digests,
+    which are about a fifth of the pass over a large project."""
     memo = ProjectMemo()
     if not settings.needs_project:
         return list(results), memo
@@ -428,9 +432,10 @@ def project_pass(
     settled: Mapping[str, list[Diagnostic]] = {}
     if findings or any(_summarised(result) for result in results):
         found, settled = _analysed(results, paths, settings, load, findings, memo, answers)
-    memo.digests = {
-        r.filename: _digest(r, paths.get(r.filename), settings, digests) for r in results
-    }
+    if recorded:
+        memo.digests = {
+            r.filename: _digest(r, paths.get(r.filename), settings, digests) for r in results
+        }
     merged = []
     for result in results:
         extra = found.get(result.filename, [])

@@ -640,6 +640,11 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     assert parallel.results == serial.results
     assert parallel.project == serial.project
     assert any(d.code == "RPL101" for r in serial.results for d in r.diagnostics)
+    # A run that keeps no record of its project pass (without a cache) works out no digests,
+    # and finds the same.
+    unrecorded = lint_run(files, settings, jobs=1, recorded=False)
+    assert unrecorded.project is None and unrecorded.results == serial.results
+    assert serial.project is not None and len(serial.project["digests"]) == count + 1
     # With the results cache, a later run leaves the summaries the cache holds (the loader's,
     # stored by the earlier pass) to the loader: nothing is summarised ahead, nor linted.
     cache = Cache(tmp_path, settings.cache_key())
