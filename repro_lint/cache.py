@@ -37,6 +37,8 @@ from repro_lint.files import SourceFile, leftover_of
 from repro_lint.source import SourceError, Stamp, is_internal_error, read_bytes
 
 CACHE_DIR_NAME = ".repro_lint_cache"
+# A run record's name: this prefix, 16 hex digits of its key, ``SUFFIX`` (``run_cache``).
+RECORD_PREFIX = "run-"
 # Bumped whenever the layout of a shard changes: older shards are then ignored and rebuilt.
 SCHEMA = 2
 _MAGIC = b"repro-lint-cache"
@@ -425,6 +427,7 @@ class Cache:
             self._note(problem)
             self._dirty.clear()
             return
+        new = not os.path.lexists(self.path)
         try:
             directory = safe_directory(self.root, (CACHE_DIR_NAME, __version__, self.settings))
             write_tags(self.directory)
@@ -446,6 +449,74 @@ class Cache:
             except (OSError, ValueError) as exc:  # (ValueError: not plain data)
                 self._note(f"cache: shard not written ({exc})")
         self._dirty.clear()
+        if new:
+            removed = prune(self.directory, False, directory)
+            if removed:
+                self._note(
+                    f"cache: removed {len(removed)} older set(s) of results (it keeps the "
+                    f"{KEEP_RESULTS} last written)"
+                )
+
+
+# What a project's cache keeps, the most recently written first: the results of this many
+# versions of the tool's code and settings (each set holds every file's results: tens of MB
+# in a large project), and this many run records. Older ones go when a new one is written.
+KEEP_RESULTS = 4
+KEEP_RECORDS = 8
+_HEX16 = frozenset("0123456789abcdef")
+
+
+def _ours(name: str, records: bool) -> bool:
+    """Whether ``name`` is one the cache writes: a run record or a set of results."""
+    if records:
+        stem = name[len(RECORD_PREFIX) : -len(SUFFIX)] if name.endswith(SUFFIX) else ""
+        return name.startswith(RECORD_PREFIX) and len(stem) == 16 and set(stem) <= _HEX16
+    return len(name) == 16 and set(name) <= _HEX16
+
+
+def prune(directory: Path, records: bool, keep: Path) -> list[Path]:
+    """Remove all but the ``KEEP_RECORDS`` most recently written run records (``records``)
+    or the ``KEEP_RESULTS`` most recently written sets of results from ``directory`` (a
+    project's ``.repro_lint_cache``), over every version; ``keep``, just written, stays.
+    Only names the cache writes are looked at, and nothing is removed through a symlink (a
+    symlinked version directory is passed over); a version directory left empty goes too.
+    What cannot be removed stays (a run that still writes there loses speed only). Returns
+    what was removed."""
+    found: list[tuple[int, Path]] = []
+    versions: list[Path] = []
+    try:
+        with os.scandir(directory) as listed:
+            versions = [Path(e.path) for e in listed if e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return []
+    for version in versions:
+        try:
+            with os.scandir(version) as listed:
+                for entry in listed:
+                    if not _ours(entry.name, records):
+                        continue
+                    if entry.is_symlink() or entry.is_dir() == records:
+                        continue
+                    found.append((entry.stat(follow_symlinks=False).st_mtime_ns, Path(entry.path)))
+        except OSError:
+            continue
+    found.sort(key=lambda item: (item[1] != keep, -item[0]))
+    limit = KEEP_RECORDS if records else KEEP_RESULTS
+    removed = []
+    for _, path in found[limit:]:
+        try:
+            if records:
+                path.unlink()
+            else:
+                shutil.rmtree(path)
+        except OSError:
+            continue
+        removed.append(path)
+    for version in versions:
+        with contextlib.suppress(OSError):
+            if not any(version.iterdir()):
+                version.rmdir()
+    return removed
 
 
 def _renamed(result: FileResult, filename: str) -> FileResult:

@@ -30,10 +30,13 @@ from typing import Any
 from repro_lint import __version__, source
 from repro_lint.cache import (
     CACHE_DIR_NAME,
+    KEEP_RECORDS,
+    RECORD_PREFIX,
     SUFFIX,
     digest,
     listing,
     listing_digest,
+    prune,
     read_sealed,
     safe_directory,
     sealing_key,
@@ -48,7 +51,7 @@ from repro_lint.diagnostics import FileResult
 from repro_lint.files import Discovery, SourceFile
 from repro_lint.source import Stamp
 
-_PREFIX = "run-"
+_PREFIX = RECORD_PREFIX
 # A stamp no file has: the file is checked again on every run (it could not be read).
 UNKNOWN: Stamp = (-2, -2)
 # Stamps within this much of the record's writing are not trusted on their own: a change in
@@ -356,9 +359,19 @@ def save(root: Path, record: RunRecord, notes: list[str]) -> None:
     try:
         directory = safe_directory(root, (CACHE_DIR_NAME, __version__))
         write_tags(root / CACHE_DIR_NAME)
-        write_sealed(directory, _name(record.key), record_to_json(record), secret)
+        path = directory / _name(record.key)
+        new = not os.path.lexists(path)
+        write_sealed(directory, path.name, record_to_json(record), secret)
     except (OSError, ValueError) as exc:  # (ValueError: not plain data)
         notes.append(f"cache: run record not written ({exc})")
+        return
+    if new:
+        removed = prune(root / CACHE_DIR_NAME, True, path)
+        if removed:
+            notes.append(
+                f"cache: removed {len(removed)} older run record(s) (it keeps the "
+                f"{KEEP_RECORDS} last written)"
+            )
 
 
 def _shown(root: Path, path: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -133,3 +134,85 @@ def test_a_result_that_is_not_plain_data_is_not_cached_and_the_run_goes_on(
     plain, odd = (again.get(file) for file in files)
     assert plain is not None and plain.summary == {"imports": ["torch"]}
     assert odd is None
+
+
+def _made(path: Path, mtime: int, directory: bool) -> Path:
+    if directory:
+        path.mkdir(parents=True)
+        (path / f"0123456789abcdef{cache.SUFFIX}").write_bytes(b"x")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"x")
+    os.utime(path, ns=(mtime, mtime))
+    return path
+
+
+def test_only_the_last_sets_of_results_written_are_kept(tmp_path: Path) -> None:
+    """Each version of the tool's code or settings writes a set of results of its own (tens
+    of MB in a large project): the cache keeps the ``KEEP_RESULTS`` last written, over every
+    version, and removes only what it writes, never through a symlink."""
+    root = tmp_path / cache.CACHE_DIR_NAME
+    base = 1_700_000_000 * 10**9
+    sets = [
+        _made(root / ("0.1.0" if n % 2 else "0.0.9") / f"{n:016x}", base + n * 10**9, True)
+        for n in range(7)
+    ]
+    just_written = sets[0]  # (the oldest date: kept all the same)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "0.1.0" / "abcdefabcdefabcd").symlink_to(outside, target_is_directory=True)
+    other = _made(root / "0.1.0" / "notes", base, True)
+    record = _made(root / "0.1.0" / f"run-{'0' * 16}{cache.SUFFIX}", base, False)
+    old_version = root / "0.0.8"
+    old_version.mkdir()
+
+    removed = cache.prune(root, False, just_written)
+
+    kept = [p for p in sets if p.is_dir()]
+    assert kept == [just_written, *sets[-(cache.KEEP_RESULTS - 1) :]]
+    assert sorted(removed) == sorted(set(sets) - set(kept))
+    assert outside.is_dir() and (root / "0.1.0" / "abcdefabcdefabcd").is_symlink()
+    assert other.is_dir() and record.is_file()
+    assert not old_version.exists()  # (a version directory left empty)
+
+
+def test_only_the_last_run_records_written_are_kept(tmp_path: Path) -> None:
+    root = tmp_path / cache.CACHE_DIR_NAME
+    base = 1_700_000_000 * 10**9
+    records = [
+        _made(root / "0.1.0" / f"run-{n:016x}{cache.SUFFIX}", base + n * 10**9, False)
+        for n in range(cache.KEEP_RECORDS + 3)
+    ]
+    results = _made(root / "0.1.0" / f"{1:016x}", base, True)
+    removed = cache.prune(root, True, records[-1])
+    assert sorted(removed) == records[:3]
+    assert all(p.is_file() for p in records[3:]) and results.is_dir()
+
+
+def test_a_new_set_of_results_prunes_the_older_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(cache, "_KEY", None)
+    project = tmp_path / "project"
+    project.mkdir()
+    path = project / "a.py"
+    path.write_text("import torch\n", encoding="utf-8")
+    file = SourceFile("a.py", path)
+    info = path.stat()
+    written = []
+    for number in range(cache.KEEP_RESULTS + 2):
+        stored = Cache(project, f"settings {number}")
+        stored.store(file, FileResult("a.py", ()), (info.st_mtime_ns, info.st_size), "d")
+        stored.save()
+        # (Dated apart: sets written within one clock tick would be told apart by chance.)
+        stamp = 1_700_000_000 * 10**9 + number * 10**9
+        os.utime(stored.path, ns=(stamp, stamp))
+        written.append(stored.path)
+    assert [p.is_dir() for p in written] == [False, False] + [True] * cache.KEEP_RESULTS
+    assert any("removed 1 older set(s) of results" in note for note in stored.notes)
+    # Written again into a set that is there: nothing is looked at.
+    again = Cache(project, f"settings {cache.KEEP_RESULTS + 1}")
+    again.store(file, FileResult("a.py", ()), (info.st_mtime_ns, info.st_size), "e")
+    again.save()
+    assert not any("removed" in note for note in again.notes)

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from repro_lint import codec, engine, project_pass, source
-from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
+from repro_lint.cache import CACHE_DIR_NAME, KEEP_RECORDS, SUFFIX
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
 from repro_lint.moved_lines import shift_prefix
@@ -593,3 +593,30 @@ def test_one_look_stats_each_path_once_and_only_within_it(tmp_path: Path) -> Non
         assert source.stamp(str(module)) == first
     assert source.stamp(str(module))[1] == 7
     assert source.stamp(str(missing))[1] == 0
+
+
+def test_only_the_last_run_records_written_are_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each distinct run (here, one per directory named) keeps a record of its own; the cache
+    keeps the ``KEEP_RECORDS`` last written."""
+    project = tmp_path / "project"
+    count = KEEP_RECORDS + 2
+    for number in range(count):
+        (project / f"d{number}").mkdir(parents=True)
+        (project / f"d{number}" / "train.py").write_text("import random\n", encoding="utf-8")
+    age(project)
+    notes = []
+    dated: set[Path] = set()
+    for number in range(count):
+        code, _, err = run(project, monkeypatch, f"d{number}", "-v")
+        assert code == 0
+        notes.append(err)
+        # (Dated apart: records written within one clock tick would be told apart by chance.)
+        (written,) = set((project / CACHE_DIR_NAME).glob(f"*/run-*{SUFFIX}")) - dated
+        os.utime(written, (1e9 + number, 1e9 + number))
+        dated.add(written)
+    records = list((project / CACHE_DIR_NAME).glob(f"*/run-*{SUFFIX}"))
+    assert len(records) == KEEP_RECORDS
+    assert "removed 1 older run record(s)" in notes[-1]
+    assert "removed" not in notes[KEEP_RECORDS - 1]
