@@ -38,6 +38,7 @@ step CUDA-marked tests
 bounded 300 "$python" -m pytest -q -p no:cacheprovider -m cuda tests/test_verify_runner.py \
     tests/test_verify_twice.py
 step catalog, JSON
+# (Stopped by its time limit, it still writes the entries probed: SIGTERM exits 143.)
 bounded 400 "$python" -m repro_lint verify --catalog --device cuda --runs 10 \
     --output-format json -q -o "$out/verify-catalog-cuda.json"
 step the examples\' findings

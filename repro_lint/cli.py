@@ -1078,6 +1078,12 @@ VERIFY_FORMATS = ("text", "json", "sarif")
     "--catalog", is_flag=True, help="Probe every catalog entry: a report for this device."
 )
 @click.option(
+    "--only",
+    metavar="ENTRY",
+    multiple=True,
+    help="With --catalog: probe only this entry (repeatable).",
+)
+@click.option(
     "--run",
     "script",
     metavar="SCRIPT",
@@ -1122,6 +1128,7 @@ def verify(
     runs: int,
     threads: int | None,
     catalog: bool,
+    only: tuple[str, ...],
     script: str | None,
     twice: bool,
     max_seconds: float | None,
@@ -1138,6 +1145,8 @@ def verify(
     \b
     repro-lint verify PATHS             probe the ops the findings in PATHS name
     repro-lint verify --catalog         probe every catalog entry on this device
+                                        (--only ENTRY: those named; Ctrl-C or SIGTERM
+                                        stops it with a report of the entries probed)
     repro-lint verify --run SCRIPT [-- ARGS]
                                         trace a run of SCRIPT; --twice: compare two runs
 
@@ -1151,6 +1160,8 @@ def verify(
         _fail("--timeout needs --run SCRIPT --twice")
     if catalog and (script is not None or paths):
         _fail("--catalog takes no paths and no --run")
+    if only and not catalog:
+        _fail("--only needs --catalog")
     if output_format == "sarif" and (catalog or script is not None):
         _fail("SARIF reports findings: use --output-format json with --catalog or --run")
     from repro_lint.verify import VerifierUnavailable, require_torch, torch_installed
@@ -1195,7 +1206,7 @@ def verify(
         not quiet and output_format == "text" and sys.stderr.isatty() and not os.environ.get("CI")
     )
     if catalog:
-        sys.exit(_verify_catalog(options, output_format, output_file, show_progress))
+        sys.exit(_verify_catalog(options, output_format, output_file, show_progress, only))
     overrides = {"target_torch": target_torch}
     if script is not None:
         code = _verify_run(
@@ -1309,29 +1320,98 @@ def _verify_paths(
     return 1 if any(result.confirmed for _, result in verified) else 0
 
 
-def _verify_catalog(
-    options: Any, output_format: str, output_file: str | None, show_progress: bool
-) -> int:
+@contextlib.contextmanager
+def _terminate_as_interrupt() -> Iterator[list[str]]:
+    """SIGTERM (``timeout``, a job scheduler) handled as Ctrl-C is, while this holds: the
+    list it gives names the signal that stopped the block, if one did."""
+    import signal
+
+    stopped: list[str] = []
+
+    def terminated(number: int, frame: Any) -> None:
+        stopped.append("SIGTERM")
+        raise KeyboardInterrupt
+
+    try:
+        before = signal.signal(signal.SIGTERM, terminated)
+    except ValueError:  # (not the main thread: left as it is)
+        before = None
+    try:
+        yield stopped
+    finally:
+        if before is not None:
+            signal.signal(signal.SIGTERM, before)
+
+
+def _catalog_entries(only: Sequence[str]) -> list[Any]:
+    """The catalog's entries, in order; only those named, if any (an unknown name exits 2)."""
     from repro_lint.catalog import ENTRIES
+
+    if not only:
+        return list(ENTRIES)
+    known = {entry.id for entry in ENTRIES}
+    for name in only:
+        if name not in known:
+            _fail(f"--only: no catalog entry {name!r} (`repro-lint verify --catalog` lists them)")
+    return [entry for entry in ENTRIES if entry.id in set(only)]
+
+
+def _verify_catalog(
+    options: Any,
+    output_format: str,
+    output_file: str | None,
+    show_progress: bool,
+    only: Sequence[str] = (),
+) -> int:
+    """Probe the catalog's entries (``only``: those named) and report. Stopped by Ctrl-C or
+    SIGTERM, it reports the entries probed so far and names the others, and exits 130 or
+    143: a stalled probe costs that probe, not the hours before it."""
     from repro_lint.verify.runner import environment, run_probes
     from repro_lint.verify.tables import write_catalog
 
-    with _progress(len(ENTRIES), "probing the catalog", show_progress) as advance:
-        results = run_probes(ENTRIES, options, advance)
+    entries = _catalog_entries(only)
+    results: list[Any] = []
+    stopped: list[str] = []
+    with _terminate_as_interrupt() as signalled:
+        try:
+            with _progress(len(entries), "probing the catalog", show_progress) as advance:
+
+                def done(result: Any) -> None:
+                    results.append(result)
+                    advance(result)
+
+                run_probes(entries, options, done)
+        except KeyboardInterrupt:
+            stopped = signalled or ["SIGINT"]
     env = environment(options.device, options.threads)
+    left = [entry.id for entry in entries[len(results) :]]
     with _output(output_file) as out:
         if output_format == "text":
             write_catalog(out, results, env, options.runs)
+            if stopped:
+                out.write(
+                    f"Stopped by {stopped[0]} after {len(results)} of {len(entries)} entries; "
+                    f"not probed: {', '.join(left)}.\n"
+                )
         else:
             counts = Counter(result.verdict.value for result in results)
-            document = {
+            document: dict[str, Any] = {
                 "environment": env,
                 "runs": options.runs,
                 "summary": dict(sorted(counts.items())),
                 "disagreements": [r.entry.id for r in results if r.agreement == "disagrees"],
                 "results": [result.to_json() for result in results],
             }
+            if stopped:
+                document["stopped"] = {"by": stopped[0], "not_probed": left}
             out.write(json.dumps(document, indent=2) + "\n")
+    if stopped:
+        click.echo(
+            f"repro-lint: stopped by {stopped[0]}; the report holds the {len(results)} entries "
+            f"probed (`--only` probes the {len(left)} others)",
+            err=True,
+        )
+        return 143 if stopped[0] == "SIGTERM" else 130
     return 0
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -296,11 +297,68 @@ def test_twice_says_the_fixed_examples_are_reproducible(
         ("verify", "--catalog", "src"),
         ("verify", "--run", "examples/train.py", "--timeout", "2"),
         ("verify", "--catalog", "--output-format", "sarif"),
+        ("verify", "--only", "put-accumulate-false"),
+        ("verify", "--catalog", "--device", "cpu", "--only", "no-such-entry"),
     ],
 )
 def test_usage_errors_exit_2(args: tuple[str, ...], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     assert invoke(*args).exit_code == 2
+
+
+@pytest.mark.torch
+def test_only_the_catalog_entries_named_are_probed(tmp_path: Path) -> None:
+    report = tmp_path / "catalog.json"
+    named = ("put-accumulate-false", ENTRIES[0].id)
+    args = ("verify", "--catalog", "--device", "cpu", "--runs", "2", "--output-format", "json")
+    result = invoke(*args, "--only", named[0], "--only", named[1], "-o", str(report))
+    assert result.exit_code == 0, result.output
+    document = json.loads(report.read_text(encoding="utf-8"))
+    # In the catalog's order, whatever the order named.
+    assert [r["entry"] for r in document["results"]] == [ENTRIES[0].id, "put-accumulate-false"]
+    assert "stopped" not in document
+
+
+@pytest.mark.torch
+@pytest.mark.parametrize("how", ["SIGINT", "SIGTERM"])
+def test_a_stopped_catalog_run_reports_the_entries_probed(
+    how: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C or SIGTERM during the third probe: the report holds the two probed before it,
+    and names the others; the exit status says which signal stopped it."""
+    import os
+    import signal
+
+    from repro_lint.verify import runner
+
+    real = runner.run_probe
+    calls: list[str] = []
+
+    def probe(entry: Any, options: Any, *rest: Any) -> Any:
+        calls.append(entry.id)
+        if len(calls) == 3:
+            if how == "SIGINT":
+                raise KeyboardInterrupt
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(30)  # (the handler raises before this ends)
+        return real(entry, options, *rest)
+
+    monkeypatch.setattr(runner, "run_probe", probe)
+    before = signal.getsignal(signal.SIGTERM)
+    report = tmp_path / "catalog.json"
+    args = ("verify", "--catalog", "--device", "cpu", "--runs", "2", "--output-format", "json")
+    result = invoke(*args, "-o", str(report))
+    assert result.exit_code == (143 if how == "SIGTERM" else 130)
+    assert signal.getsignal(signal.SIGTERM) is before
+    document = json.loads(report.read_text(encoding="utf-8"))
+    assert [r["entry"] for r in document["results"]] == calls[:2]
+    assert document["stopped"] == {"by": how, "not_probed": [e.id for e in ENTRIES[2:]]}
+    assert sum(document["summary"].values()) == 2
+    assert f"stopped by {how}" in result.stderr
+    calls.clear()
+    text = invoke("verify", "--catalog", "--device", "cpu", "--runs", "2", "-q")
+    assert text.exit_code == (143 if how == "SIGTERM" else 130)
+    assert f"Stopped by {how} after 2 of {len(ENTRIES)} entries; not probed: " in text.stdout
 
 
 @pytest.mark.torch
