@@ -97,18 +97,27 @@ class ReproLintServer(LanguageServer):
         edit to it applies at the next one); defaults, with a message, when it is invalid."""
         start = path.parent if path is not None else Path(self.workspace.root_path or ".")
         try:
-            config = load_config(start)
-            settings = self._settings.get(config)
-            if settings is None:
-                settings = self._settings[config] = Settings.from_config(config)
-            return settings
+            return self._settings_of(load_config(start))
         except ConfigError as exc:
             if str(exc) not in self._reported:
                 self._reported.add(str(exc))
                 self.window_show_message(
                     lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"repro-lint: {exc}")
                 )
-            return Settings.from_config(Config(root=start))
+            return self._settings_of(Config(root=start))
+
+    def _settings_of(self, config: Config) -> Settings:
+        """The settings of ``config``, made once. A configuration read again after an edit
+        replaces the one before for the same root, and the project model made under it goes
+        with it (it holds the summaries of every module the documents import). Settings are
+        kept while their model is: models are found by the identity of their settings."""
+        settings = self._settings.get(config)
+        if settings is None:
+            settings = Settings.from_config(config)  # (ConfigError: nothing replaced)
+            for old in [c for c in self._settings if c.root == config.root]:
+                self._projects.pop(id(self._settings.pop(old)), None)
+            self._settings[config] = settings
+        return settings
 
     def project(self, settings: Settings) -> _Project:
         found = self._projects.get(id(settings))

@@ -325,3 +325,33 @@ def test_closing_a_document_clears_its_diagnostics(tmp_path: Path) -> None:
         assert await client.diagnostics(uri, after=seen) == []
 
     run(test, tmp_path)
+
+
+def test_an_edited_configuration_replaces_the_settings_and_model_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server holds one set of settings, and one project model, per project root: an
+    edited configuration drops the model made under the one before (a model holds the
+    summaries of every module the documents import), and a broken one's defaults are made
+    once, not at every lint."""
+    from repro_lint.lsp import ReproLintServer
+
+    server = ReproLintServer()
+    shown: list[object] = []
+    monkeypatch.setattr(server, "window_show_message", shown.append)
+    config = tmp_path / "pyproject.toml"
+    config.write_text('[tool.repro-lint]\nignore = ["RPL201"]\n', encoding="utf-8")
+    script = tmp_path / "train.py"
+    first = server.settings_for(script)
+    assert server.settings_for(script) is first
+    model = server.project(first)
+    assert server.project(first) is model
+    config.write_text('[tool.repro-lint]\nignore = ["RPL202"]\n', encoding="utf-8")
+    second = server.settings_for(script)
+    assert second is not first and server.project(second) is not model
+    assert list(server._settings.values()) == [second] and len(server._projects) == 1
+    config.write_text('[tool.repro-lint]\nselect = ["NOPE"]\n', encoding="utf-8")
+    broken = server.settings_for(script)
+    assert server.settings_for(script) is broken and len(shown) == 1
+    server.project(broken)
+    assert list(server._settings.values()) == [broken] and len(server._projects) == 1
