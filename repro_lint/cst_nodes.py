@@ -107,16 +107,19 @@ def install() -> None:
     _installed = True
     classes: list[type] = []
     sources: list[str] = []
-    for cls in _node_classes():
-        if getattr(cls, "__post_init__", None) is not cst.CSTNode.__post_init__:
-            continue  # (none does: its validation would be skipped with the others')
-        source = _constructor(cls, len(classes))
-        if source is not None:
-            classes.append(cls)
-            sources.append(source)
     made: dict[int, Any] = {}
     _NAMESPACE["_made"] = made
-    exec(dataclass_code.compiled("\n".join(sources)), _NAMESPACE)
+    try:
+        for cls in _node_classes():
+            if getattr(cls, "__post_init__", None) is not cst.CSTNode.__post_init__:
+                continue  # (none does: its validation would be skipped with the others')
+            source = _constructor(cls, len(classes))
+            if source is not None:
+                classes.append(cls)
+                sources.append(source)
+        exec(dataclass_code.compiled("\n".join(sources)), _NAMESPACE)
+    except Exception:  # (a libcst this does not know: its own constructors stay, all of them)
+        return
     for number, cls in enumerate(classes):
         init = made[number]
         init.__qualname__ = f"{cls.__qualname__}.__init__"

@@ -109,3 +109,16 @@ def test_installed_after_a_few_parses(monkeypatch: pytest.MonkeyPatch) -> None:
     for _ in range(cst_parse.QUICK_AFTER + 2):
         cst_parse.parse_module("a = 1\n")
     assert calls == [True]
+
+
+def test_a_libcst_it_cannot_read_keeps_its_own_constructors(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def unreadable(cls: type, number: int) -> str:
+        raise TypeError("a field of a kind this does not know")
+
+    monkeypatch.setattr(cst_nodes, "_installed", False)
+    monkeypatch.setattr(cst_nodes, "_constructor", unreadable)
+    before = cst.Name.__init__
+    cst_nodes.install()
+    assert cst.Name.__init__ is before and cst_nodes.installed()
