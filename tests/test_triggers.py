@@ -10,6 +10,7 @@ import ast
 import io
 import re
 import tokenize
+import types
 from pathlib import Path
 from typing import Any
 
@@ -144,13 +145,32 @@ def _tokenized_comments(text: str) -> list[tuple[int, int]]:
     ]
 
 
+@pytest.fixture(params=["scan", "tokenize"])
+def comments_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each way ``_comments`` finds comments: the scan (Python up to 3.11) and ``tokenize``
+    (from 3.12), the latter here taken on whichever Python runs the tests."""
+    if request.param == "tokenize":
+        monkeypatch.setattr(file_pass, "sys", types.SimpleNamespace(version_info=(3, 12)))
+    return str(request.param)
+
+
 @pytest.mark.parametrize("text", _TRICKY)
-def test_comments_are_found_where_pythons_tokenizer_finds_them(text: str) -> None:
+def test_comments_are_found_where_pythons_tokenizer_finds_them(text: str, comments_by: str) -> None:
     ast.parse(text)  # the gate asks only about texts that parse
     assert file_pass._comments(text) == _tokenized_comments(text)
 
 
-def test_comments_are_found_in_our_own_sources_as_the_tokenizer_finds_them() -> None:
+def test_the_tokenizer_failing_leaves_the_comments_unknown(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(file_pass, "sys", types.SimpleNamespace(version_info=(3, 12)))
+    assert file_pass._comments("x = 1  # a\ny = " + "'" * 3 + "never closed\n") == []
+    assert file_pass._comments("x = (1,  # a\n") == []
+
+
+def test_comments_are_found_in_our_own_sources_as_the_tokenizer_finds_them(
+    comments_by: str,
+) -> None:
     root = Path(file_pass.__file__).parent.parent
     paths = sorted(
         [*root.joinpath("repro_lint").rglob("*.py"), *root.joinpath("tests").rglob("*.py")]
@@ -165,7 +185,7 @@ def test_comments_are_found_in_our_own_sources_as_the_tokenizer_finds_them() -> 
         assert file_pass._comments(text) == _tokenized_comments(text), path
 
 
-def test_a_lone_carriage_return_leaves_the_comments_unknown() -> None:
+def test_a_lone_carriage_return_leaves_the_comments_unknown(comments_by: str) -> None:
     assert file_pass._comments("x = 1  # a\ry = 2  # b\n") == []
 
 
