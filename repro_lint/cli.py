@@ -1349,11 +1349,12 @@ def _catalog_entries(only: Sequence[str]) -> list[Any]:
 
     if not only:
         return list(ENTRIES)
-    known = {entry.id for entry in ENTRIES}
-    for name in only:
-        if name not in known:
-            _fail(f"--only: no catalog entry {name!r} (`repro-lint verify --catalog` lists them)")
-    return [entry for entry in ENTRIES if entry.id in set(only)]
+    wanted = set(only)
+    unknown = wanted - {entry.id for entry in ENTRIES}
+    if unknown:
+        first = sorted(unknown)[0]
+        _fail(f"--only: no catalog entry {first!r} (`repro-lint verify --catalog` lists them)")
+    return [entry for entry in ENTRIES if entry.id in wanted]
 
 
 def _verify_catalog(

@@ -5,7 +5,7 @@ A run after a one-file edit, in a process of its own, spends about 60 ms importi
 the rules, and about as long reading its run record, taking the files' stamps and listing
 them; it needs the imports only once it knows which files changed. A helper forked before the
 record is read does the imports meanwhile, on another core, and lints what the check sends it
-(``engine.start_helper`` says what it answers). On one core nothing is gained, and little lost.
+(``engine.helper_handler`` says what it answers). On one core nothing is gained, and little lost.
 
 It is forked only where that is safe: on a POSIX system other than macOS, from a process
 running one thread, and not with ``REPRO_LINT_NO_HELPER`` set. The check sends requests on
