@@ -22,6 +22,7 @@ from repro_lint import __version__, launch
 from repro_lint.collector import one_shot
 from repro_lint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
 from repro_lint.diagnostics import FileResult, FixSafety
+from repro_lint.helper import drop_early
 
 if TYPE_CHECKING:
     from repro_lint.report import Report
@@ -299,6 +300,9 @@ def check(
             record = _answer_from_record(
                 config, paths or (".",), force_exclude, ignore_noqa, shown, helpers
             )
+        # A helper forked as the process started that the run has no work for ends here,
+        # before any worker process is forked.
+        drop_early()
         settings = _settings(config, ignore_noqa)
         if add_noqa:
             _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
@@ -342,21 +346,29 @@ def _stopping(helpers: list[Any] | None) -> Iterator[None]:
     try:
         yield
     finally:
+        drop_early()
         for helper in helpers or ():
             helper.stop()
 
 
 def _start_helper(config: Config, ignore_noqa: bool) -> Any:
-    """A helper process for this run (``engine.helper_handler``), or None where none can be
-    forked. This process imports nothing for it: the helper imports what it needs."""
-    from repro_lint.helper import Helper
+    """A helper process for this run (``engine.check_helper``): the one the console script
+    forked as it started (``helper.fork_early``), given its work now, or else one forked now;
+    None where none can be forked. This process imports nothing for it: the helper imports
+    what it needs."""
+    from repro_lint import helper
+
+    early = helper.take_early()
+    if early is not None:
+        early.prepare("repro_lint.engine", "check_helper", config, ignore_noqa)
+        return early
 
     def prepare() -> Callable[[Any], Any]:
-        from repro_lint.engine import helper_handler
+        from repro_lint.engine import check_helper
 
-        return helper_handler(lambda: _settings(config, ignore_noqa))
+        return check_helper(config, ignore_noqa)
 
-    return Helper.start(prepare)
+    return helper.Helper.start(prepare)
 
 
 @dataclass(frozen=True)
@@ -380,15 +392,12 @@ class _Shown:
 
 def _settings(config: Config, ignore_noqa: bool) -> Any:
     """The resolved settings (exit 2 for selectors that match no rule)."""
-    import dataclasses
-
     from repro_lint.settings import Settings
 
     try:
-        settings = Settings.from_config(config)
+        return Settings.from_config(config, ignore_noqa=ignore_noqa)
     except ConfigError as exc:
         _fail(str(exc))
-    return dataclasses.replace(settings, ignore_noqa=True) if ignore_noqa else settings
 
 
 def _answer_from_record(
@@ -423,6 +432,17 @@ def _answer_from_record(
         return None
     results = record.answer()
     if results is None:
+        if helpers and record.discovery_holds():
+            # The files changed are linted by the helper from now on, while this process
+            # gets the run ready.
+            from repro_lint.engine import lint_ahead
+            from repro_lint.files import SourceFile
+
+            changed = record.changed()
+            lint_ahead(
+                helpers[0],
+                [SourceFile(f.display, Path(f.path)) for f in record.files if f.display in changed],
+            )
         return record
     if record.stale:
         run_cache.save(config.root, record.refreshed(), notes)

@@ -4,6 +4,7 @@ and from the cache where it pays; the public entry points of the library."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import marshal
 import os
 import sys
@@ -21,7 +22,7 @@ from repro_lint.diagnostics import FileResult, FixSafety
 from repro_lint.file_pass import checked_text, lint_one
 from repro_lint.files import SourceFile, display_name, real_path
 from repro_lint.fixes import FixOutcome, fix_texts
-from repro_lint.helper import Helper
+from repro_lint.helper import Helper, Work, fork_work
 from repro_lint.moved_lines import shift_prefix
 from repro_lint.parsing import Checked, Pieces
 from repro_lint.project_pass import (
@@ -69,17 +70,51 @@ def helper_handler(make_settings: Callable[[], Settings]) -> Callable[[Any], Any
     import_tree_pass()
     settings = make_settings()
     kept: dict[str, Pieces] = {}
+    # The lint behind the shift prefix, begun on another core (``_lint_behind``).
+    behind: dict[str, Work] = {}
 
     def handle(request: tuple[Any, ...]) -> Any:
         if request[0] == "file":
             _, display, path, summarise, keep = request
+            if keep and not behind:
+                # A file whose parse is kept is one a run after an edit lints again, and then
+                # most often asks for behind the shift prefix: that lint is begun now, in a
+                # process of its own (the check waits meanwhile, and its core is free).
+                work = fork_work(functools.partial(_lint_behind, display, path, settings))
+                if work is not None:
+                    behind[display] = work
             pieces = kept.setdefault(display, Pieces()) if keep else None
             file = SourceFile(display, Path(path))
             return _packed(_lint_file_alone(file, settings, summarise, pieces=pieces))
         _, text, display, path = request
+        work = behind.pop(display, None)
+        if work is not None:
+            done, answer = work.result()
+            if done and answer is not None and answer[0] == text:
+                return answer[1]
         return lint_one(text, display, settings, Path(path), pieces=kept.pop(display, None))
 
     return handle
+
+
+def _lint_behind(display: str, path: str, settings: Settings) -> tuple[str, FileResult] | None:
+    """The text of the file at ``path`` behind ``shift_prefix``, and its per-file result
+    (None when the file cannot be read): what ``_moved`` asks a helper for, made before it
+    asks, and answered only for that same text."""
+    try:
+        data, _ = read_bytes(Path(path), settings.config.max_file_size)
+        text = decode(data).text
+    except SourceError:
+        return None
+    shifted = shift_prefix(text) + text
+    return shifted, lint_one(shifted, display, settings, Path(path))
+
+
+def check_helper(config: Config, ignore_noqa: bool) -> Callable[[Any], Any]:
+    """``helper_handler`` for a check's helper process, with the check's settings: made there
+    from the check's configuration (a ``ConfigError`` ends the helper, and the check, which
+    made its own, does the work itself)."""
+    return helper_handler(lambda: Settings.from_config(config, ignore_noqa=ignore_noqa))
 
 
 def lint_text(
@@ -411,16 +446,10 @@ def _per_file(
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
         keeping = parses if len(files) < POOL_THRESHOLD else None
-        budget = KEPT_PARSES_BYTES
-        for file in files:
-            keep = False
-            if keeping is not None and (size := _size(file)) <= budget:
-                budget -= size
-                keep = True
+        for file, keep in zip(files, _kept(files, keeping is not None), strict=True):
             linted = None
             if helper is not None:
-                request = ("file", file.display, str(file.path), summarise, keep)
-                linted = helper.ask(request)
+                linted = helper.ask(_file_request(file, summarise, keep))
             if linted is None:
                 kept = None
                 if keep and keeping is not None:
@@ -459,6 +488,38 @@ def _per_file(
             if progress is not None:
                 progress(len(done), len(files))
     return done
+
+
+def _kept(files: Sequence[SourceFile], keeping: bool) -> list[bool]:
+    """Whether the parse of each of ``files`` is kept, when parses are (``keeping``): the
+    first ones, in order, up to ``KEPT_PARSES_BYTES`` of source."""
+    budget = KEPT_PARSES_BYTES
+    kept = []
+    for file in files:
+        keep = keeping and (size := _size(file)) <= budget
+        if keep:
+            budget -= size
+        kept.append(keep)
+    return kept
+
+
+def _file_request(file: SourceFile, summarise: bool, keep: bool) -> tuple[Any, ...]:
+    """A helper's request to lint ``file`` (``helper_handler``)."""
+    return ("file", file.display, str(file.path), summarise, keep)
+
+
+def lint_ahead(helper: Helper, changed: Sequence[SourceFile]) -> None:
+    """Send ``helper`` the requests that a run after an edit (``lint_run`` with ``changed``)
+    will make for the files changed, as soon as they are known: the helper lints them while
+    this process gets the run ready (its settings, the record's discovery, the cache), and
+    ``_per_file`` then takes the answers. The requests are those ``_per_file`` makes for a
+    few files changed; one it then does not make (a file the cache answers) is answered for
+    nothing, and the answer dropped."""
+    ordered = sorted(changed)
+    if not 0 < len(ordered) < POOL_THRESHOLD:
+        return
+    for file, keep in zip(ordered, _kept(ordered, True), strict=True):
+        helper.send(_file_request(file, False, keep))
 
 
 def lint_files(

@@ -7,6 +7,17 @@ them; it needs the imports only once it knows which files changed. A helper fork
 record is read does the imports meanwhile, on another core, and lints what the check sends it
 (``engine.helper_handler`` says what it answers). On one core nothing is gained, and little lost.
 
+The console script forks it as soon as it knows the command is a check (``fork_early``),
+before it imports the command line's own modules or reads the configuration: the helper then
+imports the per-file pass while the check starts too, and is given its work once the check
+knows it has a record to read (``Helper.prepare``), or is stopped. A check run otherwise (a
+test's, in process) forks its helper when it finds the record (``Helper.start``). The check
+sends the requests for the files that changed as soon as the record names them
+(``Helper.send``), and takes the answers once it is ready for them (``Helper.ask``). A helper
+may fork a process of its own for work the check is likely to ask for next (``fork_work``),
+which then runs on the core the waiting check leaves free; the helper's process group holds
+those processes, and they end with it.
+
 It is forked only where that is safe: on a POSIX system other than macOS, from a process
 running one thread, and not with ``REPRO_LINT_NO_HELPER`` set. The check sends requests on
 one pipe and reads answers on another (pickled; both ends are this same program). The helper
@@ -18,6 +29,8 @@ without a helper: the answers are the same either way.
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import pickle
 import select
@@ -50,12 +63,16 @@ def can_fork() -> bool:
 class Helper:
     """The check's side of a helper: ``ask`` it, ``stop`` it."""
 
-    def __init__(self, pid: int, requests: int, answers: int) -> None:
+    def __init__(self, pid: int, requests: int, answers: int, waiting: bool = False) -> None:
         self.pid = pid
         self._requests = requests
         self._answers = answers
         # Requests answered (the others were done by the check itself).
         self.answered = 0
+        # Forked by ``start_waiting`` and not yet given its work (``prepare``).
+        self.waiting = waiting
+        # Requests sent ahead (``send``) whose answers are not read yet, oldest first.
+        self._sent: list[Any] = []
 
     @property
     def alive(self) -> bool:
@@ -65,6 +82,33 @@ class Helper:
     def start(cls, prepare: Callable[[], Callable[[Any], Any]]) -> Helper | None:
         """Fork a helper that calls ``prepare`` (the imports) and answers each request with
         the handler it returns; None where none can be forked."""
+        return cls._fork(prepare, None)
+
+    @classmethod
+    def start_waiting(cls, warm: Callable[[], object]) -> Helper | None:
+        """Fork a helper that calls ``warm`` (the imports), then waits to be given its work
+        (``prepare``) before it answers anything; None where none can be forked."""
+        return cls._fork(None, warm)
+
+    def prepare(self, module: str, name: str, *args: Any) -> None:
+        """Give a helper forked by ``start_waiting`` its work: there, ``module``'s function
+        ``name`` is called with ``args`` (which must pickle) and returns the handler of each
+        request. Sent without waiting for an answer: a helper that fails to make its handler
+        ends, and the next ``ask`` finds it gone."""
+        if not self.alive or not self.waiting:
+            return
+        self.waiting = False
+        try:
+            _write(self._requests, pickle.dumps((module, name, args), pickle.HIGHEST_PROTOCOL))
+        except Exception:
+            self.stop()
+
+    @classmethod
+    def _fork(
+        cls,
+        prepare: Callable[[], Callable[[Any], Any]] | None,
+        warm: Callable[[], object] | None,
+    ) -> Helper | None:
         if not can_fork():
             return None
         try:
@@ -82,27 +126,61 @@ class Helper:
                 os.close(fd)
             return None
         if pid == 0:  # pragma: no cover - the child's coverage is not collected
-            _serve(prepare, requests_read, answers_write, (requests_write, answers_read))
+            _serve(prepare, warm, requests_read, answers_write, (requests_write, answers_read))
+        # Its own process group (set by both, whichever runs first), which the processes it
+        # forks (``fork_work``) share: ``stop`` ends them all.
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)
         os.close(requests_read)
         os.close(answers_write)
-        return cls(pid, requests_write, answers_read)
+        return cls(pid, requests_write, answers_read, waiting=prepare is None)
+
+    def send(self, request: Any) -> None:
+        """Send ``request`` now, and go on: the helper works on it while the check does
+        something else, and ``ask`` with an equal request takes its answer. The answers come
+        in the order the requests were sent: one never asked for is read and dropped by the
+        next ``ask``."""
+        if not self.alive or self.waiting:
+            return
+        try:
+            _write(self._requests, pickle.dumps(request, pickle.HIGHEST_PROTOCOL))
+        except Exception:
+            self.stop()
+            return
+        self._sent.append(request)
 
     def ask(self, request: Any) -> Any:
-        """The helper's answer to ``request``, or None when it has none (it failed or ended,
-        and is stopped): the check then does the work itself."""
-        if not self.alive:
+        """The helper's answer to ``request`` (sent now, unless it was sent ahead), or None
+        when it has none (it failed or ended, and is stopped): the check then does the work
+        itself."""
+        while self._sent and self.alive:
+            sent = self._sent.pop(0)
+            answered, answer = self._answer()
+            if sent == request:
+                self.answered += answered
+                return answer
+        if not self.alive or self.waiting:
             return None
         try:
             _write(self._requests, pickle.dumps(request, pickle.HIGHEST_PROTOCOL))
+        except Exception:
+            self.stop()
+            return None
+        answered, answer = self._answer()
+        self.answered += answered
+        return answer
+
+    def _answer(self) -> tuple[bool, Any]:
+        """Whether the next answer came, and the answer (None, the helper stopped, if not)."""
+        try:
             answered, answer = pickle.loads(_read(self._answers, PATIENCE_SECONDS))
         except Exception:  # (ended, timed out, or an answer that does not load)
             self.stop()
-            return None
+            return False, None
         if not answered:
             self.stop()  # (a request that failed may have left its state half done)
-            return None
-        self.answered += 1
-        return answer
+            return False, None
+        return True, answer
 
     def stop(self) -> None:
         """End the helper now (it may be busy), and reap it."""
@@ -111,6 +189,77 @@ class Helper:
         for fd in (self._requests, self._answers):
             os.close(fd)
         self._requests = self._answers = -1
+        self._sent.clear()
+        try:
+            try:
+                os.killpg(self.pid, signal.SIGKILL)
+            except OSError:  # (no group of its own)
+                os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except (ProcessLookupError, ChildProcessError):
+            pass
+
+
+# A helper forked as the console script started (``fork_early``), until the check takes it.
+_early: Helper | None = None
+
+
+def fork_early(warm: Callable[[], object]) -> None:
+    """Fork a helper that runs ``warm`` and waits (``Helper.start_waiting``), for the check
+    this process is about to run to take (``take_early``); nothing where none can be forked.
+    A helper not taken ends when this process does (or ``drop_early`` stops it first)."""
+    global _early
+    if _early is None:
+        _early = Helper.start_waiting(warm)
+
+
+def take_early() -> Helper | None:
+    """The helper ``fork_early`` forked, still waiting for its work (it is the caller's from
+    now on); None when there is none."""
+    global _early
+    found, _early = _early, None
+    return found if found is not None and found.alive and found.waiting else None
+
+
+def drop_early() -> None:
+    """Stop the helper ``fork_early`` forked, unless a check took it."""
+    found = take_early()
+    if found is not None:
+        found.stop()
+
+
+# In a helper: its own ends of the check's pipes, which a process it forks closes; and the
+# work of such processes not yet taken (``fork_work``), ended with the helper.
+_ends: tuple[int, ...] = ()
+_working: list[Work] = []
+
+
+class Work:
+    """What a process forked by ``fork_work`` returns, once (``result``)."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self.pid = pid
+        self._fd = fd
+
+    def result(self) -> tuple[bool, Any]:
+        """Whether the work was done, and what it returned (it is waited for)."""
+        if self._fd < 0:
+            return False, None
+        try:
+            reply: tuple[bool, Any] = pickle.loads(_read(self._fd, PATIENCE_SECONDS))
+        except Exception:
+            reply = (False, None)
+        self.cancel()
+        return reply
+
+    def cancel(self) -> None:
+        """End the process (done or not) and reap it."""
+        if self in _working:
+            _working.remove(self)
+        if self._fd < 0:
+            return
+        os.close(self._fd)
+        self._fd = -1
         try:
             os.kill(self.pid, signal.SIGKILL)
             os.waitpid(self.pid, 0)
@@ -118,14 +267,60 @@ class Helper:
             pass
 
 
+def spare_core() -> bool:
+    """Whether this process may run on more than one core."""
+    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else None
+    return (len(cores) if cores is not None else os.cpu_count() or 1) > 1
+
+
+def fork_work(work: Callable[[], Any]) -> Work | None:
+    """In a helper: ``work`` done in a process forked from this one, on another core, while
+    this one goes on (its result pickled back); None where no other core or no process is
+    there for it. Work not taken ends with the helper."""
+    if not spare_core():
+        return None
+    try:
+        read, write = os.pipe()
+    except OSError:
+        return None
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read)
+        os.close(write)
+        return None
+    if pid == 0:  # pragma: no cover - runs in the forked child
+        code = 0
+        try:
+            for fd in (read, *_ends):
+                os.close(fd)
+            try:
+                reply: tuple[bool, Any] = (True, work())
+            except Exception:
+                reply = (False, None)
+            _write(write, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
+        except BaseException:
+            code = 1
+        os._exit(code)
+    os.close(write)
+    found = Work(pid, read)
+    _working.append(found)
+    return found
+
+
 def _serve(
-    prepare: Callable[[], Callable[[Any], Any]],
+    prepare: Callable[[], Callable[[Any], Any]] | None,
+    warm: Callable[[], object] | None,
     requests: int,
     answers: int,
     parents: Sequence[int],
 ) -> NoReturn:  # pragma: no cover - runs in the forked child
+    global _ends
     code = 0
     try:
+        with contextlib.suppress(OSError):
+            os.setpgid(0, 0)
+        _ends = (requests, answers)
         for fd in parents:
             os.close(fd)
         null = os.open(os.devnull, os.O_RDWR)
@@ -134,8 +329,8 @@ def _serve(
         # (Also the streams that replace the standard ones: a test's capture, say.)
         sys.stdout = sys.stderr = open(null, "w", closefd=False)
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        handle = prepare()
-        while True:
+        handle = _handler(prepare, warm, requests)
+        while handle is not None:
             try:
                 request = pickle.loads(_read(requests, None))
             except EOFError:
@@ -147,7 +342,28 @@ def _serve(
             _write(answers, pickle.dumps(reply, pickle.HIGHEST_PROTOCOL))
     except BaseException:
         code = 1
+    for work in list(_working):
+        work.cancel()
     os._exit(code)
+
+
+def _handler(
+    prepare: Callable[[], Callable[[Any], Any]] | None,
+    warm: Callable[[], object] | None,
+    requests: int,
+) -> Callable[[Any], Any] | None:  # pragma: no cover - runs in the forked child
+    """The helper's handler of requests: ``prepare``'s, or for a helper that waits, what the
+    first message names once ``warm`` has run (None: the check ended without sending it)."""
+    if prepare is not None:
+        return prepare()
+    if warm is not None:
+        warm()
+    try:
+        module, name, args = pickle.loads(_read(requests, None))
+    except EOFError:
+        return None
+    handler: Callable[[Any], Any] = getattr(importlib.import_module(module), name)(*args)
+    return handler
 
 
 def _write(fd: int, payload: bytes) -> None:
@@ -175,4 +391,15 @@ def _read_exactly(fd: int, size: int, timeout: float | None) -> bytes:
     return b"".join(parts)
 
 
-__all__ = ["ENV_OFF", "PATIENCE_SECONDS", "Helper", "can_fork"]
+__all__ = [
+    "ENV_OFF",
+    "PATIENCE_SECONDS",
+    "Helper",
+    "Work",
+    "can_fork",
+    "drop_early",
+    "fork_early",
+    "fork_work",
+    "spare_core",
+    "take_early",
+]

@@ -232,6 +232,12 @@ def run() -> None:
 
     with importing():
         store = dataclass_code.install()
+        if is_check(args):
+            # The helper a check after an edit lints with starts its imports now, while this
+            # process imports the command line and reads the configuration and run record.
+            from repro_lint.helper import fork_early
+
+            fork_early(_import_per_file_pass)
         from repro_lint.cli import run as run_here
 
     if not is_check(args):
@@ -243,7 +249,21 @@ def run() -> None:
         done = exc
     else:
         done = SystemExit(0)
+    # (A check that never took it: a usage error, --help.)
+    from repro_lint.helper import drop_early
+
+    drop_early()
     _exit_now(done, store.save)
+
+
+def _import_per_file_pass() -> None:
+    """What a check's helper imports before it is given its work (``helper.fork_early``)."""
+    from repro_lint.collector import importing
+    from repro_lint.file_pass import import_tree_pass
+
+    with importing():
+        import repro_lint.engine  # noqa: F401
+    import_tree_pass()
 
 
 def _exit_now(done: SystemExit, before: Callable[[], object]) -> NoReturn:

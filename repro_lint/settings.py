@@ -41,8 +41,9 @@ class Settings:
     ignore_noqa: bool = False
 
     @classmethod
-    def from_config(cls, config: Config) -> Settings:
-        """Resolve selection and target; raises ConfigError for selectors that match nothing."""
+    def from_config(cls, config: Config, *, ignore_noqa: bool = False) -> Settings:
+        """Resolve selection and target; raises ConfigError for selectors that match nothing.
+        ``ignore_noqa``: as ``--ignore-noqa`` says."""
         source = config.source
         rule_table.validate_selectors("select", config.select or (), source)
         rule_table.validate_selectors("extend-select", config.extend_select, source)
@@ -61,7 +62,14 @@ class Settings:
         entry_points = (
             pathspec.GitIgnoreSpec.from_lines(config.entry_points) if config.entry_points else None
         )
-        return cls(config, selected, target, tuple(per_file), _entry_points=entry_points)
+        return cls(
+            config,
+            selected,
+            target,
+            tuple(per_file),
+            _entry_points=entry_points,
+            ignore_noqa=ignore_noqa,
+        )
 
     @functools.cached_property
     def rules(self) -> tuple[type[Rule], ...]:

@@ -14,12 +14,20 @@ from typing import Any
 
 import pytest
 
+from repro_lint import engine
 from repro_lint import helper as helper_module
-from repro_lint.helper import ENV_OFF, Helper, can_fork
+from repro_lint.config import Config
+from repro_lint.file_pass import lint_one
+from repro_lint.helper import ENV_OFF, Helper, can_fork, fork_work, spare_core
+from repro_lint.moved_lines import shift_prefix
+from repro_lint.settings import Settings
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 needs_fork = pytest.mark.skipif(not can_fork(), reason="no helper can be forked here")
+needs_two_cores = pytest.mark.skipif(
+    not (can_fork() and spare_core()), reason="no process can be forked onto another core here"
+)
 
 
 def _started(prepare: Callable[[], Callable[[Any], Any]]) -> Helper:
@@ -40,6 +48,46 @@ def _gone(pid: int) -> bool:
     return False
 
 
+def _ended(pid: int, seconds: float = 30) -> bool:
+    """Whether the process ``pid`` (not a child of this one) ends within ``seconds``: gone,
+    or a zombie waiting for whoever adopted it to reap it."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stream:
+                if stream.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            return _gone(pid)
+        time.sleep(0.01)
+    return False
+
+
+# A helper that waits for its work (``Helper.start_waiting``) finds these by name.
+_WARMED: list[str] = []
+
+
+def _warm() -> None:
+    _WARMED.append("warm")
+
+
+def _multiplier(factor: int) -> Callable[[Any], Any]:
+    return lambda request: (request * factor, list(_WARMED))
+
+
+def _forking() -> Callable[[Any], Any]:
+    """A handler that forks work that never ends, and answers its process's id."""
+
+    def handle(request: Any) -> Any:
+        work = fork_work(lambda: time.sleep(300))
+        assert work is not None
+        return work.pid
+
+    return handle
+
+
 @needs_fork
 def test_answers_each_request_then_stops_and_is_reaped() -> None:
     helper = _started(_doubler)
@@ -49,6 +97,130 @@ def test_answers_each_request_then_stops_and_is_reaped() -> None:
     assert not helper.alive and _gone(helper.pid)
     assert helper.ask(1) is None  # (stopped: the check does the work itself)
     helper.stop()  # (twice is harmless)
+
+
+@needs_fork
+def test_requests_sent_ahead_are_answered_in_order_and_one_never_asked_for_is_dropped() -> None:
+    helper = _started(_doubler)
+    for request in (1, 2, 3):
+        helper.send(request)
+    assert helper.ask(2) == 4  # (the answer to 1 is read, and dropped)
+    assert helper.ask(5) == 10  # (so is the one to 3; 5 is sent now)
+    assert helper.answered == 2
+    helper.send(6)
+    helper.stop()  # (an answer not read yet does not hold it up)
+    assert not helper.alive and _gone(helper.pid)
+    assert helper.ask(6) is None
+
+
+@needs_fork
+def test_a_helper_that_waits_runs_its_imports_then_takes_its_work_by_name() -> None:
+    helper = Helper.start_waiting(_warm)
+    assert helper is not None and helper.waiting
+    assert helper.ask(1) is None  # (no work yet: the check does it itself)
+    assert helper.alive
+    helper.prepare(__name__, "_multiplier", 3)
+    assert not helper.waiting
+    assert helper.ask(2) == (6, ["warm"])
+    helper.prepare(__name__, "_multiplier", 5)  # (given once: ignored)
+    assert helper.ask(1) == (3, ["warm"])
+    helper.stop()
+
+
+@needs_fork
+def test_a_helper_given_work_it_cannot_make_answers_nothing() -> None:
+    helper = Helper.start_waiting(_warm)
+    assert helper is not None
+    helper.prepare(__name__, "_no_such_function")
+    assert helper.ask(1) is None
+    assert not helper.alive and _gone(helper.pid)
+
+
+@needs_fork
+def test_the_helper_forked_as_the_process_starts_is_taken_once_or_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(helper_module, "_early", None)
+    helper_module.fork_early(_warm)
+    taken = helper_module.take_early()
+    assert taken is not None and taken.waiting
+    assert helper_module.take_early() is None
+    taken.prepare(__name__, "_multiplier", 2)
+    assert taken.ask(4) == (8, ["warm"])
+    taken.stop()
+    helper_module.fork_early(_warm)
+    early = helper_module._early
+    assert early is not None
+    helper_module.drop_early()
+    assert not early.alive and _gone(early.pid)
+    assert helper_module.take_early() is None
+    helper_module.drop_early()  # (nothing left: harmless)
+
+
+@needs_two_cores
+def test_work_forked_returns_its_result_once_and_a_failure_says_so() -> None:
+    work = fork_work(os.getpid)
+    assert work is not None
+    assert work.result() == (True, work.pid)
+    assert work.result() == (False, None)
+    failed = fork_work(lambda: 1 / 0)
+    assert failed is not None
+    assert failed.result() == (False, None)
+    endless = fork_work(lambda: time.sleep(300))
+    assert endless is not None
+    endless.cancel()
+    assert _gone(endless.pid)
+
+
+@needs_two_cores
+@pytest.mark.parametrize("how", ["stopped", "closed"])
+def test_work_a_helper_forked_ends_with_the_helper(how: str) -> None:
+    helper = _started(_forking)
+    pid = helper.ask("fork")
+    assert isinstance(pid, int) and not _ended(pid, 0.05)
+    if how == "stopped":
+        helper.stop()  # (its whole process group)
+    else:
+        os.close(helper._requests)  # (as when the check exits: the helper ends its work)
+        os.waitpid(helper.pid, 0)
+        os.close(helper._answers)
+        helper._requests = helper._answers = -1
+    assert _ended(pid)
+
+
+@needs_two_cores
+def test_the_lint_behind_the_shift_prefix_is_begun_with_the_file_and_taken_for_that_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "model.py"
+    text = (EXAMPLES / "model.py").read_text()
+    path.write_text(text)
+    settings = Settings.from_config(Config())
+    handle = engine.helper_handler(lambda: settings)
+    handle(("file", "model.py", str(path), False, True))
+    shifted = shift_prefix(text) + text
+    expected = lint_one(shifted, "model.py", settings, path)
+    linted: list[str] = []
+
+    def counted(text: str, *args: Any, **kwargs: Any) -> Any:
+        if text.startswith(shift_prefix(text)):  # (not the file's own lint)
+            linted.append(text)
+        return lint_one(text, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "lint_one", counted)
+    assert handle(("text", shifted, "model.py", str(path))) == expected
+    assert linted == []  # (the lint begun with the file's answered)
+    # Another text (the file changed since) is linted here.
+    handle(("file", "model.py", str(path), False, True))
+    other = shift_prefix(text) + text + "\n"
+    assert handle(("text", other, "model.py", str(path))) == lint_one(
+        other, "model.py", settings, path
+    )
+    assert linted == [other]
+    # None is begun for a file whose parse is not kept (not one linted again after an edit).
+    handle(("file", "model.py", str(path), False, False))
+    assert handle(("text", shifted, "model.py", str(path))) == expected
+    assert linted == [other, shifted]
 
 
 @needs_fork
