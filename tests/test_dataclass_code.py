@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 from typing import Any
 
@@ -177,3 +179,19 @@ def test_a_full_file_keeps_what_the_process_used(
     store.code("b = 0\n")  # new: the file would hold five
     assert store.save()
     assert set(Store(str(path)).stored) == {"a = 0\n", "b = 0\n"}
+
+
+def test_an_entry_that_is_not_code_is_compiled_again_and_replaced(tmp_path: Path) -> None:
+    path = tmp_path / "code.bin"
+    good = Store(str(path))
+    good.code("x = 1\n")
+    assert good.save()
+    store = Store(str(path))
+    assert isinstance(store.stored["x = 1\n"], bytes)  # (read when used)
+    store.stored["x = 1\n"] = b"\x00 not code"
+    namespace: dict[str, Any] = {}
+    exec(store.code("x = 1\n"), namespace)
+    assert namespace["x"] == 1
+    assert "x = 1\n" in store.compiled and "x = 1\n" not in store.used
+    assert store.save()
+    assert isinstance(marshal.loads(Store(str(path)).stored["x = 1\n"]), types.CodeType)
