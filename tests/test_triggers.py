@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
 import tokenize
 import types
 from pathlib import Path
@@ -158,6 +159,25 @@ def comments_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch)
 def test_comments_are_found_where_pythons_tokenizer_finds_them(text: str, comments_by: str) -> None:
     ast.parse(text)  # the gate asks only about texts that parse
     assert file_pass._comments(text) == _tokenized_comments(text)
+
+
+# f-strings that hold their own quotes (Python 3.12 on, PEP 701), where a scan for strings would
+# go wrong, and where their comments are: (row, column), as written here by hand.
+_OWN_QUOTES = [
+    ('x = f"{d["k"]} # in"  # out\n', [(1, 22)]),
+    ('y = f"{"#"}"  # after\n', [(1, 14)]),
+    ('z = f"{\n    a  # inside the field\n}"  # end\n', [(2, 7), (3, 4)]),
+    ("w = f'{'a' + f'{'#'}'}' # nested\n", [(1, 24)]),
+]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="f-strings hold their quotes from 3.12")
+@pytest.mark.parametrize(("text", "comments"), _OWN_QUOTES)
+def test_comments_are_found_in_f_strings_that_hold_their_own_quotes(
+    text: str, comments: list[tuple[int, int]]
+) -> None:
+    ast.parse(text)
+    assert file_pass._comments(text) == comments
 
 
 def test_the_tokenizer_failing_leaves_the_comments_unknown(
