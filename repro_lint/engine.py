@@ -33,7 +33,7 @@ from repro_lint.project_pass import (
     summary_loader,
     with_project,
 )
-from repro_lint.run_cache import RunRecord, project_to_json
+from repro_lint.run_cache import RunRecord
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes
 from repro_lint.summary_format import DEFERRED_KEY
@@ -76,7 +76,7 @@ def helper_handler(make_settings: Callable[[], Settings]) -> Callable[[Any], Any
     def handle(request: tuple[Any, ...]) -> Any:
         if request[0] == "file":
             _, display, path, summarise, keep = request
-            if keep and not behind:
+            if keep and not behind and not path.endswith(notebooks.NOTEBOOK_SUFFIX):
                 # A file whose parse is kept is one a run after an edit lints again, and then
                 # most often asks for behind the shift prefix: that lint is begun now, in a
                 # process of its own (the check waits meanwhile, and its core is free).
@@ -632,7 +632,7 @@ def lint_run(
     if previous is not None and previous.project is not None and settings.needs_project:
         answers = ProjectMemo(**previous.project).answers_now()
     merged, memo = project_pass(results, paths, settings, load, known, answers, recorded=recorded)
-    data = _memo_to_json(memo) if settings.needs_project and recorded else None
+    data = _memo_data(memo) if settings.needs_project and recorded else None
     return RunOutcome(
         [
             _sourced(r, f, sources, per_file[f.display][1])
@@ -675,7 +675,7 @@ def _reuse(
         for f in ordered
     ]
     # The memo's stamps were brought up to date: the next run need not look again.
-    project = _memo_to_json(memo) if previous.project is not None else None
+    project = _memo_data(memo) if previous.project is not None else None
     return RunOutcome(results, stamps, project, len(fresh), project_reused=True)
 
 
@@ -830,10 +830,17 @@ def _summarised_in(cache: Cache, file: SourceFile) -> bool:
     return found is not None and not found.summary.get(DEFERRED_KEY)
 
 
-def _memo_to_json(memo: ProjectMemo) -> dict[str, Any]:
-    return project_to_json(
-        memo.digests, memo.loaded, memo.summaries, memo.probed, memo.texts, memo.asked
-    )
+def _memo_data(memo: ProjectMemo) -> dict[str, Any]:
+    """What the project pass read (``RunOutcome.project``): the memo's fields, plain data
+    (``run_cache.project_to_json`` encodes them once, as the record is written)."""
+    return {
+        "digests": memo.digests,
+        "loaded": memo.loaded,
+        "summaries": memo.summaries,
+        "probed": memo.probed,
+        "texts": memo.texts,
+        "asked": memo.asked,
+    }
 
 
 def _per_file_results(

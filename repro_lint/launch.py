@@ -232,12 +232,14 @@ def run() -> None:
 
     with importing():
         store = dataclass_code.install()
-        if is_check(args):
-            # The helper a check after an edit lints with starts its imports now, while this
-            # process imports the command line and reads the configuration and run record.
-            from repro_lint.helper import fork_early
+    if is_check(args):
+        # The helper a check after an edit lints with starts its imports now, while this
+        # process imports the command line and reads the configuration and run record.
+        # (Forked outside the pause above: the helper's collector runs as any process's.)
+        from repro_lint.helper import fork_early
 
-            fork_early(_import_per_file_pass)
+        fork_early(_import_per_file_pass)
+    with importing():
         from repro_lint.cli import run as run_here
 
     if not is_check(args):

@@ -458,7 +458,7 @@ def record_to_json(record: RunRecord) -> dict[str, Json]:
         # Files without findings are most of a run: only the others are stored.
         "results": [row(r) for r in record.results if _worth_storing(r)],
         "kinds": rows.kinds,
-        # (Encoded again: a record carried over holds the project part as it was read back.)
+        # (Encoded here, once: the part is held as the pass's memo holds it, or as read back.)
         "project": None if record.project is None else project_to_json(**record.project),
     }
 
