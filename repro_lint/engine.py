@@ -64,7 +64,10 @@ def helper_handler(make_settings: Callable[[], Settings]) -> Callable[[Any], Any
     it has imported the per-file pass, with the settings ``make_settings`` gives (the run's
     own, made again there from the same configuration). Two requests: a file through the read
     stage and the per-file pass (``_lint_file_alone``, keeping its parse when asked: see
-    ``_per_file``), and a text linted with the parse kept for that file (``_moved``)."""
+    ``_per_file``), and a text linted with the parse kept for that file (``_moved``). The
+    first file whose parse is kept also begins the lint of its text behind the shift prefix
+    in a process of its own (``_lint_behind``), whose result answers the text when it is
+    that same text."""
     from repro_lint.file_pass import import_tree_pass
 
     import_tree_pass()

@@ -37,6 +37,7 @@ import select
 import signal
 import struct
 import sys
+import time
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -73,6 +74,9 @@ class Helper:
         self.waiting = waiting
         # Requests sent ahead (``send``) whose answers are not read yet, oldest first.
         self._sent: list[Any] = []
+        # Requests written and not answered yet; answers read (see ``stop``).
+        self._outstanding = 0
+        self._replies = 0
 
     @property
     def alive(self) -> bool:
@@ -142,10 +146,7 @@ class Helper:
         next ``ask``."""
         if not self.alive or self.waiting:
             return
-        try:
-            _write(self._requests, pickle.dumps(request, pickle.HIGHEST_PROTOCOL))
-        except Exception:
-            self.stop()
+        if not self._written(request):
             return
         self._sent.append(request)
 
@@ -159,16 +160,21 @@ class Helper:
             if sent == request:
                 self.answered += answered
                 return answer
-        if not self.alive or self.waiting:
-            return None
-        try:
-            _write(self._requests, pickle.dumps(request, pickle.HIGHEST_PROTOCOL))
-        except Exception:
-            self.stop()
+        if not self.alive or self.waiting or not self._written(request):
             return None
         answered, answer = self._answer()
         self.answered += answered
         return answer
+
+    def _written(self, request: Any) -> bool:
+        """Whether ``request`` was written (if not, the helper is stopped)."""
+        try:
+            _write(self._requests, pickle.dumps(request, pickle.HIGHEST_PROTOCOL))
+        except Exception:
+            self.stop()
+            return False
+        self._outstanding += 1
+        return True
 
     def _answer(self) -> tuple[bool, Any]:
         """Whether the next answer came, and the answer (None, the helper stopped, if not)."""
@@ -177,19 +183,30 @@ class Helper:
         except Exception:  # (ended, timed out, or an answer that does not load)
             self.stop()
             return False, None
+        self._outstanding -= 1
+        self._replies += 1
         if not answered:
             self.stop()  # (a request that failed may have left its state half done)
             return False, None
         return True, answer
 
     def stop(self) -> None:
-        """End the helper now (it may be busy), and reap it."""
+        """End the helper now (it may be busy), and reap it.
+
+        One that is idle (it has answered, and every request since) is waiting for the next
+        request: closing the pipes ends it, and it ends and reaps the processes it forked
+        (``fork_work``) first. Any other, or one that does not end at once, is killed with its
+        whole process group; a process it forked then ends too, but whoever adopts it reaps
+        it."""
         if not self.alive:
             return
+        idle = self._replies > 0 and self._outstanding == 0
         for fd in (self._requests, self._answers):
             os.close(fd)
         self._requests = self._answers = -1
         self._sent.clear()
+        if idle and _reaped(self.pid, _IDLE_END_SECONDS):
+            return
         try:
             try:
                 os.killpg(self.pid, signal.SIGKILL)
@@ -198,6 +215,24 @@ class Helper:
             os.waitpid(self.pid, 0)
         except (ProcessLookupError, ChildProcessError):
             pass
+
+
+# How long ``Helper.stop`` waits for an idle helper to end of itself.
+_IDLE_END_SECONDS = 1.0
+
+
+def _reaped(pid: int, seconds: float) -> bool:
+    """Whether the child ``pid`` ended within ``seconds`` (and was reaped)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return True
+        except ChildProcessError:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.0005)
 
 
 # A helper forked as the console script started (``fork_early``), until the check takes it.

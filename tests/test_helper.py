@@ -174,18 +174,47 @@ def test_work_forked_returns_its_result_once_and_a_failure_says_so() -> None:
 
 @needs_two_cores
 @pytest.mark.parametrize("how", ["stopped", "closed"])
-def test_work_a_helper_forked_ends_with_the_helper(how: str) -> None:
+def test_work_an_idle_helper_forked_ends_with_it_and_is_reaped_by_it(how: str) -> None:
     helper = _started(_forking)
     pid = helper.ask("fork")
     assert isinstance(pid, int) and not _ended(pid, 0.05)
     if how == "stopped":
-        helper.stop()  # (its whole process group)
+        helper.stop()  # (idle: told to end, it ends its work first)
     else:
-        os.close(helper._requests)  # (as when the check exits: the helper ends its work)
+        os.close(helper._requests)  # (as when the check exits)
         os.waitpid(helper.pid, 0)
         os.close(helper._answers)
         helper._requests = helper._answers = -1
-    assert _ended(pid)
+    assert _gone(pid)  # (reaped by the helper: not left for whoever adopts it)
+
+
+def _forking_and_busy(record: str) -> Callable[[Any], Any]:
+    """A handler that forks work that never ends, notes its process's id in ``record``, and
+    never answers."""
+
+    def handle(request: Any) -> Any:
+        work = fork_work(lambda: time.sleep(300))
+        assert work is not None
+        Path(record).write_text(str(work.pid))
+        time.sleep(300)
+
+    return handle
+
+
+@needs_two_cores
+def test_work_a_busy_helper_forked_is_killed_with_it(tmp_path: Path) -> None:
+    record = tmp_path / "pid"
+    helper = _started(lambda: _forking_and_busy(str(record)))
+    helper.send("fork")
+    deadline = time.monotonic() + 30
+    while not record.exists() or not record.read_text():
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    pid = int(record.read_text())
+    started = time.monotonic()
+    helper.stop()  # (busy: killed at once, with its process group)
+    assert time.monotonic() - started < 0.5
+    assert _gone(helper.pid) and _ended(pid)
 
 
 @needs_two_cores
