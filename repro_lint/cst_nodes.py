@@ -117,7 +117,7 @@ def install() -> None:
             if source is not None:
                 classes.append(cls)
                 sources.append(source)
-        exec(dataclass_code.compiled("\n".join(sources)), _NAMESPACE)
+        exec(dataclass_code.compiled("\n".join(sources), __name__), _NAMESPACE)
     except Exception:  # (a libcst this does not know: its own constructors stay, all of them)
         return
     for number, cls in enumerate(classes):

@@ -232,7 +232,7 @@ def run() -> None:
 
     with importing():
         store = dataclass_code.install()
-    if is_check(args):
+    if is_check(args) and _may_have_a_record(args):
         # The helper a check after an edit lints with starts its imports now, while this
         # process imports the command line and reads the configuration and run record.
         # (Forked outside the pause above: the helper's collector runs as any process's.)
@@ -256,6 +256,17 @@ def run() -> None:
 
     drop_early()
     _exit_now(done, store.save)
+
+
+def _may_have_a_record(args: list[str]) -> bool:
+    """Whether a check with these arguments may have a run record, which is kept only for
+    checks over directories (``cli._answer_from_record``): one that names files and no
+    directory, as a pre-commit hook does, forks no helper early (it would cost that check
+    about 8 ms for nothing). Told from the words that name existing paths: an option's value
+    taken for a path at worst forks a helper the check then stops, or leaves the check to fork
+    its own when it finds a record."""
+    named = [arg for arg in args if not arg.startswith("-")]
+    return any(os.path.isdir(arg) for arg in named) or not any(os.path.isfile(arg) for arg in named)
 
 
 def _import_per_file_pass() -> None:

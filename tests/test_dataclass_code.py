@@ -8,7 +8,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import types
 from pathlib import Path
 from typing import Any
 
@@ -140,10 +139,10 @@ def test_a_file_that_is_not_ours_is_ignored_and_replaced(
         content = path.read_bytes()[:-3]
     path.write_bytes(content)
     store = Store(str(path))
-    assert store.stored == {}
+    assert store.entries() == set()
     store.code("y = 2\n")
     assert store.save()
-    assert set(Store(str(path)).stored) == {"y = 2\n"}
+    assert Store(str(path)).entries() == {"y = 2\n"}
 
 
 @pytest.mark.skipif(os.name != "posix", reason="file modes")
@@ -152,9 +151,9 @@ def test_a_file_others_may_write_is_not_read(tmp_path: Path) -> None:
     store = Store(str(path))
     store.code("x = 1\n")
     assert store.save()
-    assert set(Store(str(path)).stored) == {"x = 1\n"}
+    assert Store(str(path)).entries() == {"x = 1\n"}
     path.chmod(0o666)
-    assert Store(str(path)).stored == {}
+    assert Store(str(path)).entries() == set()
 
 
 def test_the_code_is_compiled_without_this_modules_future_flags(tmp_path: Path) -> None:
@@ -178,20 +177,63 @@ def test_a_full_file_keeps_what_the_process_used(
     store.code("a = 0\n")  # used
     store.code("b = 0\n")  # new: the file would hold five
     assert store.save()
-    assert set(Store(str(path)).stored) == {"a = 0\n", "b = 0\n"}
+    assert Store(str(path)).entries() == {"a = 0\n", "b = 0\n"}
 
 
-def test_an_entry_that_is_not_code_is_compiled_again_and_replaced(tmp_path: Path) -> None:
+def test_a_group_that_is_not_code_is_compiled_again_and_replaced(tmp_path: Path) -> None:
     path = tmp_path / "code.bin"
-    good = Store(str(path))
-    good.code("x = 1\n")
-    assert good.save()
+    path.write_bytes(dataclass_code._header() + marshal.dumps({"pkg": b"\x00 not code"}))
     store = Store(str(path))
-    assert isinstance(store.stored["x = 1\n"], bytes)  # (read when used)
-    store.stored["x = 1\n"] = b"\x00 not code"
     namespace: dict[str, Any] = {}
-    exec(store.code("x = 1\n"), namespace)
+    exec(store.code("x = 1\n", "pkg"), namespace)
     assert namespace["x"] == 1
     assert "x = 1\n" in store.compiled and "x = 1\n" not in store.used
     assert store.save()
-    assert isinstance(marshal.loads(Store(str(path)).stored["x = 1\n"]), types.CodeType)
+    assert Store(str(path)).entries() == {"x = 1\n"}
+
+
+def test_a_group_is_read_only_when_something_is_looked_up_in_it(tmp_path: Path) -> None:
+    path = tmp_path / "code.bin"
+    first = Store(str(path))
+    first.code("a = 1\n", "one")
+    first.code("b = 2\n", "two")
+    assert first.save()
+    store = Store(str(path))
+    assert store.groups == ["one", "two"]
+    store.code("b = 2\n", "two")
+    assert set(store.stored) == {"b = 2\n"} and store.used == {"b = 2\n"}
+    store.code("a = 1\n", "one")
+    assert store.used == {"a = 1\n", "b = 2\n"} and not store.compiled
+    # A new entry rewrites its own group; the other keeps its bytes, unread.
+    store.code("c = 3\n", "two")
+    assert store.save()
+    again = Store(str(path))
+    assert again._groups["one"] == store._groups["one"]
+    assert again.entries() == {"a = 1\n", "b = 2\n", "c = 3\n"}
+
+
+def test_dataclasses_code_is_grouped_by_the_classs_package(tmp_path: Path) -> None:
+    """In a process of its own: a dataclass made in a module of package ``pkg`` has its
+    methods stored in the group ``pkg``."""
+    path = tmp_path / "code.bin"
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "mod.py").write_text(
+        "import dataclasses\n\n\n@dataclasses.dataclass\nclass Point:\n    x: int\n    y: int\n"
+    )
+    script = textwrap.dedent(
+        f"""
+        import sys
+        sys.path.insert(0, {str(tmp_path)!r})
+        from repro_lint import dataclass_code
+        store = dataclass_code.install({str(path)!r})
+        import pkg.mod
+        assert pkg.mod.Point(1, 2).y == 2
+        store.save()
+        """
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=120, env=environment)
+    store = Store(str(path))
+    assert store.groups == ["pkg"]
+    assert any("self.x=x" in source for source in store.entries())  # (its __init__)
