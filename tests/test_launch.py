@@ -117,3 +117,19 @@ def test_a_check_in_a_process_of_its_own_prints_what_it_prints_in_process(
         assert p.stdout is not None
         p.stdout.close()
         assert p.wait(timeout=120) != 0
+
+
+def test_the_helper_is_forked_early_only_for_a_check_that_may_have_a_run_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run records are kept for checks over directories: a check that names files and no
+    directory (a pre-commit hook's) forks no helper as it starts."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "a.py").write_text("x = 1\n")
+    assert launch._may_have_a_record([])  # (the default, ".")
+    assert launch._may_have_a_record(["src"])
+    assert launch._may_have_a_record(["check", "--output-format", "concise"])
+    assert launch._may_have_a_record(["a.py", "src"])
+    assert not launch._may_have_a_record(["check", "--force-exclude", "a.py"])
+    assert not launch._may_have_a_record(["--stdin-filename", "a.py", "-"])
