@@ -34,8 +34,8 @@ import sys
 from types import CodeType
 from typing import Any
 
-# Entries kept when the file is rewritten; above this, only those the process used are kept
-# (the file then forgets the classes of versions no longer installed).
+# Entries a group keeps when it is rewritten; above this, only those the process used are
+# kept (the group then forgets the classes of versions no longer installed).
 LIMIT = 4096
 
 
