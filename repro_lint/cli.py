@@ -22,7 +22,6 @@ from repro_lint import __version__, launch
 from repro_lint.collector import one_shot
 from repro_lint.config import OUTPUT_FORMATS, Config, ConfigError, load_config
 from repro_lint.diagnostics import FileResult, FixSafety
-from repro_lint.helper import drop_early
 
 if TYPE_CHECKING:
     from repro_lint.report import Report
@@ -302,7 +301,7 @@ def check(
             )
         # A helper forked as the process started that the run has no work for ends here,
         # before any worker process is forked.
-        drop_early()
+        launch.drop_early()
         settings = _settings(config, ignore_noqa)
         if add_noqa:
             _add_noqa(settings, paths or (".",), force_exclude, no_cache, jobs, quiet)
@@ -346,19 +345,19 @@ def _stopping(helpers: list[Any] | None) -> Iterator[None]:
     try:
         yield
     finally:
-        drop_early()
+        launch.drop_early()
         for helper in helpers or ():
             helper.stop()
 
 
 def _start_helper(config: Config, ignore_noqa: bool) -> Any:
     """A helper process for this run (``engine.check_helper``): the one the console script
-    forked as it started (``helper.fork_early``), given its work now, or else one forked now;
+    forked as it started (``launch.fork_early``), given its work now, or else one forked now;
     None where none can be forked. This process imports nothing for it: the helper imports
     what it needs."""
     from repro_lint import helper
 
-    early = helper.take_early()
+    early = launch.take_early()
     if early is not None:
         early.prepare("repro_lint.engine", "check_helper", config, ignore_noqa)
         return early

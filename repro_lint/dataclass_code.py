@@ -32,11 +32,13 @@ import marshal
 import os
 import sys
 from types import CodeType
-from typing import Any
+from typing import Any, TypeVar
 
 # Entries a group keeps when it is rewritten; above this, only those the process used are
 # kept (the group then forgets the classes of versions no longer installed).
 LIMIT = 4096
+
+_Value = TypeVar("_Value")
 
 
 def _header() -> bytes:
@@ -70,21 +72,13 @@ def _load(path: str) -> dict[str, bytes]:
     header = _header()
     if not data.startswith(header):
         return {}
-    try:
-        groups = marshal.loads(data[len(header) :])
-    except (EOFError, ValueError, TypeError):
-        return {}
-    if not isinstance(groups, dict):
-        return {}
-    return {
-        key: value
-        for key, value in groups.items()
-        if isinstance(key, str) and isinstance(value, bytes)
-    }
+    return _unmarshalled(data[len(header) :], bytes)
 
 
-def _table(data: bytes) -> dict[str, CodeType]:
-    """A group's entries: source -> code (none if ``data`` is not such a table)."""
+def _unmarshalled(data: bytes, kind: type[_Value]) -> dict[str, _Value]:
+    """The table marshalled in ``data``: its values of type ``kind``, by string key (none if
+    ``data`` is not such a table). The file's groups, and each group's entries (source to
+    code), are such tables."""
     try:
         table = marshal.loads(data)
     except (EOFError, ValueError, TypeError):
@@ -94,7 +88,7 @@ def _table(data: bytes) -> dict[str, CodeType]:
     return {
         key: value
         for key, value in table.items()
-        if isinstance(key, str) and isinstance(value, CodeType)
+        if isinstance(key, str) and isinstance(value, kind)
     }
 
 
@@ -132,7 +126,7 @@ class Store:
     def _read(self, group: str) -> None:
         if group in self._tables:
             return
-        table = _table(self._groups[group]) if group in self._groups else {}
+        table = _unmarshalled(self._groups.get(group, b""), CodeType)
         self._tables[group] = table
         self.stored.update(table)
 

@@ -7,7 +7,7 @@ them; it needs the imports only once it knows which files changed. A helper fork
 record is read does the imports meanwhile, on another core, and lints what the check sends it
 (``engine.helper_handler`` says what it answers). On one core nothing is gained, and little lost.
 
-The console script forks it as soon as it knows the command is a check (``fork_early``),
+The console script forks it as soon as it knows the command is a check (``launch.fork_early``),
 before it imports the command line's own modules or reads the configuration: the helper then
 imports the per-file pass while the check starts too, and is given its work once the check
 knows it has a record to read (``Helper.prepare``), or is stopped. A check run otherwise (a
@@ -235,34 +235,6 @@ def _reaped(pid: int, seconds: float) -> bool:
         time.sleep(0.0005)
 
 
-# A helper forked as the console script started (``fork_early``), until the check takes it.
-_early: Helper | None = None
-
-
-def fork_early(warm: Callable[[], object]) -> None:
-    """Fork a helper that runs ``warm`` and waits (``Helper.start_waiting``), for the check
-    this process is about to run to take (``take_early``); nothing where none can be forked.
-    A helper not taken ends when this process does (or ``drop_early`` stops it first)."""
-    global _early
-    if _early is None:
-        _early = Helper.start_waiting(warm)
-
-
-def take_early() -> Helper | None:
-    """The helper ``fork_early`` forked, still waiting for its work (it is the caller's from
-    now on); None when there is none."""
-    global _early
-    found, _early = _early, None
-    return found if found is not None and found.alive and found.waiting else None
-
-
-def drop_early() -> None:
-    """Stop the helper ``fork_early`` forked, unless a check took it."""
-    found = take_early()
-    if found is not None:
-        found.stop()
-
-
 # In a helper: its own ends of the check's pipes, which a process it forks closes; and the
 # work of such processes not yet taken (``fork_work``), ended with the helper.
 _ends: tuple[int, ...] = ()
@@ -432,9 +404,6 @@ __all__ = [
     "Helper",
     "Work",
     "can_fork",
-    "drop_early",
-    "fork_early",
     "fork_work",
     "spare_core",
-    "take_early",
 ]

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import NoReturn
 
+    from repro_lint.helper import Helper
+
 # Where the daemon's socket is made, instead of the default (tests, or a shorter path).
 ENV_DIRECTORY = "REPRO_LINT_DAEMON_DIR"
 # Set (to anything but an empty string) to run every command in its own process.
@@ -236,8 +238,6 @@ def run() -> None:
         # The helper a check after an edit lints with starts its imports now, while this
         # process imports the command line and reads the configuration and run record.
         # (Forked outside the pause above: the helper's collector runs as any process's.)
-        from repro_lint.helper import fork_early
-
         fork_early(_import_per_file_pass)
     with importing():
         from repro_lint.cli import run as run_here
@@ -251,11 +251,39 @@ def run() -> None:
         done = exc
     else:
         done = SystemExit(0)
-    # (A check that never took it: a usage error, --help.)
-    from repro_lint.helper import drop_early
-
-    drop_early()
+    drop_early()  # (a check that never took it: a usage error, --help)
     _exit_now(done, store.save)
+
+
+# The helper this process forked as it started (``fork_early``), until the check takes it.
+_early: Helper | None = None
+
+
+def fork_early(warm: Callable[[], object]) -> None:
+    """Fork a helper that runs ``warm`` and waits (``Helper.start_waiting``), for the check
+    this process is about to run to take (``take_early``); nothing where none can be forked.
+    A helper not taken ends when this process does (or ``drop_early`` stops it first)."""
+    global _early
+    if _early is None:
+        from repro_lint.helper import Helper
+
+        _early = Helper.start_waiting(warm)
+
+
+def take_early() -> Helper | None:
+    """The helper ``fork_early`` forked, still waiting for its work (it is the caller's from
+    now on); None when there is none."""
+    global _early
+    found, _early = _early, None
+    return found if found is not None and found.alive and found.waiting else None
+
+
+def drop_early() -> None:
+    """Stop the helper ``fork_early`` forked, unless a check took it (a process that forked
+    none imports nothing for this)."""
+    found = take_early()
+    if found is not None:
+        found.stop()
 
 
 def _may_have_a_record(args: list[str]) -> bool:
@@ -270,7 +298,7 @@ def _may_have_a_record(args: list[str]) -> bool:
 
 
 def _import_per_file_pass() -> None:
-    """What a check's helper imports before it is given its work (``helper.fork_early``)."""
+    """What a check's helper imports before it is given its work (``fork_early``)."""
     from repro_lint.collector import importing
     from repro_lint.file_pass import import_tree_pass
 
@@ -302,4 +330,13 @@ def _exit_now(done: SystemExit, before: Callable[[], object]) -> NoReturn:
     os._exit(code or 0)
 
 
-__all__ = ["forward", "forwardable", "is_check", "run", "socket_path"]
+__all__ = [
+    "drop_early",
+    "fork_early",
+    "forward",
+    "forwardable",
+    "is_check",
+    "run",
+    "socket_path",
+    "take_early",
+]

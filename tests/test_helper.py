@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from repro_lint import engine
+from repro_lint import engine, launch
 from repro_lint import helper as helper_module
 from repro_lint.config import Config
 from repro_lint.file_pass import lint_one
@@ -140,21 +140,21 @@ def test_a_helper_given_work_it_cannot_make_answers_nothing() -> None:
 def test_the_helper_forked_as_the_process_starts_is_taken_once_or_dropped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(helper_module, "_early", None)
-    helper_module.fork_early(_warm)
-    taken = helper_module.take_early()
+    monkeypatch.setattr(launch, "_early", None)
+    launch.fork_early(_warm)
+    taken = launch.take_early()
     assert taken is not None and taken.waiting
-    assert helper_module.take_early() is None
+    assert launch.take_early() is None
     taken.prepare(__name__, "_multiplier", 2)
     assert taken.ask(4) == (8, ["warm"])
     taken.stop()
-    helper_module.fork_early(_warm)
-    early = helper_module._early
+    launch.fork_early(_warm)
+    early = launch._early
     assert early is not None
-    helper_module.drop_early()
+    launch.drop_early()
     assert not early.alive and _gone(early.pid)
-    assert helper_module.take_early() is None
-    helper_module.drop_early()  # (nothing left: harmless)
+    assert launch.take_early() is None
+    launch.drop_early()  # (nothing left: harmless)
 
 
 @needs_two_cores
