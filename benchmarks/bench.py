@@ -303,7 +303,9 @@ def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
     real = file_pass.triggered
     real_gate = file_pass.gate_text
     real_comments = file_pass.comments_gated
-    real_project = engine.project_pass
+    # (The name engine calls, replaced in its namespace: engine does not export it.)
+    namespace = vars(engine)
+    real_project = namespace["project_pass"]
     phase = 0.0
 
     def project_phase(*args: Any, **kwargs: Any) -> Any:
@@ -318,7 +320,7 @@ def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
         file_pass.triggered = lambda rule, text: True
         file_pass.gate_text = lambda text, docstrings: text
         file_pass.comments_gated = lambda *args: None
-    engine.project_pass = project_phase
+    namespace["project_pass"] = project_phase
     try:
         previous = Path.cwd()
         os.chdir(work)
@@ -331,7 +333,7 @@ def findings_json(work: Path, gated: bool) -> tuple[list[object], float, float]:
         file_pass.triggered = real
         file_pass.gate_text = real_gate
         file_pass.comments_gated = real_comments
-        engine.project_pass = real_project
+        namespace["project_pass"] = real_project
         os.chdir(previous)
     return [d.to_json() for r in results for d in r.diagnostics], elapsed, phase
 
@@ -580,7 +582,7 @@ def run_all(
     run_output(warm, work)
     if not full:
         return render(
-            args, count, lines, size, times, {}, (0, 0, 0, 0), None, imports, 0, None, 0.0,
+            args, count, lines, size, times, {}, (0, 0, 0), None, imports, 0, None, 0.0,
             big, typical, hook, lsp_times, edges,
         )  # fmt: skip
 

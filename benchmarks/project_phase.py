@@ -47,8 +47,6 @@ from repro_lint.project_pass import summary_loader
 from repro_lint.rules.table import ALL_RULES
 from repro_lint.settings import Settings
 
-PROJECT_CODES = ("RPL101", "RPL104", "RPL107", "RPL202")
-
 
 def default_corpus() -> Path:
     spec = importlib.util.find_spec("torch")
@@ -88,10 +86,11 @@ def measure(source: Path, root: Path, runs: int) -> None:
     size = sum(len(text) for text in texts)
     print(f"corpus: {source} ({len(files)} files, {size / 1e6:.1f} MB), {runs} runs")
 
-    per_file = tuple(r.CODE for r in ALL_RULES if r.CODE not in PROJECT_CODES)
-    plain = Settings.from_config(Config(root=root, select=per_file))
     full = Settings.from_config(Config(root=root, select=("ALL",)))
-    assert {r.CODE for r in full.project_rules} == set(PROJECT_CODES)
+    project_codes = frozenset(r.CODE for r in full.project_rules)
+    per_file = tuple(r.CODE for r in ALL_RULES if r.CODE not in project_codes)
+    plain = Settings.from_config(Config(root=root, select=per_file))
+    assert not plain.project_rules, "a per-file selection kept a project rule"
 
     def parse() -> None:
         for text in texts:
@@ -101,7 +100,6 @@ def measure(source: Path, root: Path, runs: int) -> None:
     # Every summary the project phase will want, computed once, for timing the join alone.
     results = lint_files(files, full, jobs=1, project=False)
     by_name = {file.display: file.path for file in files}
-    codes = frozenset(PROJECT_CODES)
     load = summary_loader(full)
     loaded: dict[tuple[Path, bool], tuple[str, Mapping[str, Any]] | None] = {}
 
@@ -111,8 +109,10 @@ def measure(source: Path, root: Path, runs: int) -> None:
         return loaded[path, imported]
 
     def join() -> int:
-        units = [Unit(r.filename, by_name[r.filename], r.summary, True, codes) for r in results]
-        found = analyse(units, full.project_rules, full.project_options(), remembered)
+        units = [
+            Unit(r.filename, by_name[r.filename], r.summary, True, project_codes) for r in results
+        ]
+        found, _ = analyse(units, full.project_rules, full.project_options(), remembered)
         return sum(len(diagnostics) for diagnostics in found.values())
 
     findings = join()

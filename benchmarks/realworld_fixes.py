@@ -211,7 +211,8 @@ def _hunk(before: str, after: str, path: str, row: int) -> str:
         start = int(hunk[0].split()[1].split(",")[0].lstrip("-"))
         return abs(start - row)
 
-    return f"{path}\n" + "".join(min(hunks, key=distance))
+    nearest = min(hunks, key=distance)
+    return f"{path}\n" + "".join(nearest)
 
 
 def _key_text(path: str, inserted: Iterable[tuple[str, str]]) -> str:

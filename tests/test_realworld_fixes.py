@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-import realworld_fixes as rf  # type: ignore[import-not-found]
+import realworld_fixes as rf
 
 
 def verdict(code: str, inserted: str, name: str, family: str = "") -> rf.Verdict:
