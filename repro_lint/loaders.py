@@ -1082,12 +1082,14 @@ class LoaderFacts:
         self._by_call[id(node)] = pending
 
     def _rank_variable(self) -> str | None:
-        """A rank-named parameter or local variable of the function being visited."""
+        """A rank-named parameter or local variable of the function being visited, bound on
+        every path to the call being visited: a fix's seed may read it there (one bound only
+        in another arm of an ``if`` would be unbound where the fix reads it)."""
         scope = self._flow.scope
         if scope.kind != "function":
             return None
         for name in sorted(scope.history):
-            if is_rank_name(name) and name != "process_index":
+            if is_rank_name(name) and name != "process_index" and self._flow.bound(name):
                 return name
         return None
 

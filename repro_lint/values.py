@@ -265,6 +265,14 @@ class Flow:
         scope.history.setdefault(name, []).append(binding)
         return binding
 
+    def bound(self, name: str) -> bool:
+        """Whether ``name`` is bound in the current scope on every path to the current point:
+        one of its assignments so far sits in a block that encloses this point (a parameter,
+        or an assignment before it in the same or an outer block; not one in another arm of
+        an ``if``, in a loop's body, or in an ``except`` handler)."""
+        path = self.path()
+        return any(_prefix(binding.path, path) for binding in self.scope.history.get(name, ()))
+
     def alive(self, name: str, at: Value | None = None) -> list[Binding] | None:
         """The assignments to ``name`` that may reach a read at ``at`` (now, by default);
         None when the name is not bound in that scope or the module."""

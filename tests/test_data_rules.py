@@ -873,6 +873,36 @@ def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("bound", "seed"),
+    [
+        # Assigned in another arm only: unbound where the sampler is built.
+        ("    if kind == 'balanced':\n        rank = dist.get_rank()\n"
+         "        return Balanced(ds, rank)\n    else:\n", "0"),
+        ("    for shard in ds.shards:\n        rank = shard.rank\n    if kind:\n", "0"),
+        ("    try:\n        pass\n    except OSError:\n        rank = 0\n    if kind:\n", "0"),
+        # Assigned before the branch, on every path to it: the seed reads it.
+        ("    rank = dist.get_rank()\n    if kind:\n", "rank"),
+        ("    if kind:\n        rank = dist.get_rank()\n", "rank"),
+    ],
+    ids=["other-arm", "loop-body", "handler", "before", "same-arm"],
+)  # fmt: skip
+def test_the_generator_fix_reads_only_a_rank_bound_where_the_sampler_is_built(
+    bound: str, seed: str
+) -> None:
+    source = (
+        "import torch\nimport torch.distributed as dist\n"
+        "from torch.utils.data import RandomSampler\n\n\n"
+        "def sampler(ds, kind):\n    dist.init_process_group('nccl')\n"
+        + bound
+        + "        return RandomSampler(ds)\n"
+    )
+    assert (
+        f"        return RandomSampler(ds, generator=torch.Generator().manual_seed({seed}))\n"
+        in fixed(source, "RPL302")
+    )
+
+
 def test_the_generator_fix_uses_the_seed_the_program_passes() -> None:
     source = (
         "import torch\nimport torch.distributed as dist\n"
