@@ -181,6 +181,13 @@ def _pretrained(call: cst.Call) -> bool:
     return pretrained is not None and literal_bool(pretrained.value) is not False
 
 
+def _type_checking(test: cst.BaseExpression) -> bool:
+    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: true for type checkers only."""
+    if isinstance(test, cst.Name):
+        return test.value == "TYPE_CHECKING"
+    return isinstance(test, cst.Attribute) and test.attr.value == "TYPE_CHECKING"
+
+
 def _is_declaration(statement: cst.CSTNode) -> bool:
     """``global x`` / ``nonlocal x``: code inserted before it would make it a SyntaxError
     (a name used before its global declaration)."""
@@ -236,6 +243,10 @@ class SummaryCollector:
         self._work: int | None = None
         self._bare: list[list[Json]] = []
         self._bare_calls: set[int] = set()
+        # The bodies of ``if TYPE_CHECKING:`` (their imports bind names but never run), and
+        # how many of them enclose the node being visited.
+        self._typing_bodies: set[int] = set()
+        self._typing_only = 0
         # Module-level calls in other statements (``net = Net()``, a loop calling train()).
         self._calls: list[list[Json]] = []
         self._tree = tree_packages(context.path)
@@ -508,6 +519,8 @@ class SummaryCollector:
         if id(node) not in self._elifs:
             # An ``elif`` was registered with the ``if`` that leads its chain.
             self._data.branches(node)
+        if _type_checking(node.test):
+            self._typing_bodies.add(id(node.body))
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
             self._elif_of[id(node.orelse)] = self._if_arm(node, 1)
@@ -604,18 +617,26 @@ class SummaryCollector:
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(self._block_entry())
         self._data.enter_block(node, self.row)
+        if id(node) in self._typing_bodies:
+            self._typing_only += 1
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self._data.leave_block(original_node, self.row)
         self._blocks.pop()
+        if id(original_node) in self._typing_bodies:
+            self._typing_only -= 1
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._blocks.append(self._block_entry())
         self._data.enter_block(node, None)
+        if id(node) in self._typing_bodies:
+            self._typing_only += 1
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self._data.leave_block(original_node, None)
         self._blocks.pop()
+        if id(original_node) in self._typing_bodies:
+            self._typing_only -= 1
 
     def _block_entry(self) -> Json:
         """What the block being entered is: see ``_blocks``."""
@@ -1328,6 +1349,9 @@ class SummaryCollector:
         self._import(node, [base, *(f"{base}.{dotted_name(a.name)}" for a in node.names)])
 
     def _import(self, node: cst.CSTNode, modules: list[str]) -> None:
+        if self._typing_only:
+            # Under ``if TYPE_CHECKING:``: bound for type checkers, never run.
+            return
         wanted = [m for m in modules if m and not m.startswith(".") and not self._library(m)]
         if wanted:
             self._event(node, "i", wanted, dedup=tuple(wanted))

@@ -852,6 +852,69 @@ def test_a_star_import_binds_no_name_that_starts_with_an_underscore(
     )
 
 
+@pytest.mark.parametrize(
+    "package",
+    [
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from .noisy import Net\n"
+        "else:\n    import sys\n",
+        "import typing\n\nif typing.TYPE_CHECKING:\n    from .noisy import Net\n",
+        "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING: from .noisy import Net\n",
+    ],
+    ids=["block", "attribute", "one-line"],
+)
+def test_an_import_for_type_checkers_only_never_runs_but_binds_its_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, package: str
+) -> None:
+    """``if TYPE_CHECKING:`` imports run for type checkers only (lazily loaded packages list
+    every submodule there): importing the package does not run them, so a program that
+    imports it does not reach what they import. The names they bind still resolve."""
+    monkeypatch.chdir(tmp_path)
+    files = {
+        "pkg/__init__.py": package,
+        "pkg/ops.py": (
+            "import torch\n\n\nclass Net(torch.nn.Module):\n    pass\n\n\n"
+            "def count(labels):\n    return torch.zeros(9).index_add_(0, labels, labels)\n"
+        ),
+        "run.py": (
+            "import torch\n\nimport pkg\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    torch.randn(2)\n"
+        ),
+    }
+    files["pkg/__init__.py"] = package.replace(".noisy", ".ops")
+
+    def reached() -> frozenset[str]:
+        program, _ = _lookups_counted(tmp_path, files, monkeypatch)
+        (entry,) = [e for e in program.entries if e.unit.filename == "run.py"]
+        units = {Path(u.filename).as_posix(): u for u in program.units}
+        assert program.referent(units["run.py"], ["q", "pkg.Net"]) == (
+            "class",
+            units["pkg/ops.py"],
+            "Net",
+        )
+        return frozenset(Path(name).as_posix() for name in program.reached_files(entry))
+
+    assert reached() == {"run.py", "pkg/__init__.py"}
+    # The index_add_ runs in no program: its fix goes into none.
+    assert fix_targets(tmp_path) == set()
+    # Imported as the package runs it: the module is reached, and its fix goes into run.py.
+    files["pkg/__init__.py"] = "from .ops import Net\n"
+    assert reached() == {"run.py", "pkg/__init__.py", "pkg/ops.py"}
+    assert fix_targets(tmp_path) == {"run.py"}
+
+
+def fix_targets(root: Path) -> set[str]:
+    """The files RPL402's fixes would edit in a run over ``root``."""
+    results = lint_paths([root], load_config(root))
+    return {
+        Path(edit.filename).name
+        for r in results
+        for d in r.diagnostics
+        if d.code == "RPL402" and d.fix is not None
+        for edit in d.fix.edits
+        if edit.filename is not None
+    }
+
+
 def test_a_runs_per_file_results_leave_the_text_behind(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
