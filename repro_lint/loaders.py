@@ -482,6 +482,12 @@ class LoaderFacts:
         elif isinstance(orelse, cst.If):
             self._guard_chain(orelse, failed)
 
+    @property
+    def dead(self) -> bool:
+        """Whether the code being visited can never run (``if False:``, the ``else`` of
+        ``if True:``)."""
+        return self._flow.dead
+
     def enter_block(self, node: cst.CSTNode, row: int | None) -> None:
         self._flow.enter_block(node)
         conditions = self._guards.pop(id(node), None)

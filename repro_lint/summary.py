@@ -768,6 +768,10 @@ class SummaryCollector:
         if self._lambdas:
             # A lambda's body runs whenever it is called, if ever: not part of any path.
             return -1
+        if self._typing_only or self._data.dead:
+            # Code that never runs: ``if TYPE_CHECKING:`` (for type checkers only), ``if
+            # False:``, the ``else`` of ``if True:``, ``while False:``.
+            return -1
         key = self._function_key()
         context = self._context()
         seen = self._seen.setdefault(key, set())
@@ -1349,9 +1353,6 @@ class SummaryCollector:
         self._import(node, [base, *(f"{base}.{dotted_name(a.name)}" for a in node.names)])
 
     def _import(self, node: cst.CSTNode, modules: list[str]) -> None:
-        if self._typing_only:
-            # Under ``if TYPE_CHECKING:``: bound for type checkers, never run.
-            return
         wanted = [m for m in modules if m and not m.startswith(".") and not self._library(m)]
         if wanted:
             self._event(node, "i", wanted, dedup=tuple(wanted))

@@ -902,6 +902,35 @@ def test_an_import_for_type_checkers_only_never_runs_but_binds_its_names(
     assert fix_targets(tmp_path) == {"run.py"}
 
 
+@pytest.mark.parametrize(
+    ("switch", "seeded"),
+    [
+        ("    if False:\n        torch.manual_seed(0)\n", False),
+        ("    if 0:  # reproducible runs\n        torch.manual_seed(0)\n", False),
+        ("    if True:\n        pass\n    else:\n        torch.manual_seed(0)\n", False),
+        ("    while False:\n        torch.manual_seed(0)\n", False),
+        ("    if True:\n        torch.manual_seed(0)\n", True),
+        ("    if DEBUG:\n        pass\n    else:\n        torch.manual_seed(0)\n", True),
+    ],
+    ids=["if-false", "if-zero", "else-of-if-true", "while-false", "if-true", "unknown"],
+)
+def test_a_seed_in_code_that_never_runs_seeds_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, switch: str, seeded: bool
+) -> None:
+    """A switch turned off by hand (``if False:``) leaves the program unseeded."""
+    monkeypatch.chdir(tmp_path)
+    write(
+        tmp_path,
+        {
+            "a.py": "import torch\n\nDEBUG = False\n\nif __name__ == '__main__':\n"
+            + switch
+            + "    print(torch.randn(2))\n"
+        },
+    )
+    expected = set() if seeded else {("a.py", "RPL101", 5, 1)}
+    assert findings(tmp_path, "a.py") == expected
+
+
 def fix_targets(root: Path) -> set[str]:
     """The files RPL402's fixes would edit in a run over ``root``."""
     results = lint_paths([root], load_config(root))
