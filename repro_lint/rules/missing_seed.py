@@ -43,9 +43,9 @@ class MissingSeed(ProjectRule):
     for their side effects; a library that the linted tree itself contains is project
     code. Code that never runs is not on the path: a block under `if False:`, `if 0:` or
     `while False:`, the `else` of `if True:` (a switch turned off by hand), and imports
-    under `if TYPE_CHECKING:`. Draws whose results are replaced before use do not count: initial weights that a
-    checkpoint load overwrites on every path, a random free port, a draw that derives a
-    seed (RPL103's finding). Seeds count wherever they are on the path: in the `__main__`
+    under `if TYPE_CHECKING:`. Draws whose results are replaced before use do not count:
+    initial weights that a checkpoint load overwrites on every path, a random free port, a
+    draw that derives a seed (RPL103's finding). Seeds count wherever they are on the path: in the `__main__`
     block, in a helper in another module, in an opt-in branch (`if args.seed is not None:
     torch.manual_seed(args.seed)`), or through a known helper: `lightning.seed_everything`
     (and the `pytorch_lightning`/`lightning.fabric` spellings), `transformers.set_seed`,
