@@ -836,14 +836,7 @@ def _summarised_in(cache: Cache, file: SourceFile) -> bool:
 def _memo_data(memo: ProjectMemo) -> dict[str, Any]:
     """What the project pass read (``RunOutcome.project``): the memo's fields, plain data
     (``run_cache.project_to_json`` encodes them once, as the record is written)."""
-    return {
-        "digests": memo.digests,
-        "loaded": memo.loaded,
-        "summaries": memo.summaries,
-        "probed": memo.probed,
-        "texts": memo.texts,
-        "asked": memo.asked,
-    }
+    return {field.name: getattr(memo, field.name) for field in dataclasses.fields(memo)}
 
 
 def _per_file_results(

@@ -485,7 +485,7 @@ class LoaderFacts:
     @property
     def dead(self) -> bool:
         """Whether the code being visited can never run (``if False:``, the ``else`` of
-        ``if True:``)."""
+        ``if True:``, ``if TYPE_CHECKING:``)."""
         return self._flow.dead
 
     def enter_block(self, node: cst.CSTNode, row: int | None) -> None:

@@ -181,13 +181,6 @@ def _pretrained(call: cst.Call) -> bool:
     return pretrained is not None and literal_bool(pretrained.value) is not False
 
 
-def _type_checking(test: cst.BaseExpression) -> bool:
-    """``TYPE_CHECKING`` or ``typing.TYPE_CHECKING``: true for type checkers only."""
-    if isinstance(test, cst.Name):
-        return test.value == "TYPE_CHECKING"
-    return isinstance(test, cst.Attribute) and test.attr.value == "TYPE_CHECKING"
-
-
 def _is_declaration(statement: cst.CSTNode) -> bool:
     """``global x`` / ``nonlocal x``: code inserted before it would make it a SyntaxError
     (a name used before its global declaration)."""
@@ -243,10 +236,6 @@ class SummaryCollector:
         self._work: int | None = None
         self._bare: list[list[Json]] = []
         self._bare_calls: set[int] = set()
-        # The bodies of ``if TYPE_CHECKING:`` (their imports bind names but never run), and
-        # how many of them enclose the node being visited.
-        self._typing_bodies: set[int] = set()
-        self._typing_only = 0
         # Module-level calls in other statements (``net = Net()``, a loop calling train()).
         self._calls: list[list[Json]] = []
         self._tree = tree_packages(context.path)
@@ -519,8 +508,6 @@ class SummaryCollector:
         if id(node) not in self._elifs:
             # An ``elif`` was registered with the ``if`` that leads its chain.
             self._data.branches(node)
-        if _type_checking(node.test):
-            self._typing_bodies.add(id(node.body))
         if isinstance(node.orelse, cst.If):
             self._elifs.add(id(node.orelse))
             self._elif_of[id(node.orelse)] = self._if_arm(node, 1)
@@ -617,26 +604,18 @@ class SummaryCollector:
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(self._block_entry())
         self._data.enter_block(node, self.row)
-        if id(node) in self._typing_bodies:
-            self._typing_only += 1
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self._data.leave_block(original_node, self.row)
         self._blocks.pop()
-        if id(original_node) in self._typing_bodies:
-            self._typing_only -= 1
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._blocks.append(self._block_entry())
         self._data.enter_block(node, None)
-        if id(node) in self._typing_bodies:
-            self._typing_only += 1
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self._data.leave_block(original_node, None)
         self._blocks.pop()
-        if id(original_node) in self._typing_bodies:
-            self._typing_only -= 1
 
     def _block_entry(self) -> Json:
         """What the block being entered is: see ``_blocks``."""
@@ -768,9 +747,9 @@ class SummaryCollector:
         if self._lambdas:
             # A lambda's body runs whenever it is called, if ever: not part of any path.
             return -1
-        if self._typing_only or self._data.dead:
-            # Code that never runs: ``if TYPE_CHECKING:`` (for type checkers only), ``if
-            # False:``, the ``else`` of ``if True:``, ``while False:``.
+        if self._data.dead:
+            # Code that never runs: ``if False:``, the ``else`` of ``if True:``, ``while
+            # False:``, ``if TYPE_CHECKING:`` (for type checkers only).
             return -1
         key = self._function_key()
         context = self._context()

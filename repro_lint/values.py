@@ -137,9 +137,12 @@ def literal(node: Bound | None) -> tuple[bool, object]:
 
 
 def is_true(node: cst.BaseExpression) -> bool | None:
-    """Whether a condition is a literal that always holds (True) or never does (False)."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    """Whether a condition always holds when the code runs (True) or never does (False): a
+    literal, or ``TYPE_CHECKING`` (``typing.TYPE_CHECKING``), true for type checkers only."""
+    if isinstance(node, cst.Name) and node.value in ("True", "False", "TYPE_CHECKING"):
         return node.value == "True"
+    if isinstance(node, cst.Attribute) and node.attr.value == "TYPE_CHECKING":
+        return False
     if isinstance(node, cst.Integer):
         return int(evaluated(node)) != 0
     return None

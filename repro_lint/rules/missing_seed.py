@@ -45,15 +45,15 @@ class MissingSeed(ProjectRule):
     `while False:`, the `else` of `if True:` (a switch turned off by hand), and imports
     under `if TYPE_CHECKING:`. Draws whose results are replaced before use do not count:
     initial weights that a checkpoint load overwrites on every path, a random free port, a
-    draw that derives a seed (RPL103's finding). Seeds count wherever they are on the path: in the `__main__`
-    block, in a helper in another module, in an opt-in branch (`if args.seed is not None:
-    torch.manual_seed(args.seed)`), or through a known helper: `lightning.seed_everything`
-    (and the `pytorch_lightning`/`lightning.fabric` spellings), `transformers.set_seed`,
-    `transformers.enable_full_determinism`, the `transformers.Trainer` and mmengine
-    `Runner` constructors, an ultralytics model's `train()`, `accelerate.utils.set_seed`,
-    `mmengine.runner.set_random_seed`, `detectron2.utils.env.seed_all_rng` and
-    `detectron2.engine.default_setup`, `timm.utils.random_seed`, and the functions listed in
-    `seed-functions`.
+    draw that derives a seed (RPL103's finding). Seeds count wherever they are on the path:
+    in the `__main__` block, in a helper in another module, in an opt-in branch
+    (`if args.seed is not None: torch.manual_seed(args.seed)`), or through a known helper:
+    `lightning.seed_everything` (and the `pytorch_lightning`/`lightning.fabric` spellings),
+    `transformers.set_seed`, `transformers.enable_full_determinism`, the
+    `transformers.Trainer` and mmengine `Runner` constructors, an ultralytics model's
+    `train()`, `accelerate.utils.set_seed`, `mmengine.runner.set_random_seed`,
+    `detectron2.utils.env.seed_all_rng` and `detectron2.engine.default_setup`,
+    `timm.utils.random_seed`, and the functions listed in `seed-functions`.
 
     ## Why is this bad?
     An unseeded generator starts from OS entropy, so every run initialises weights, splits
