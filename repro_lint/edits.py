@@ -185,6 +185,10 @@ class EditBuilder:
                     self.width,
                 )
                 code = layout.fit_call(self.module, old, extras, room)
+                if "\n" in code and syntactic.start.line == syntactic.end.line:
+                    chained = self._split_chain(old, extras, block)
+                    if chained is not None:
+                        return chained
                 return Edit(code, start_of(syntactic), end_of(syntactic))
         if _wraps(new, old):
             assert isinstance(new, cst.Call)
@@ -244,6 +248,40 @@ class EditBuilder:
         replaced = comprehension.deep_replace(old, new)
         assert isinstance(replaced, layout.Comprehension)
         code = layout.split_brackets(self.module, replaced, room)
+        return None if code is None else Edit(code, start_of(span), end_of(span))
+
+    def _split_chain(self, old: cst.Call, extras: list[cst.Arg], block: str) -> Edit | None:
+        """When ``old`` is a link of a method chain on one line (``x.shuffle().map(f)``) that
+        the new arguments push past the line length: the chain laid out as black lays it out
+        (``layout.split_chain``), if it is a statement's whole value or alone in its
+        parentheses and black would break it between links."""
+        finder = _ChainOf(old)
+        self.module.visit(finder)
+        if finder.chain is None:
+            return None
+        chain, wrap = finder.chain, finder.wrap
+        span = self.positions.syntactic(chain)
+        if span.start.line != span.end.line:
+            return None
+        lines = self._all_lines()
+        line = lines[span.end.line - 1]
+        after = line[span.end.column :].strip()
+        if after and not (wrap and after.startswith("#")):
+            # Code follows on its line (a comment stays after a statement's parentheses).
+            return None
+        if not wrap and line[: span.start.column].strip():
+            return None  # (not alone on its line in its parentheses)
+        room = layout.room_at(
+            lines,
+            (span.start.line, span.start.column),
+            (span.end.line, span.end.column),
+            block,
+            self.width,
+        )
+        new = layout.append_inline(old, extras)
+        replaced = chain.deep_replace(old, new)
+        assert isinstance(replaced, cst.BaseExpression)
+        code = layout.split_chain(self.module, replaced, room, wrap)
         return None if code is None else Edit(code, start_of(span), end_of(span))
 
     def _leading(self, row: int) -> str:
@@ -320,6 +358,74 @@ class _IteratedBy(cst.CSTVisitor):
                     return False
                 loop = loop.inner_for_in
         return True
+
+
+class _ChainOf(cst.CSTVisitor):
+    """Finds the method chain ``call`` is a link of: the outermost expression that attribute
+    accesses, calls and subscripts build on it (None when nothing is built on it), and
+    whether the chain is the whole value of an assignment to a plain name or attribute, or
+    of a ``return``, without parentheses of its own (``wrap``). A chain that is neither
+    must be alone in its own parentheses."""
+
+    def __init__(self, call: cst.Call) -> None:
+        self.call = call
+        self.chain: cst.BaseExpression | None = None
+        self.wrap = False
+        self._stack: list[cst.CSTNode] = []
+        self._done = False
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._done:
+            return False
+        if node is self.call:
+            self._done = True
+            self._found()
+            return False
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if not self._done:
+            self._stack.pop()
+
+    def _found(self) -> None:
+        chain: cst.BaseExpression = self.call
+        stack = self._stack
+        while stack and not chain.lpar:
+            parent = stack[-1]
+            if not (
+                (isinstance(parent, cst.Attribute | cst.Subscript) and parent.value is chain)
+                or (isinstance(parent, cst.Call) and parent.func is chain)
+            ):
+                break
+            chain = parent
+            stack = stack[:-1]
+        if chain is self.call:
+            return
+        holder = stack[-1] if stack else None
+        if chain.lpar:
+            if len(chain.lpar) == 1 and isinstance(
+                chain.lpar[0].whitespace_after, cst.ParenthesizedWhitespace
+            ):
+                self.chain = chain
+            return
+        returned = isinstance(holder, cst.Return) and holder.value is chain
+        assigned = (
+            isinstance(holder, cst.Assign)
+            and holder.value is chain
+            and len(holder.targets) == 1
+            and _plain_target(holder.targets[0].target)
+        )
+        if returned or assigned:
+            self.chain, self.wrap = chain, True
+
+
+def _plain_target(target: cst.BaseExpression) -> bool:
+    """A name or a chain of attributes on one (``self.data``): no brackets, which would make
+    black weigh splitting them first."""
+    while isinstance(target, cst.Attribute):
+        target = target.value
+    return isinstance(target, cst.Name)
 
 
 def _wraps(new: cst.CSTNode, old: cst.CSTNode) -> bool:

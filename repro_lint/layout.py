@@ -708,6 +708,11 @@ def _append(
     return call.with_changes(args=[*args, *fresh])
 
 
+def append_inline(call: cst.Call, extras: Sequence[cst.Arg]) -> cst.Call:
+    """``call`` with ``extras`` appended on its last line (``f(a, b=1)``)."""
+    return _append(call, extras, cst.SimpleWhitespace(" "))
+
+
 def _vertical(call: cst.Call) -> cst.BaseParenthesizableWhitespace | None:
     """The line break between arguments of a call written one argument per line."""
     args = call.args
@@ -776,7 +781,7 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     ):
         # The last argument starts a line of its own: so does the new one.
         return code(_append(call, extras, args[-2].comma.whitespace_after))
-    ok, inline = fits(_append(call, extras, cst.SimpleWhitespace(" ")))
+    ok, inline = fits(append_inline(call, extras))
     if ok:
         return inline
     indent = _last_line_indent(call, room.block)
@@ -862,6 +867,99 @@ def split_brackets(module: cst.Module, node: Comprehension, room: Room) -> str |
     return None
 
 
+# What black treats as the end of a bracket, before a ``.`` it may split a chain at.
+_BRACKETED = (
+    cst.Call,
+    cst.Subscript,
+    cst.List,
+    cst.Dict,
+    cst.Set,
+    cst.ListComp,
+    cst.SetComp,
+    cst.DictComp,
+)
+
+
+def chain_links(chain: cst.BaseExpression) -> list[cst.Attribute]:
+    """The attribute accesses of a method chain that black may break the chain before: those
+    right after a closing bracket (``.shuffle`` and ``.map`` in ``x["train"].shuffle().map(f)``,
+    not ``.shuffle`` in ``x.shuffle().map(f)``), outside any parentheses within the chain."""
+    links: list[cst.Attribute] = []
+    node: cst.BaseExpression = chain
+    while node is chain or not node.lpar:
+        if isinstance(node, cst.Call):
+            node = node.func
+        elif isinstance(node, cst.Subscript):
+            node = node.value
+        elif isinstance(node, cst.Attribute):
+            if node.value.rpar or isinstance(node.value, _BRACKETED):
+                links.append(node)
+            node = node.value
+        else:
+            break
+    return links
+
+
+class _BreakBefore(cst.CSTTransformer):
+    def __init__(self, links: Sequence[cst.Attribute], indent: str) -> None:
+        self.links = {id(link) for link in links}
+        self.indent = indent
+
+    def leave_Attribute(
+        self, original_node: cst.Attribute, updated_node: cst.Attribute
+    ) -> cst.Attribute:
+        if id(original_node) not in self.links:
+            return updated_node
+        dot = updated_node.dot
+        assert isinstance(dot, cst.Dot)
+        return updated_node.with_changes(
+            dot=dot.with_changes(whitespace_before=_line_break(self.indent))
+        )
+
+
+def split_chain(
+    module: cst.Module, chain: cst.BaseExpression, room: Room, wrap: bool
+) -> str | None:
+    """A method chain written on one line at ``room`` that passes the line length now
+    (``x["train"].shuffle(seed=0).map(f)``), laid out as black lays it out.
+
+    With two links or more to break before (``chain_links``): one link per line
+    (``x["train"]`` / ``.shuffle(seed=0)`` / ``.map(f)``) inside the chain's parentheses.
+    ``wrap``: the chain is the whole value of an assignment or ``return``, without
+    parentheses; black then puts it in parentheses, on a line of its own when it fits there.
+    With fewer, and ``wrap``: what the chain's last call holds goes on a line of its own
+    (``x.shuffle(seed=0).map(`` / ``f`` / ``)``). None for anything else, or when a line
+    would still pass the line length (``chain``'s own parentheses, if it has them, are left
+    out of the code)."""
+    links = chain_links(chain)
+    bare = chain.with_changes(lpar=[], rpar=[])
+    inner = room.indent + _step(module) if wrap else room.indent
+    candidates: list[cst.BaseExpression] = []
+    if len(links) >= 2:
+        fluent = bare.visit(_BreakBefore(links, inner))
+        assert isinstance(fluent, cst.BaseExpression)
+        candidates.append(fluent)
+        if wrap:
+            parens = {
+                "lpar": [cst.LeftParen(whitespace_after=_line_break(inner))],
+                "rpar": [cst.RightParen(whitespace_before=_line_break(room.indent))],
+            }
+            candidates = [bare.with_changes(**parens), fluent.with_changes(**parens)]
+    elif (
+        wrap
+        and isinstance(bare, cst.Call)
+        and bare.args
+        and not isinstance(bare.args[-1].comma, cst.Comma)
+    ):
+        opened = bare.with_changes(whitespace_before_args=_line_break(inner))
+        candidates.append(_close_on_own_line(opened, room.indent))
+    for candidate in candidates:
+        text = module.code_for_node(candidate)
+        if all(len(line) <= room.width for line in _lines(text, room)):
+            return text
+    return None
+
+
 def _any_break(call: cst.Call) -> bool:
     return any(
         isinstance(arg.comma, cst.Comma) and _has_break(arg.comma.whitespace_after)
@@ -933,7 +1031,9 @@ __all__ = [
     "Room",
     "Statement",
     "after_imports",
+    "append_inline",
     "break_wrapper",
+    "chain_links",
     "first_party_finder",
     "fit_call",
     "header_of",
@@ -949,5 +1049,6 @@ __all__ = [
     "room_at",
     "section_of",
     "split_brackets",
+    "split_chain",
     "wrapper_fits",
 ]

@@ -525,3 +525,85 @@ def test_expression_code_is_the_indented_code_of_every_expression() -> None:
                 assert expression_code(module, node, indent) == expected
                 multiline += "\n" in expected
     assert multiline  # the rebuilt path is exercised too
+
+
+# -- a call inside a method chain ---------------------------------------------------------------
+
+
+def _chain_source(body: str) -> str:
+    return (
+        "from datasets import load_dataset\n\n\n"
+        "def train(path, tokenize_and_build_the_prompt):\n"
+        '    data = load_dataset("json", data_files=path)\n' + textwrap.indent(body, "    ")
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        # In its own parentheses, too long with the seed: one link per line.
+        (
+            "train_data = (\n"
+            '    data["train"].shuffle().map(tokenize_and_build_the_prompt, num_proc=4_000_000)\n'
+            ")\n",
+            "train_data = (\n"
+            '    data["train"]\n'
+            "    .shuffle(seed=0)\n"
+            "    .map(tokenize_and_build_the_prompt, num_proc=4_000_000)\n"
+            ")\n",
+        ),
+        # An assignment's whole value: in parentheses, on one line when it fits there...
+        (
+            'train_data = data["train"].shuffle().map(tokenize_and_build_the_prompt, num_proc=4)\n',
+            "train_data = (\n"
+            '    data["train"].shuffle(seed=0).map(tokenize_and_build_the_prompt, num_proc=4)\n'
+            ")\n",
+        ),
+        # ... one link per line when it does not...
+        (
+            'x_y = data["train"].shuffle().map(tokenize_and_build_the_prompt, num_proc=40).x()\n',
+            "x_y = (\n"
+            '    data["train"]\n'
+            "    .shuffle(seed=0)\n"
+            "    .map(tokenize_and_build_the_prompt, num_proc=40)\n"
+            "    .x()\n"
+            ")\n",
+        ),
+        # ... and a comment after it stays after the parentheses.
+        (
+            'train = data["x"].shuffle().map(tokenize_and_build_the_prompt, num_proc=4)  # go\n',
+            "train = (\n"
+            '    data["x"].shuffle(seed=0).map(tokenize_and_build_the_prompt, num_proc=4)\n'
+            ")  # go\n",
+        ),
+        # A return's value.
+        (
+            'return data["train"].shuffle().map(tokenize_and_build_the_prompt, num_proc=4444)\n',
+            "return (\n"
+            '    data["train"].shuffle(seed=0).map(tokenize_and_build_the_prompt, num_proc=4444)\n'
+            ")\n",
+        ),
+        # One link to break before (``.shuffle`` follows a name): the last call's brackets.
+        (
+            "train = data.shuffle().map(tokenize_and_build_the_prompt, num_proc=4, batched=True)\n",
+            "train = data.shuffle(seed=0).map(\n"
+            "    tokenize_and_build_the_prompt, num_proc=4, batched=True\n"
+            ")\n",
+        ),
+        # Not a statement's whole value: the call the seed goes into breaks, as before.
+        (
+            'print(data["x"].shuffle().map(tokenize_and_build_the_prompt, num_proc=4, b=1000))\n',
+            'print(data["x"].shuffle(\n'
+            "    seed=0\n"
+            ").map(tokenize_and_build_the_prompt, num_proc=4, b=1000))\n",
+        ),
+    ],
+)
+def test_a_method_chain_that_passes_the_line_length_is_laid_out_as_black_does(
+    body: str, expected: str
+) -> None:
+    # Each expected layout but the last is black's (line length 88) for the fixed code; the
+    # file's own lines were within the line length.
+    source = _chain_source(body)
+    assert all(len(line) <= 88 for line in source.splitlines())
+    assert fixed(source, select="RPL306") == _chain_source(expected)
