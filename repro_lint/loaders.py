@@ -31,6 +31,7 @@ from repro_lint.arguments import (
     literal_int,
     literal_str,
 )
+from repro_lint.eval_loaders import evaluation_only
 from repro_lint.names import Names, dotted_name
 from repro_lint.positions import Positions
 from repro_lint.torch_versions import TorchVersion
@@ -78,6 +79,7 @@ LOADERS: dict[str, tuple[str, ...]] = {
     "dgl.dataloading.GraphDataLoader": _DGL_GRAPH_PARAMS,
     "dgl.dataloading.dataloader.GraphDataLoader": _DGL_GRAPH_PARAMS,
 }
+_LOADER_NAMES = frozenset(LOADERS)
 # Loaders that install a worker_init_fn of their own when the caller passes none (MONAI's
 # reseeds its randomizable transforms in every worker).
 SEEDS_WORKERS = frozenset({"monai.data.DataLoader", "monai.data.dataloader.DataLoader"})
@@ -1471,13 +1473,20 @@ class LoaderFacts:
             data["samplers"] = [self._finish(p, positions, loader=False) for p in self._samplers]
         if self._distributed:
             data["distributed"] = [
-                p.record | {"at": self._span(p, positions)} for p in self._distributed
+                p.record | {"at": self._span(p, positions)} | self._evaluation(p)
+                for p in self._distributed
             ]
         if self._facts:
             data["facts"] = self._facts
         if self._partials:
             data["partials"] = self._partials
         return data
+
+    def _evaluation(self, pending: _Pending) -> dict[str, Json]:
+        """``{"eval": True}`` for a distributed sampler that feeds evaluation only."""
+        if evaluation_only(self._module, pending.node, self._names, _LOADER_NAMES):
+            return {"eval": True}
+        return {}
 
     def _span(self, pending: _Pending, positions: Positions) -> list[int]:
         if pending.site.inner is not None:

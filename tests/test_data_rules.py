@@ -1162,6 +1162,101 @@ def test_a_lightning_trainer_sets_the_epoch() -> None:
     assert found(source, "RPL304") == []
 
 
+EVALUATION = """\
+    import torch
+    from torch.utils.data import DataLoader
+    from torch.utils.data.distributed import DistributedSampler
+    from tqdm import tqdm
+
+
+    {helper}
+
+
+    def main(dataset, epochs):
+        sampler = DistributedSampler(dataset)
+        loader = DataLoader(dataset, sampler=sampler, batch_size=8)
+        for epoch in range(epochs):
+            {use}
+"""
+
+
+NO_GRAD_LOOP = "with torch.no_grad():\n    for batch in loader:\n        print(batch)"
+EVALUATE = "def evaluate(model, data):\n    with torch.no_grad():\n        for b in data:\n            model(b)"
+
+
+@pytest.mark.parametrize(
+    ("helper", "use", "reported"),
+    [
+        # Iterated only under no_grad (directly, through enumerate or tqdm): evaluation.
+        ("pass", NO_GRAD_LOOP, False),
+        (
+            "pass",
+            "with torch.inference_mode():\n    for i, b in enumerate(loader):\n"
+            "        print(i, b, len(loader))",
+            False,
+        ),
+        ("pass", NO_GRAD_LOOP.replace("in loader", "in tqdm(loader)"), False),
+        # Passed to a function of the file that iterates it under no_grad, or is decorated.
+        (EVALUATE, "evaluate(print, loader)", False),
+        (
+            "@torch.no_grad()\ndef evaluate(model, data):\n    for b in data:\n        model(b)",
+            "evaluate(print, data=loader)",
+            False,
+        ),
+        # Iterated where grad is recorded, or used otherwise: the order may reach training.
+        ("pass", "for batch in loader:\n    print(batch)", True),
+        ("pass", NO_GRAD_LOOP.replace("no_grad", "enable_grad"), True),
+        ("pass", "with torch.no_grad():\n    batch = next(iter(loader))", True),
+        (
+            "def train(model, data):\n    for b in data:\n        model(b).backward()",
+            "train(print, loader)",
+            True,
+        ),
+        # Passed on again, to a function defined elsewhere, or to a nested function.
+        ("def evaluate(model, data):\n    run(model, data)", "evaluate(print, loader)", True),
+        ("pass", "run(print, loader)", True),
+        (
+            "def evaluate(model, data):\n    def inner():\n        for b in data:\n"
+            "            model(b)\n\n    with torch.no_grad():\n        inner()",
+            "evaluate(print, loader)",
+            True,
+        ),
+    ],
+)
+def test_a_sampler_that_feeds_evaluation_only_needs_no_epoch(
+    helper: str, use: str, reported: bool
+) -> None:
+    # Its order changes what an evaluation reads, never what training learns.
+    assert rows(_evaluation(helper, use), "RPL304") == (
+        [_sampler_row(_evaluation(helper, use))] if reported else []
+    )
+
+
+def _evaluation(helper: str, use: str) -> str:
+    """``EVALUATION`` with ``use`` (its lines indented as the loop's body) in the loop."""
+    body = use.replace("\n", "\n" + " " * 8)
+    return textwrap.dedent(EVALUATION).format(helper=helper, use=body)
+
+
+def _sampler_row(source: str) -> int:
+    return next(i for i, line in enumerate(source.splitlines(), 1) if "= Distributed" in line)
+
+
+def test_a_sampler_whose_loader_is_rebound_or_also_trained_on_is_reported() -> None:
+    source = _evaluation(
+        "pass",
+        NO_GRAD_LOOP + "\nloader = DataLoader(dataset, sampler=sampler)\n"
+        "for b in loader:\n    print(b)",
+    )
+    assert rows(source, "RPL304") == [_sampler_row(source)]
+    # The same name, bound again by a function of its own, is another variable.
+    shadow = _evaluation(
+        "def other(loader):\n    for b in loader:\n        b.backward()",
+        NO_GRAD_LOOP,
+    )
+    assert rows(shadow, "RPL304") == []
+
+
 # -- RPL305 -------------------------------------------------------------------------------------
 
 LISTING_HEADER = "import glob\nimport os\nfrom pathlib import Path\n\n\n"

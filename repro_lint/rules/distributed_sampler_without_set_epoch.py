@@ -37,6 +37,11 @@ class DistributedSamplerWithoutSetEpoch(ProjectRule):
       anything (the sampler is usually reached through another name:
       `loader.sampler.set_epoch(epoch)`), or builds a Lightning `Trainer`, whose fit loop
       calls `set_epoch` on the samplers of its loaders.
+    - The sampler feeds evaluation only: it is the `sampler=` of loaders that are used only
+      for `len()` and iterated only under `torch.no_grad()` or `torch.inference_mode()`
+      (a `with` block, or a decorated function), where they are built or in a function of
+      the same file they are passed to. Their order changes what an evaluation reads, never
+      what training learns.
 
     ## Why is this bad?
     `DistributedSampler` shuffles with its own generator seeded with `seed + epoch`, and the
@@ -51,7 +56,8 @@ class DistributedSamplerWithoutSetEpoch(ProjectRule):
 
     ## Known limitations
     Project-wide on purpose: one `set_epoch` call anywhere silences every sampler, even one
-    it is not called on. Calls in project files that are neither linted nor imported by a
+    it is not called on. A loader handed to a function of another module, or kept in an
+    attribute, is not followed: its sampler is reported as if it fed training. Calls in project files that are neither linted nor imported by a
     linted file are not seen. Accelerate and the Hugging Face `Trainer` set the epoch of the
     samplers they create themselves; a sampler built by hand and handed to them is reported.
 
@@ -102,6 +108,8 @@ class DistributedSamplerWithoutSetEpoch(ProjectRule):
             if unit.linted
             for record in data(unit).get("distributed", ())
             if record.get("shuffle", {"v": True}).get("v", True) not in (False, None)
+            # A sampler that feeds evaluation only: its order changes no training.
+            and not record.get("eval")
         ]
         if not found:
             return
