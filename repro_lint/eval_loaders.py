@@ -72,18 +72,20 @@ class _Use:
 def _path_to(module: cst.Module, target: cst.CSTNode) -> list[cst.CSTNode] | None:
     """The nodes that hold ``target``, outermost first (None when it is not in ``module``)."""
     stack: list[cst.CSTNode] = []
+    return stack if _descend(module, target, stack) else None
 
-    def walk(node: cst.CSTNode) -> bool:
-        if node is target:
+
+def _descend(node: cst.CSTNode, target: cst.CSTNode, stack: list[cst.CSTNode]) -> bool:
+    # (Module-level, not a closure: a recursive closure is a reference cycle, which the
+    # per-file pass must not leave to the collector.)
+    if node is target:
+        return True
+    stack.append(node)
+    for child in node.children:
+        if _descend(child, target, stack):
             return True
-        stack.append(node)
-        for child in node.children:
-            if walk(child):
-                return True
-        stack.pop()
-        return False
-
-    return stack if walk(module) else None
+    stack.pop()
+    return False
 
 
 def _uses(scope: cst.CSTNode, name: str) -> Iterator[_Use]:
@@ -91,25 +93,25 @@ def _uses(scope: cst.CSTNode, name: str) -> Iterator[_Use]:
     module), with the nodes that hold it from ``scope`` on. One inside a nested function,
     class or lambda is never a binding of ``scope``'s name."""
     holders: list[cst.CSTNode] = [scope]
-
-    def walk(node: cst.CSTNode, nested: bool) -> Iterator[_Use]:
-        if isinstance(node, cst.Name):
-            parent = holders[-1]
-            if node.value == name and not _label(parent, node):
-                store = not nested and _is_target(parent, node)
-                yield _Use(node, list(holders), store)
-            return
-        if isinstance(node, _SCOPES) and _binds(node, name):
-            return  # (its own variable of that name)
-        holders.append(node)
-        inner = nested or isinstance(node, _SCOPES)
-        for child in node.children:
-            yield from walk(child, inner)
-        holders.pop()
-
     children = [scope.params, scope.body] if isinstance(scope, cst.FunctionDef) else scope.children
     for child in children:
-        yield from walk(child, False)
+        yield from _walk(child, name, holders, False)
+
+
+def _walk(node: cst.CSTNode, name: str, holders: list[cst.CSTNode], nested: bool) -> Iterator[_Use]:
+    if isinstance(node, cst.Name):
+        parent = holders[-1]
+        if node.value == name and not _label(parent, node):
+            store = not nested and _is_target(parent, node)
+            yield _Use(node, list(holders), store)
+        return
+    if isinstance(node, _SCOPES) and _binds(node, name):
+        return  # (its own variable of that name)
+    holders.append(node)
+    inner = nested or isinstance(node, _SCOPES)
+    for child in node.children:
+        yield from _walk(child, name, holders, inner)
+    holders.pop()
 
 
 def _binds(scope: cst.FunctionDef | cst.ClassDef | cst.Lambda, name: str) -> bool:
