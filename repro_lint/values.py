@@ -160,6 +160,10 @@ class Flow:
         self._blocks: dict[int, bool] = {}
         self._dead = 0
         self._open: list[tuple[int, bool]] = []
+        # An ``except`` handler's block -> the order number when its ``try`` began: an
+        # assignment in the ``try`` body (made after that, outside the handler) may not have
+        # run when the handler runs.
+        self._handlers: dict[int, int] = {}
 
     # -- where we are ---------------------------------------------------------------------------
 
@@ -214,6 +218,7 @@ class Flow:
         elif isinstance(node, cst.Try | cst.TryStar):
             for handler in node.handlers:
                 self._blocks[id(handler.body)] = True
+                self._handlers[id(handler.body)] = self._seq
             self._orelse(node.orelse, True)
         elif isinstance(node, cst.Match):
             for case in node.cases:
@@ -272,9 +277,19 @@ class Flow:
         """Whether ``name`` is bound in the current scope on every path to the current point:
         one of its assignments so far sits in a block that encloses this point (a parameter,
         or an assignment before it in the same or an outer block; not one in another arm of
-        an ``if``, in a loop's body, or in an ``except`` handler)."""
+        an ``if``, in a loop's body, in an ``except`` handler, nor, in a handler, one in the
+        ``try`` body it handles)."""
         path = self.path()
-        return any(_prefix(binding.path, path) for binding in self.scope.history.get(name, ()))
+        fences = [
+            (depth, self._handlers[block])
+            for depth, block in enumerate(path)
+            if block in self._handlers
+        ]
+        return any(
+            _prefix(binding.path, path)
+            and not any(binding.seq > start and len(binding.path) <= d for d, start in fences)
+            for binding in self.scope.history.get(name, ())
+        )
 
     def alive(self, name: str, at: Value | None = None) -> list[Binding] | None:
         """The assignments to ``name`` that may reach a read at ``at`` (now, by default);

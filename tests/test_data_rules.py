@@ -881,11 +881,20 @@ def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
          "        return Balanced(ds, rank)\n    else:\n", "0"),
         ("    for shard in ds.shards:\n        rank = shard.rank\n    if kind:\n", "0"),
         ("    try:\n        pass\n    except OSError:\n        rank = 0\n    if kind:\n", "0"),
+        # In the ``try`` body that the handler building the sampler handles: it may have
+        # failed before the assignment.
+        ("    try:\n        rank = dist.get_rank()\n        return None\n"
+         "    except RuntimeError:\n", "0"),
         # Assigned before the branch, on every path to it: the seed reads it.
         ("    rank = dist.get_rank()\n    if kind:\n", "rank"),
         ("    if kind:\n        rank = dist.get_rank()\n", "rank"),
+        ("    rank = dist.get_rank()\n    try:\n        pass\n    except RuntimeError:\n",
+         "rank"),
+        ("    try:\n        rank = dist.get_rank()\n    except RuntimeError:\n        raise\n"
+         "    else:\n", "rank"),
     ],
-    ids=["other-arm", "loop-body", "handler", "before", "same-arm"],
+    ids=["other-arm", "loop-body", "handler", "try-body", "before", "same-arm",
+         "before-try", "try-else"],
 )  # fmt: skip
 def test_the_generator_fix_reads_only_a_rank_bound_where_the_sampler_is_built(
     bound: str, seed: str
