@@ -380,6 +380,11 @@ class LoaderFacts:
             int, list[tuple[ps.Seed, tuple[int, ...], list[str], list[Any], int]]
         ] = {}
         self._literal_seeds: dict[int, list[str]] = {}
+        # Methods: scope id -> (the class's key, the name of the method's first parameter).
+        self._methods: dict[int, tuple[str, str]] = {}
+        # Per class: the seeds its methods pass that read only the instance (``set_seed(
+        # self.args.seed)``): any other method may pass the same.
+        self._instance_seeds: dict[str, list[tuple[ps.Seed, str]]] = {}
         # Per scope: when (in traversal order) it passes a seed it names (``seed``).
         self._seed_seqs: dict[int, list[int]] = {}
         self._seed_params: dict[int, ps.Seed] = {}
@@ -437,6 +442,13 @@ class LoaderFacts:
             named = [p.name.value for p in (*params.params, *params.kwonly_params)]
             scope.accepts = (named, isinstance(params.star_kwarg, cst.Param))
         self._flow.enter_scope(scope)
+        first = [*params.posonly_params, *params.params][:1]
+        static = any(
+            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+            for d in node.decorators
+        )
+        if method and self._classes and first and not static:
+            self._methods[id(scope)] = (self._classes[-1], first[0].name.value)
         parameter = ps.seed_parameter(node)
         if parameter is not None:
             self._seed_params[id(scope)] = parameter
@@ -889,6 +901,9 @@ class LoaderFacts:
         seed = ps.Seed(text, ranked=self._mentions_rank(value), optional=optional)
         seq = self._flow.here_read().seq
         self._seeded.setdefault(id(scope), []).append((seed, path, names, alive, seq))
+        method = self._methods.get(id(scope))
+        if method is not None and set(names) == {method[1]}:
+            self._instance_seeds.setdefault(method[0], []).append((seed, method[1]))
         if qualified is not None:
             # A seeding function (not a generator object's ``manual_seed``, which may be
             # one a fix just wrote).
@@ -1561,6 +1576,18 @@ class LoaderFacts:
                 return seed
         if id(at.scope) in self._literal_seeds:
             return ps.only(self._literal_seeds[id(at.scope)])
+        method = self._methods.get(id(at.scope))
+        if method is not None:
+            # The seed another method of the class passes from the instance (``Trainer``'s
+            # ``set_seed(self.args.seed)``), when that is the one it passes; the same first
+            # parameter reads it here.
+            seeds = self._instance_seeds.get(method[0], [])
+            if (
+                len({seed.text for seed, _ in seeds}) == 1
+                and {first for _, first in seeds} == {method[1]}
+                and self._flow.alive(method[1], at)
+            ):
+                return seeds[0][0]
         return ps.only(self._literal_seeds.get(id(self._flow.module), ()))
 
     def _fit(

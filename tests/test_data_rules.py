@@ -873,6 +873,49 @@ def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
     )
 
 
+INSTANCE_SEED = """\
+    import torch
+    from torch.utils.data import DataLoader
+    from transformers import set_seed
+
+
+    class Trainer:
+        def __init__(self, args, dataset):
+            self.args = args
+            self.dataset = dataset
+            {seeding}
+
+        {decorator}
+        def loader(self):
+            return DataLoader(self.dataset, shuffle=True)
+"""
+
+
+@pytest.mark.parametrize(
+    ("seeding", "decorator", "seed"),
+    [
+        # Another method seeds from the instance: the loader's method reads the same.
+        ("set_seed(self.args.seed)", "", "self.args.seed"),
+        ("torch.manual_seed(self.args.seed)", "", "self.args.seed"),
+        # Two different instance seeds, a seed the loader's method cannot read, a static
+        # method (no instance): the configured seed.
+        ("set_seed(self.args.seed)\n        torch.manual_seed(self.seed)", "", "0"),
+        ("set_seed(args.seed)", "", "0"),
+        ("set_seed(self.args.seed)", "@staticmethod", "0"),
+    ],
+)
+def test_the_generator_fix_reads_the_seed_the_class_passes_from_the_instance(
+    seeding: str, decorator: str, seed: str
+) -> None:
+    source = textwrap.dedent(INSTANCE_SEED).format(seeding=seeding, decorator=decorator)
+    if decorator:
+        source = source.replace("def loader(self)", "def loader(dataset)").replace(
+            "DataLoader(self.dataset", "DataLoader(dataset"
+        )
+    out = fixed(source, "RPL302")
+    assert f"generator=torch.Generator().manual_seed({seed}))\n" in out
+
+
 @pytest.mark.parametrize(
     ("bound", "seed"),
     [

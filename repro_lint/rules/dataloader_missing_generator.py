@@ -63,8 +63,10 @@ class DataloaderMissingGenerator(ProjectRule):
     - the file's parsed `--seed` option where its namespace is in scope (`args.seed`,
       conditional as above when it defaults to None), the function's own seed parameter,
       a seed the function passes after the loader from variables that already hold it
-      (`seed = int(config["seed"])`, the loader, `set_seed(seed)`), or the one integer the
-      function (else the module's top-level code) passes as a seed, also after the loader
+      (`seed = int(config["seed"])`, the loader, `set_seed(seed)`), the one integer the
+      function passes as a seed, in a method the one seed the other methods of its class
+      pass from the instance (`set_seed(self.args.seed)` in `__init__`), or the one integer
+      the module's top-level code passes as a seed, also after the loader
       (`seed_everything(666)`);
     - `torch.initial_seed()` where every path from the program's entry points seeds torch
       before the loader is built (a helper that the seeded training function calls): it
