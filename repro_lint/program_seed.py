@@ -328,6 +328,47 @@ def enclosing_function(stack: Sequence[cst.CSTNode]) -> cst.FunctionDef | None:
     return None
 
 
+def _first_parameter(function: cst.FunctionDef) -> str | None:
+    """The name of a method's first parameter (``self``); None for a static method."""
+    if any(
+        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        for d in function.decorators
+    ):
+        return None
+    params = function.params
+    first = [*params.posonly_params, *params.params][:1]
+    return first[0].name.value if first else None
+
+
+def instance_seed(
+    stack: Sequence[cst.CSTNode], qualify: Qualify, seed_functions: Iterable[str] = ()
+) -> cst.BaseExpression | None:
+    """In a method (the innermost function of ``stack``, directly in a class): the seed the
+    methods of its class pass from the instance (``set_seed(self.args.seed)`` in
+    ``__init__``), when they all pass the same one, read through the same first parameter
+    as the method's."""
+    index = next(
+        (i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], cst.FunctionDef)),
+        None,
+    )
+    if index is None or index == 0:
+        return None
+    method, klass = stack[index], stack[index - 1]
+    assert isinstance(method, cst.FunctionDef)
+    first = _first_parameter(method)
+    if first is None or not isinstance(klass, cst.ClassDef):
+        return None
+    found: dict[str, cst.BaseExpression] = {}
+    for member in klass.body.body:
+        if not isinstance(member, cst.FunctionDef) or _first_parameter(member) != first:
+            continue
+        for call in _calls(member.body):
+            value = seeding_argument(call, qualify(call.func), seed_functions)
+            if value is not None and is_plain(value) and set(names_in(value)) == {first}:
+                found.setdefault(cst.Module([]).code_for_node(value), value)
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
 def file_seed(
     stack: Sequence[cst.CSTNode],
     module: cst.Module,
@@ -336,8 +377,9 @@ def file_seed(
     ranked: Callable[[cst.BaseExpression], bool] | None = None,
 ) -> Seed | None:
     """The program's seed where a per-file rule fixes the innermost statement of ``stack``:
-    an earlier seed of the function, its seed parameter, or the one literal seed of the
-    function (else of the module's top-level code). ``ranked`` tells seeds that differ per
+    an earlier seed of the function, its seed parameter, the one literal seed of the
+    function, in a method the seed its class passes from the instance (``instance_seed``),
+    else the one literal seed of the module's top-level code. ``ranked`` tells seeds that differ per
     rank, which a fix that must agree across ranks (a split) leaves out. The option source
     (``args.seed``) needs the whole file and is the data-loading facts' own."""
     earlier = earlier_seed(stack, module, qualify, seed_functions)
@@ -352,6 +394,9 @@ def file_seed(
         found = list(literal_seeds(function.body.body, qualify, seed_functions))
         if found:
             return only(found)
+        instance = instance_seed(stack, qualify, seed_functions)
+        if instance is not None and (ranked is None or not ranked(instance)):
+            return Seed(module.code_for_node(instance))
     return only(literal_seeds(module.body, qualify, seed_functions))
 
 
@@ -360,6 +405,7 @@ __all__ = [
     "earlier_seed",
     "enclosing_function",
     "file_seed",
+    "instance_seed",
     "is_plain",
     "literal_seed",
     "literal_seeds",

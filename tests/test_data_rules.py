@@ -916,6 +916,26 @@ def test_the_generator_fix_reads_the_seed_the_class_passes_from_the_instance(
     assert f"generator=torch.Generator().manual_seed({seed}))\n" in out
 
 
+def test_split_and_shuffle_fixes_read_the_seed_the_class_passes_from_the_instance() -> None:
+    source = textwrap.dedent(INSTANCE_SEED).format(seeding="set_seed(self.args.seed)", decorator="")
+    split = source.replace(
+        "return DataLoader(self.dataset, shuffle=True)",
+        "return torch.utils.data.random_split(self.dataset, [8, 2])",
+    )
+    assert "generator=torch.Generator().manual_seed(self.args.seed)" in fixed(split, "RPL303")
+    shuffle = source.replace(
+        "from transformers import set_seed\n",
+        "from datasets import load_dataset\nfrom transformers import set_seed\n",
+    ).replace(
+        "return DataLoader(self.dataset, shuffle=True)",
+        "return load_dataset('json', data_files='x').shuffle()",
+    )
+    assert ".shuffle(seed=self.args.seed)" in fixed(shuffle, "RPL306")
+    # A seed that differs per rank is not one every rank may split with.
+    ranked = split.replace("set_seed(self.args.seed)", "set_seed(self.args.seed + self.rank)")
+    assert "generator=torch.Generator().manual_seed(0)" in fixed(ranked, "RPL303")
+
+
 @pytest.mark.parametrize(
     ("bound", "seed"),
     [

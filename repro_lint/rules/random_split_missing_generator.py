@@ -36,10 +36,11 @@ class RandomSplitMissingGenerator(Rule):
     Safe: `generator=torch.Generator().manual_seed(<seed>)` is added, with the program's own
     seed where the split can reach it: the seed a seeding call passes earlier in the same
     function on every path (conditional, `... if args.seed is not None else None`, where it
-    is passed only under `if args.seed is not None:`), the function's seed parameter, or the
-    one integer the function (else the module's top-level code) passes as a seed
-    (`torch.manual_seed(17)  # Reproducibility on the dataset splitting`); otherwise the
-    configured `seed`. The rank is never mixed in, even in distributed code, and a seed
+    is passed only under `if args.seed is not None:`), the function's seed parameter, the
+    one integer the function passes as a seed (`torch.manual_seed(17)  # Reproducibility on
+    the dataset splitting`), in a method the one seed the other methods of its class pass
+    from the instance (`set_seed(self.args.seed)`), or the one integer the module's
+    top-level code passes as a seed; otherwise the configured `seed`. The rank is never mixed in, even in distributed code, and a seed
     that differs per rank is passed over: every rank must split the data the same way, or
     the validation samples of one rank are the training samples of another. Before torch
     1.6 `random_split` takes no generator: the finding comes without a fix.
