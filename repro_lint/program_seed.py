@@ -379,9 +379,9 @@ def file_seed(
     """The program's seed where a per-file rule fixes the innermost statement of ``stack``:
     an earlier seed of the function, its seed parameter, the one literal seed of the
     function, in a method the seed its class passes from the instance (``instance_seed``),
-    else the one literal seed of the module's top-level code. ``ranked`` tells seeds that differ per
-    rank, which a fix that must agree across ranks (a split) leaves out. The option source
-    (``args.seed``) needs the whole file and is the data-loading facts' own."""
+    else the one literal seed of the module's top-level code. ``ranked`` tells seeds that
+    differ per rank, which a fix that must agree across ranks (a split) leaves out. The
+    option source (``args.seed``) needs the whole file and is the data-loading facts' own."""
     earlier = earlier_seed(stack, module, qualify, seed_functions)
     if earlier is not None and (ranked is None or not ranked(earlier[0])):
         value, optional = earlier
