@@ -3,6 +3,7 @@ writes them (the end-to-end runs are in test_verify_twice.py)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from repro_lint.verify.divergence import locate
@@ -139,3 +140,82 @@ def test_reading_uninitialised_memory() -> None:
     assert found is not None
     assert found.cause.kind == "uninitialised-memory"
     assert found.cause.codes == ()
+
+
+# -- the op-level re-runs: which pair's answer is kept --------------------------------------------
+
+
+class _Trace:
+    def __init__(self, ops: list[dict[str, Any]]) -> None:
+        self.ops = ops
+        self.owners: dict[str, Any] = {}
+
+
+class _Run:
+    def __init__(self, number: int, ops: list[dict[str, Any]]) -> None:
+        self.number = number
+        self.trace = _Trace(ops)
+        self.completed = True
+        self.failure = None
+        self.seconds = 1.0
+
+
+class _Files:
+    def learn(self, run: object) -> None:
+        pass
+
+    def reset(self) -> None:
+        pass
+
+
+def _located(monkeypatch: Any, pairs: list[tuple[list[Any], list[Any]]]) -> Any:
+    """``rerun._locate`` with re-runs that give the traces of ``pairs`` in turn."""
+    from types import SimpleNamespace
+
+    from repro_lint.verify import rerun
+
+    traces = [trace for pair in pairs for trace in pair]
+
+    def run_once(number: int, *args: Any) -> _Run:
+        return _Run(number, traces[number - 3])
+
+    monkeypatch.setattr(rerun, "run_once", run_once)
+    first = SimpleNamespace(step=3, phase="forward", owner=None, after_last=False)
+    outcome = SimpleNamespace(
+        comparison=SimpleNamespace(first=first),
+        runs=(_Run(1, []), _Run(2, [])),
+        located=(),
+        divergence=None,
+    )
+    files: Any = _Files()
+    fake: Any = outcome
+    rerun._locate(fake, Path("train.py"), (), Path("."), rerun.Settings(), files, lambda _: None)
+    return outcome
+
+
+# A race in the traced step: same inputs, different output.
+RACE = (
+    [op("aten.index_put_.default", "forward", 9, [1, 2], [5], entries=["e"])],
+    [op("aten.index_put_.default", "forward", 9, [1, 2], [6], entries=["e"])],
+)
+# A pair that parted in an earlier, untraced step: the step's first op already has
+# differing inputs.
+SOONER = (
+    [op("aten.mul.Tensor", "forward", 8, [1, 7], [5])],
+    [op("aten.mul.Tensor", "forward", 8, [1, 8], [6])],
+)
+
+
+def test_a_pair_that_parted_sooner_gives_way_to_one_that_parts_in_the_step(
+    monkeypatch: Any,
+) -> None:
+    outcome = _located(monkeypatch, [SOONER, RACE])
+    assert outcome.divergence.cause.kind == "nondeterministic-kernel"
+    assert len(outcome.located) == 4
+    # With no better second pair, the first pair's answer stands.
+    outcome = _located(monkeypatch, [SOONER, ([], [])])
+    assert (outcome.divergence.cause.kind, outcome.divergence.site.line) == ("unexplained", 8)
+    # A first pair that parts in the step is taken at once.
+    outcome = _located(monkeypatch, [RACE, SOONER])
+    assert outcome.divergence.cause.kind == "nondeterministic-kernel"
+    assert len(outcome.located) == 2

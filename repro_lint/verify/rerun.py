@@ -315,6 +315,9 @@ def _locate(
         if (place := Place.read(site)) is not None
     }
     note = None
+    # A pair that parted before this step (its first differing op here already has differing
+    # inputs, and nothing in the step explains them): kept in case no pair parts in it.
+    earlier: Divergence | None = None
     # A race may not recur in one pair of re-runs: a second pair is tried before giving up.
     for attempt in range(_ATTEMPTS):
         pair = []
@@ -333,13 +336,18 @@ def _locate(
             note = f"the op-level re-run {failed[0].number - 2} {failed[0].failure}"
             break
         found = locate(a.trace.ops, b.trace.ops, step, first.phase)
+        if found is not None and first.after_last:
+            found = dataclasses.replace(found, after_last=True)
+        if found is not None and found.cause.kind == "unexplained" and attempt + 1 < _ATTEMPTS:
+            # A race that struck an earlier step in this pair (only this step is traced):
+            # another pair may part where the first runs did.
+            earlier = earlier or found
+            continue
         if found is not None:
-            if first.after_last:
-                found = dataclasses.replace(found, after_last=True)
             outcome.divergence = found
             return
         note = (
             f"the op-level re-runs did not part in step {step} ({attempt + 1} pairs): the "
             "difference did not recur"
         )
-    outcome.divergence = from_records(first, owners, note)
+    outcome.divergence = earlier or from_records(first, owners, note)
