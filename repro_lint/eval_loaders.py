@@ -10,8 +10,10 @@ from collections.abc import Iterator, Sequence
 
 import libcst as cst
 
+from repro_lint.arguments import argument
 from repro_lint.autograd import decorator_switch, grad_switch
 from repro_lint.names import Names
+from repro_lint.values import parameters
 
 # Calls that iterate over their first argument on behalf of a ``for`` loop.
 _WRAPPERS = frozenset({"enumerate", "iter", "tqdm", "tqdm.tqdm", "tqdm.auto.tqdm"})
@@ -118,21 +120,13 @@ def _binds(scope: cst.FunctionDef | cst.ClassDef | cst.Lambda, name: str) -> boo
     """Whether a nested function, class or lambda has a variable ``name`` of its own (a
     parameter, or a binding not declared ``global`` or ``nonlocal``)."""
     if isinstance(scope, cst.Lambda):
-        return any(param.name.value == name for param in _params(scope.params))
+        return any(param == name for param, _, _ in parameters(scope))
     declared = any(
         isinstance(node, cst.Global | cst.Nonlocal)
         and any(item.name.value == name for item in node.names)
         for node in _own_nodes(scope.body)
     )
     return not declared and any(use.store for use in _uses(scope, name))
-
-
-def _params(params: cst.Parameters) -> list[cst.Param]:
-    found = [*params.posonly_params, *params.params, *params.kwonly_params]
-    for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
-            found.append(star)
-    return found
 
 
 def _own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
@@ -287,18 +281,15 @@ def _qualified(names: Names, func: cst.BaseExpression) -> str | None:
 def _parameter(function: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
     """The parameter of ``function`` that ``arg`` of ``call`` binds (None where starred
     arguments or parameters leave that open)."""
-    params = function.params
-    if any(a.star for a in call.args) or isinstance(params.star_arg, cst.Param):
+    if any(a.star for a in call.args):
         return None
-    if params.star_kwarg is not None:
-        return None
-    if arg.keyword is not None:
-        keyword = arg.keyword.value
-        every = [*params.posonly_params, *params.params, *params.kwonly_params]
-        return keyword if any(p.name.value == keyword for p in every) else None
-    index = next(i for i, a in enumerate(a for a in call.args if a.keyword is None) if a is arg)
-    positional = [*params.posonly_params, *params.params]
-    return positional[index].name.value if index < len(positional) else None
+    found = None
+    for name, where, _ in parameters(function):
+        if where in ("*", "**"):
+            return None
+        if argument(call, name, where if isinstance(where, int) else None) is arg:
+            found = name
+    return found
 
 
 __all__ = ["evaluation_only"]

@@ -442,13 +442,9 @@ class LoaderFacts:
             named = [p.name.value for p in (*params.params, *params.kwonly_params)]
             scope.accepts = (named, isinstance(params.star_kwarg, cst.Param))
         self._flow.enter_scope(scope)
-        first = [*params.posonly_params, *params.params][:1]
-        static = any(
-            isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
-            for d in node.decorators
-        )
-        if method and self._classes and first and not static:
-            self._methods[id(scope)] = (self._classes[-1], first[0].name.value)
+        first = ps.first_parameter(node) if method and self._classes else None
+        if first is not None:
+            self._methods[id(scope)] = (self._classes[-1], first)
         parameter = ps.seed_parameter(node)
         if parameter is not None:
             self._seed_params[id(scope)] = parameter

@@ -328,7 +328,7 @@ def enclosing_function(stack: Sequence[cst.CSTNode]) -> cst.FunctionDef | None:
     return None
 
 
-def _first_parameter(function: cst.FunctionDef) -> str | None:
+def first_parameter(function: cst.FunctionDef) -> str | None:
     """The name of a method's first parameter (``self``); None for a static method."""
     if any(
         isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
@@ -355,12 +355,12 @@ def instance_seed(
         return None
     method, klass = stack[index], stack[index - 1]
     assert isinstance(method, cst.FunctionDef)
-    first = _first_parameter(method)
+    first = first_parameter(method)
     if first is None or not isinstance(klass, cst.ClassDef):
         return None
     found: dict[str, cst.BaseExpression] = {}
     for member in klass.body.body:
-        if not isinstance(member, cst.FunctionDef) or _first_parameter(member) != first:
+        if not isinstance(member, cst.FunctionDef) or first_parameter(member) != first:
             continue
         for call in _calls(member.body):
             value = seeding_argument(call, qualify(call.func), seed_functions)
@@ -405,6 +405,7 @@ __all__ = [
     "earlier_seed",
     "enclosing_function",
     "file_seed",
+    "first_parameter",
     "instance_seed",
     "is_plain",
     "literal_seed",

@@ -554,7 +554,7 @@ class Flow:
 
 
 def parameters(
-    node: cst.FunctionDef,
+    node: cst.FunctionDef | cst.Lambda,
 ) -> Iterator[tuple[str, int | str | None, cst.BaseExpression | None]]:
     """(name, where it binds, default) of each parameter: its position among the positional
     parameters, None for a keyword-only one, ``"*"``/``"**"`` for ``*args``/``**kwargs``."""

@@ -90,9 +90,10 @@ class DatasetShuffleWithoutSeed(Rule):
     on every path, the function's seed parameter, the one integer the function passes as a
     seed (`train_test_split(..., seed=42)` just above), in a method the one seed the other
     methods of its class pass from the instance (`set_seed(self.args.seed)`), or the one
-    integer the module's top-level code passes as a seed; otherwise the configured `seed`. A seed that differs per rank is passed over:
-    every rank must shuffle and split the dataset alike before it takes its shard. The
-    order is still shuffled, now repeatably and on its own.
+    integer the module's top-level code passes as a seed; otherwise the configured `seed`. A
+    seed that differs per rank is passed over: every rank must shuffle and split the dataset
+    alike before it takes its shard. The order is still shuffled, now repeatably and on its
+    own.
 
     ## Options
     `seed` (default 0) is the value inserted where the program passes no seed of its own.

@@ -57,9 +57,10 @@ class DistributedSamplerWithoutSetEpoch(ProjectRule):
     ## Known limitations
     Project-wide on purpose: one `set_epoch` call anywhere silences every sampler, even one
     it is not called on. A loader handed to a function of another module, or kept in an
-    attribute, is not followed: its sampler is reported as if it fed training. Calls in project files that are neither linted nor imported by a
-    linted file are not seen. Accelerate and the Hugging Face `Trainer` set the epoch of the
-    samplers they create themselves; a sampler built by hand and handed to them is reported.
+    attribute, is not followed: its sampler is reported as if it fed training. Calls in
+    project files that are neither linted nor imported by a linted file are not seen.
+    Accelerate and the Hugging Face `Trainer` set the epoch of the samplers they create
+    themselves; a sampler built by hand and handed to them is reported.
 
     ## References
     - PyTorch: `torch.utils.data.distributed.DistributedSampler` (the `set_epoch` note)

@@ -40,10 +40,11 @@ class RandomSplitMissingGenerator(Rule):
     one integer the function passes as a seed (`torch.manual_seed(17)  # Reproducibility on
     the dataset splitting`), in a method the one seed the other methods of its class pass
     from the instance (`set_seed(self.args.seed)`), or the one integer the module's
-    top-level code passes as a seed; otherwise the configured `seed`. The rank is never mixed in, even in distributed code, and a seed
-    that differs per rank is passed over: every rank must split the data the same way, or
-    the validation samples of one rank are the training samples of another. Before torch
-    1.6 `random_split` takes no generator: the finding comes without a fix.
+    top-level code passes as a seed; otherwise the configured `seed`. The rank is never
+    mixed in, even in distributed code, and a seed that differs per rank is passed over:
+    every rank must split the data the same way, or the validation samples of one rank are
+    the training samples of another. Before torch 1.6 `random_split` takes no generator: the
+    finding comes without a fix.
 
     ## Options
     `seed` (default 0) is the value inserted where the program passes no seed of its own.
