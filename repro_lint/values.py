@@ -164,6 +164,12 @@ class Flow:
         # assignment in the ``try`` body (made after that, outside the handler) may not have
         # run when the handler runs.
         self._handlers: dict[int, int] = {}
+        # A ``finally`` block -> the order number when its ``try`` began; while inside, the
+        # order numbers of that ``try`` (``_finally``: begun, entered): an assignment made in
+        # between (in the ``try`` body, a handler or the ``else``) may not have run. The block
+        # is not a branch (it always runs: what it binds is bound after the statement).
+        self._finals: dict[int, int] = {}
+        self._finally: list[tuple[int, int]] = []
 
     # -- where we are ---------------------------------------------------------------------------
 
@@ -220,6 +226,8 @@ class Flow:
                 self._blocks[id(handler.body)] = True
                 self._handlers[id(handler.body)] = self._seq
             self._orelse(node.orelse, True)
+            if node.finalbody is not None:
+                self._finals[id(node.finalbody.body)] = self._seq
         elif isinstance(node, cst.Match):
             for case in node.cases:
                 self._blocks[id(case.body)] = True
@@ -234,6 +242,9 @@ class Flow:
             self._orelse(orelse.orelse, runs and always is not True)
 
     def enter_block(self, node: cst.CSTNode) -> None:
+        began = self._finals.get(id(node))
+        if began is not None:
+            self._finally.append((began, self._seq))
         runs = self._blocks.pop(id(node), None)
         if runs is None:
             return
@@ -243,6 +254,8 @@ class Flow:
             self._dead += 1
 
     def leave_block(self, node: cst.CSTNode) -> None:
+        if self._finals.pop(id(node), None) is not None:
+            self._finally.pop()
         if self._open and self._open[-1][0] == id(node):
             _, runs = self._open.pop()
             self._path.pop()
@@ -278,7 +291,8 @@ class Flow:
         one of its assignments so far sits in a block that encloses this point (a parameter,
         or an assignment before it in the same or an outer block; not one in another arm of
         an ``if``, in a loop's body, in an ``except`` handler, nor, in a handler, one in the
-        ``try`` body it handles)."""
+        ``try`` body it handles, nor, in a ``finally`` block, one in its ``try`` statement
+        before it)."""
         path = self.path()
         fences = [
             (depth, self._handlers[block])
@@ -288,6 +302,7 @@ class Flow:
         return any(
             _prefix(binding.path, path)
             and not any(binding.seq > start and len(binding.path) <= d for d, start in fences)
+            and not any(began < binding.seq <= entered for began, entered in self._finally)
             for binding in self.scope.history.get(name, ())
         )
 

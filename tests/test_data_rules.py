@@ -948,6 +948,9 @@ def test_split_and_shuffle_fixes_read_the_seed_the_class_passes_from_the_instanc
         # failed before the assignment.
         ("    try:\n        rank = dist.get_rank()\n        return None\n"
          "    except RuntimeError:\n", "0"),
+        # In the ``try`` body of the ``finally`` block building it: it runs also when the
+        # body failed before the assignment.
+        ("    try:\n        rank = dist.get_rank()\n    finally:\n", "0"),
         # Assigned before the branch, on every path to it: the seed reads it.
         ("    rank = dist.get_rank()\n    if kind:\n", "rank"),
         ("    if kind:\n        rank = dist.get_rank()\n", "rank"),
@@ -955,9 +958,14 @@ def test_split_and_shuffle_fixes_read_the_seed_the_class_passes_from_the_instanc
          "rank"),
         ("    try:\n        rank = dist.get_rank()\n    except RuntimeError:\n        raise\n"
          "    else:\n", "rank"),
+        # Before the ``try`` of the ``finally`` block, or in a ``finally`` block (which always
+        # runs) before the branch.
+        ("    rank = dist.get_rank()\n    try:\n        pass\n    finally:\n", "rank"),
+        ("    try:\n        pass\n    finally:\n        rank = dist.get_rank()\n    if kind:\n",
+         "rank"),
     ],
-    ids=["other-arm", "loop-body", "handler", "try-body", "before", "same-arm",
-         "before-try", "try-else"],
+    ids=["other-arm", "loop-body", "handler", "try-body", "finally", "before", "same-arm",
+         "before-try", "try-else", "before-finally", "after-finally"],
 )  # fmt: skip
 def test_the_generator_fix_reads_only_a_rank_bound_where_the_sampler_is_built(
     bound: str, seed: str
