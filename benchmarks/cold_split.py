@@ -14,7 +14,9 @@ In one process, every file (every N-th with ``--stride``) is linted as a cold ru
     settled        not parsed and no summary at all (a file that imports nothing)
 
 It also times libcst's parse of the same files (the floor ``bench.py`` compares a cold run
-with), and prints each class's files, megabytes and CPU-seconds with the share of the floor.
+with) and, for comparison, Python's own ``ast`` parse of them with a walk over every node
+(where an analysis on ``ast`` would start from), and prints each class's files, megabytes and
+CPU-seconds with the share of the floor.
 A cold run within 1.3x of the floor has 1.3 times the floor's CPU-seconds for everything
 (the parse floor counts every file; a run pays the classes' sum, the project pass and its
 start). Not run by the test suite; ``tests/test_cold_split_bench.py`` keeps it working.
@@ -23,6 +25,7 @@ start). Not run by the test suite; ``tests/test_cold_split_bench.py`` keeps it w
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import sys
 import time
@@ -125,7 +128,21 @@ def parse_floor(paths: Sequence[Path]) -> float:
     return total
 
 
-def report(rows: dict[str, Row], floor: float) -> str:
+def ast_walk(paths: Sequence[Path]) -> float:
+    """CPU-seconds of Python's ``ast`` parse of every file and a walk over all its nodes
+    (syntax errors count as parsed, as in ``parse_floor``)."""
+    total = 0.0
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        start = time.process_time()
+        with contextlib.suppress(Exception):
+            for _ in ast.walk(ast.parse(text)):
+                pass
+        total += time.process_time() - start
+    return total
+
+
+def report(rows: dict[str, Row], floor: float, python: float | None = None) -> str:
     lines = [
         f"{'class':<14}{'files':>7}{'MB':>8}{'CPU-s':>9}{'ahead':>8}{'of floor':>10}  rules (files)"
     ]
@@ -145,6 +162,11 @@ def report(rows: dict[str, Row], floor: float) -> str:
         f"{total / floor if floor else 0:>10.2f}"
     )
     lines.append(f"libcst parse floor: {floor:.1f} CPU-s; 1.3x of it: {1.3 * floor:.1f} CPU-s")
+    if python is not None:
+        lines.append(
+            f"ast parse and walk of every node: {python:.1f} CPU-s"
+            f" ({python / floor if floor else 0:.2f} of the floor)"
+        )
     return "\n".join(lines)
 
 
@@ -157,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     paths = sorted(args.corpus.rglob("*.py"))[:: args.stride]
     settings = Settings.from_config(Config())
     rows = classify(paths, settings)
-    print(report(rows, parse_floor(paths)))
+    print(report(rows, parse_floor(paths), ast_walk(paths)))
 
 
 if __name__ == "__main__":

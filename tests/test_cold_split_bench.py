@@ -47,3 +47,4 @@ def test_every_file_lands_in_its_class(tmp_path: Path, capsys: pytest.CaptureFix
         "settled": 1,
     }
     assert "libcst parse floor" in out
+    assert "ast parse and walk of every node" in out
