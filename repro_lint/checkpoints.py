@@ -13,6 +13,11 @@ writes the ``ckpt`` part of the summary:
 - ``wrappers``: the functions that save what their caller passes (``param`` or ``args``);
 - ``resume``: the module loads a checkpoint back to continue: an optimizer's
   ``load_state_dict``, or an epoch or step counter read from a checkpoint it loads;
+- ``restorers``: the functions that load a checkpoint into whatever their caller hands them
+  by keyword (``def restart(path, **kwargs)`` calling ``value.load_state_dict(checkpoint[
+  key])`` for its keyword arguments), and ``restores``: the calls into project code that
+  hand an optimizer or scheduler by keyword (``restart(path, optimizer=optimizer)``): such
+  a call to a restorer resumes;
 - ``rng``: the module reads an RNG state (``torch.get_rng_state()``, ``random.getstate()``...).
 
 Loads of saved weights (``model.load_state_dict(torch.load(...))``) are events of their
@@ -53,6 +58,9 @@ _RESUME_WORDS = frozenset(
     {"optimizer", "optimizers", "optim", "opt", "scheduler", "schedulers", "epoch", "iter",
      "iteration", "step", "steps", "scaler"}
 )  # fmt: skip
+_OPTIMIZERS = frozenset({"optimizer", "optimizers", "optim", "opt"})
+# Keywords that hand a restorer what only a resume restores.
+_RESTORED = _OPTIMIZERS | {"scheduler", "schedulers"}
 # Counters read back from a loaded checkpoint to continue where it stopped.
 _COUNTERS = frozenset({"epoch", "iter", "iteration", "step", "steps"})
 _WORDS = re.compile(r"_+|(?<=[a-z0-9])(?=[A-Z])")
@@ -131,6 +139,10 @@ class CheckpointFacts:
         self._loaded: dict[str, set[str]] = {}
         self._params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._stores: set[int] = set()
+        # Per function whose body reads its ``**kwargs``: that name.
+        self._keywords: dict[str, str] = {}
+        self._restorers: list[str] = []
+        self._restores: list[list[Json]] = []
 
     # -- traversal hooks ----------------------------------------------------------------------
 
@@ -146,6 +158,9 @@ class CheckpointFacts:
             if isinstance(star, cst.Param)
         )
         self._params[key] = (named, stars or _NO_NAMES)
+        keywords = params.star_kwarg
+        if isinstance(keywords, cst.Param) and _mentions(node.body, keywords.name.value):
+            self._keywords[key] = keywords.name.value
 
     def targets(self, targets: Sequence[cst.BaseExpression]) -> None:
         """Assignment targets about to be visited: their subscripts are stores."""
@@ -202,9 +217,17 @@ class CheckpointFacts:
                 text = receiver.value
             if isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Attribute):
                 text = receiver.value.attr.value
-            if _words(text) & {"optimizer", "optimizers", "optim", "opt"}:
+            if _words(text) & _OPTIMIZERS:
                 self.resume = True
             if any(self._from_load(key, arg.value) for arg in node.args):
+                if (
+                    isinstance(receiver, cst.Name)
+                    and key in self._keywords
+                    and receiver.value not in self._params[key][0]
+                    and key not in self._restorers
+                ):
+                    # A state loaded into what the caller handed by keyword.
+                    self._restorers.append(key)
                 return "load"
         return None
 
@@ -212,6 +235,10 @@ class CheckpointFacts:
         self, node: cst.Call, ref: list[Json], key: str, site: tuple[int, int]
     ) -> None:
         """A call into project code: its arguments may be a checkpoint for a saver."""
+        if any(
+            arg.keyword is not None and _words(arg.keyword.value) & _RESTORED for arg in node.args
+        ):
+            self._restores.append(ref)
         kinds = [self._kind(key, arg.value) for arg in node.args]
         found = "resume" if "resume" in kinds else "weights" if "weights" in kinds else None
         if found is not None:
@@ -265,7 +292,9 @@ class CheckpointFacts:
         return True
 
     def summary(self) -> dict[str, Json] | None:
-        if not (self._saves or self._calls or self.resume or self.rng or self._loads):
+        if not (
+            self._saves or self._calls or self.resume or self.rng or self._loads or self._restores
+        ):
             return None
         return {
             "saves": self._saves,
@@ -273,6 +302,8 @@ class CheckpointFacts:
             "wrappers": self._wrappers,
             "resume": self.resume,
             "rng": self.rng,
+            **({"restorers": self._restorers} if self._restorers else {}),
+            **({"restores": self._restores} if self._restores else {}),
         }
 
 

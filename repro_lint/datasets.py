@@ -416,9 +416,10 @@ class Context:
 
 
 def contexts(program: Program) -> dict[int, Context]:
-    """For every unit, the union of the data flags of the programs it takes part in; and
-    ``seeded`` where such a program seeds torch, ``rank_seed`` where it seeds through a
-    project helper given the rank (``set_seed(args.seed + rank)``)."""
+    """For every unit, the union of the data flags of the programs it takes part in (but
+    ``same_seed``, a torch seed without the rank, only from its own file); and ``seeded``
+    where such a program seeds torch, ``rank_seed`` where it seeds through a project helper
+    given the rank (``set_seed(args.seed + rank)``)."""
     found: dict[int, set[str]] = {}
     # Each summarised unit's own flags, worked out once (a unit takes part in many
     # programs; a deferred one may be summarised meanwhile).
@@ -438,6 +439,9 @@ def contexts(program: Program) -> dict[int, Context]:
         together: set[str] = set()
         for unit in units:
             together |= own_flags(unit)
+        # A seeding call in another file counts only where the program runs it (``seeded``
+        # below): the file may define a seeding helper the program never calls.
+        together.discard("same_seed")
         if "torch" in entry.seeded:
             together.add("seeded")
         for unit in units:

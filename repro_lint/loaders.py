@@ -42,6 +42,7 @@ from repro_lint.values import (
     Item,
     Scope,
     Value,
+    condition,
     literal,
     parameters,
     target_names,
@@ -361,6 +362,18 @@ def _telling(described: dict[str, Json]) -> bool:
     )
 
 
+def _flag(value: Value) -> bool:
+    """A parameter whose default is a bool, number or string literal
+    (``augment_horizontal_flip=True``): a switch or a setting, not a transform object."""
+    binding = value.binding
+    if value.node is not None or binding is None or binding.default is None:
+        return False
+    if isinstance(binding.default, cst.Float):
+        return True
+    ok, default = literal(binding.default)
+    return ok and default is not None
+
+
 class LoaderFacts:
     """The data-loading part of one file's summary (fed by ``summary.SummaryCollector``)."""
 
@@ -480,6 +493,19 @@ class LoaderFacts:
             if self._method_class() is not None:
                 self._guard_chain(node, [])
 
+    def settled(self, node: cst.If) -> None:
+        """After an ``if`` chain (its first ``if``): what it proves for the code after it."""
+        self._flow.settle(node)
+
+    def left_try(self) -> None:
+        self._flow.left_try()
+
+    def augmented(self, target: cst.BaseExpression) -> None:
+        """``target += value``: the name (chain) now holds something else."""
+        chain = condition(target)
+        if chain is not None and not self._flow.dead:
+            self._flow.written(chain[0])
+
     def _guard_chain(self, node: cst.If, before: list[list[Json]]) -> None:
         """``if self.split: ...``: each block of the chain runs only while the conditions
         on the object's attributes hold (the earlier tests failed, its own test holds)."""
@@ -555,8 +581,12 @@ class LoaderFacts:
                     if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
                         index = target.slice[0].slice.value
                     self._flow.set_item(target.value.value, index, value)
-            elif isinstance(target, cst.Attribute) and value is not None:
-                self._attribute(target, value)
+            elif isinstance(target, cst.Attribute):
+                chain = condition(target)
+                if chain is not None:
+                    self._flow.written(chain[0])
+                if value is not None:
+                    self._attribute(target, value)
             if value is not None and isinstance(value, cst.Call):
                 pending = self._by_call.get(id(value))
                 if pending is not None and pending.record.get("name") is None:
@@ -768,6 +798,7 @@ class LoaderFacts:
             # Code that can never run (``if True: ... else: <here>``) builds nothing.
             return
         func = node.func
+        self._flow.escapes(node)
         self._uses(node)
         if qualified in LISTING_CALLS or (
             isinstance(func, cst.Attribute) and func.attr.value in LISTING_METHODS
@@ -1424,7 +1455,7 @@ class LoaderFacts:
                 label = f"{label} {node.value}"
                 for value in self._flow.values(node, current):
                     if value.node is None or type(value.node) is cst.Name:
-                        if not _TRANSFORM.search(label):
+                        if not _TRANSFORM.search(label) or _flag(value):
                             continue
                         # ``Dataset(root, transform=transform)`` with a parameter: its
                         # callers tell what it is.

@@ -241,6 +241,11 @@ class Names:
         self._bindings: dict[str, Binding] = {}
         self._assigned: set[str] = set()
         self._defined: dict[str, str] = {}
+        # Imported names that a later top-level ``def``/``class`` binds again (``class
+        # Dataset(Dataset):``): the function bodies, which run after the module, see the
+        # definition; the module's own code keeps the import (the base class is evaluated
+        # before the name is bound again).
+        self._redefined: dict[str, str] = {}
         self._imports: list[Binding] = []
         # Names a function binds locally (parameters, assignments), innermost last; the
         # engine's traversal enters and leaves functions.
@@ -260,11 +265,16 @@ class Names:
 
     def _collect(self, module: cst.Module) -> None:
         alias_candidates: list[tuple[_Stmt, str, cst.BaseExpression]] = []
-        for stmt in module.body:
+        # Where each top-level statement stands, and the last ``def``/``class`` of each name.
+        order: dict[int, int] = {}
+        last_definition: dict[str, int] = {}
+        for index, stmt in enumerate(module.body):
+            order[id(stmt)] = index
             if isinstance(stmt, cst.FunctionDef | cst.ClassDef):
                 qualified = f"{self.module_name}.{stmt.name.value}" if self.module_name else None
                 if qualified:
                     self._defined[stmt.name.value] = qualified
+                    last_definition[stmt.name.value] = index
                 self._assigned.add(stmt.name.value)
         for holder, small in _iter_simple_statements(module.body, module_level=True):
             if type(small) is cst.Import:
@@ -291,6 +301,15 @@ class Names:
                 if isinstance(small.target, cst.Name):
                     self._assigned.add(small.target.value)
         self._collect_aliases(alias_candidates)
+        for name, index in last_definition.items():
+            binding = self._bindings.get(name)
+            if (
+                binding is not None
+                and binding.is_import
+                and binding.module_level
+                and order.get(id(binding.top), len(order)) < index
+            ):
+                self._redefined[name] = self._defined[name]
 
     def _collect_from(self, node: cst.ImportFrom, holder: _Stmt) -> None:
         base = self.import_base(node)
@@ -390,6 +409,8 @@ class Names:
         if type(node) is cst.Name:
             if self._shadows and node.value in self._shadows[-1]:
                 return self._aliases[-1].get(node.value)
+            if self._shadows and node.value in self._redefined:
+                return self._redefined[node.value]
             binding = self._bindings.get(node.value)
             if binding is not None:
                 return binding.qualified

@@ -483,6 +483,7 @@ class SummaryCollector:
 
     def leave_Try(self, original_node: cst.Try) -> None:
         self._leave(original_node)
+        self._data.left_try()
 
     def visit_TryStar(self, node: cst.TryStar) -> None:
         self._enter(node, node.leading_lines)
@@ -490,6 +491,7 @@ class SummaryCollector:
 
     def leave_TryStar(self, original_node: cst.TryStar) -> None:
         self._leave(original_node)
+        self._data.left_try()
 
     def visit_Match(self, node: cst.Match) -> None:
         self._enter(node, node.leading_lines)
@@ -539,6 +541,8 @@ class SummaryCollector:
         self._leave(original_node)
         if id(original_node) in self._elif_of:
             self._blocks.pop()
+        elif id(original_node) not in self._elifs:
+            self._data.settled(original_node)
 
     # -- control flow ---------------------------------------------------------------------------
 
@@ -1211,6 +1215,9 @@ class SummaryCollector:
             types[name] = qualified
         elif not mentioned:
             types.pop(name, None)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._data.augmented(node.target)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._enter_assign([node.target])

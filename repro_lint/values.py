@@ -122,6 +122,11 @@ def _prefix(short: tuple[int, ...], long: tuple[int, ...]) -> bool:
     return long[: len(short)] == short
 
 
+def _covers(written: str, chain: str) -> bool:
+    """Whether writing ``written`` may change ``chain`` (the same chain, or one it starts)."""
+    return chain == written or chain.startswith(written + ".")
+
+
 def literal(node: Bound | None) -> tuple[bool, object]:
     """(True, value) for ``True``/``False``/``None``, integer and string literals."""
     if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
@@ -148,6 +153,61 @@ def is_true(node: cst.BaseExpression) -> bool | None:
     return None
 
 
+def condition(test: cst.BaseExpression) -> tuple[str, bool] | None:
+    """``(a.b, True)`` for a test that is a name or attribute chain, ``(a.b, False)`` for
+    ``not a.b`` (as many ``not`` as written); None for any other test."""
+    holds = True
+    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        test = test.expression
+        holds = not holds
+    if not isinstance(test, cst.Name | cst.Attribute):
+        return None
+    parts: list[str] = []
+    node: cst.BaseExpression = test
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if not isinstance(node, cst.Name):
+        return None
+    parts.append(node.value)
+    return ".".join(reversed(parts)), holds
+
+
+def _leaves(block: cst.BaseSuite) -> bool:
+    """Whether a block always ends in ``raise`` or ``return`` (its last statement)."""
+    if isinstance(block, cst.SimpleStatementSuite):
+        small = block.body
+    else:
+        last = block.body[-1] if block.body else None
+        small = last.body if isinstance(last, cst.SimpleStatementLine) else []
+    return bool(small) and isinstance(small[-1], cst.Raise | cst.Return)
+
+
+def _guard(node: cst.If) -> tuple[str, bool] | None:
+    """What an ``if`` chain proves about its first test for the code after it: ``if not
+    x: raise`` (or ``return``) proves ``x``; ``if x: ... elif y: raise ... else: raise``,
+    whose every other arm leaves, proves ``x`` too."""
+    arms: list[cst.BaseSuite] = []
+    orelse: cst.If | cst.Else | None = node
+    while isinstance(orelse, cst.If):
+        arms.append(orelse.body)
+        orelse = orelse.orelse
+    found = condition(node.test)
+    if found is None:
+        return None
+    text, holds = found
+    if len(arms) == 1 and _leaves(node.body):
+        return text, not holds
+    if (
+        isinstance(orelse, cst.Else)
+        and _leaves(orelse.body)
+        and not _leaves(arms[0])
+        and all(_leaves(arm) for arm in arms[1:])
+    ):
+        return text, holds
+    return None
+
+
 class Flow:
     """Scopes, branches and the bindings made in them, in traversal order."""
 
@@ -170,6 +230,18 @@ class Flow:
         # is not a branch (it always runs: what it binds is bound after the statement).
         self._finals: dict[int, int] = {}
         self._finally: list[tuple[int, int]] = []
+        # Tests known to hold (or fail) after an ``if`` whose other arms all leave the
+        # function (``if not args.distributed: raise ...``): (scope, the block path where
+        # it was proved, the test's name chain, its truth). A write to the chain or to a
+        # name it starts with (or passing that name to a call) forgets it.
+        self._known: list[tuple[Scope, tuple[int, ...], str, bool]] = []
+        # An ``if`` chain being visited -> the order number when it began; the writes
+        # (order number, name chain) since the oldest of them.
+        self._began: dict[int, int] = {}
+        self._writes: list[tuple[int, str]] = []
+        # ``try`` statements being visited: a guard inside one proves nothing (its
+        # ``raise`` may land in a handler, and the code after the statement runs anyway).
+        self._tries = 0
 
     # -- where we are ---------------------------------------------------------------------------
 
@@ -214,7 +286,8 @@ class Flow:
     def branches(self, node: cst.CSTNode) -> None:
         """Register the blocks of a compound statement that may or may not run."""
         if isinstance(node, cst.If):
-            always = is_true(node.test)
+            self._began[id(node)] = self._seq
+            always = self._truth(node.test)
             self._blocks[id(node.body)] = always is not False
             self._orelse(node.orelse, always is not True)
         elif isinstance(node, cst.For | cst.While):
@@ -222,6 +295,7 @@ class Flow:
             self._blocks[id(node.body)] = not never
             self._orelse(node.orelse, True)
         elif isinstance(node, cst.Try | cst.TryStar):
+            self._tries += 1
             for handler in node.handlers:
                 self._blocks[id(handler.body)] = True
                 self._handlers[id(handler.body)] = self._seq
@@ -237,9 +311,71 @@ class Flow:
             self._blocks[id(orelse.body)] = runs
         elif isinstance(orelse, cst.If):
             # ``elif``: its blocks are branches of their own, dead if the chain is.
-            always = is_true(orelse.test)
+            always = self._truth(orelse.test)
             self._blocks[id(orelse.body)] = runs and always is not False
             self._orelse(orelse.orelse, runs and always is not True)
+
+    def _truth(self, test: cst.BaseExpression) -> bool | None:
+        """``is_true``, or what an earlier guard proved about the test here."""
+        always = is_true(test)
+        if always is not None or not self._known:
+            return always
+        found = condition(test)
+        if found is None:
+            return None
+        text, holds = found
+        path = tuple(self._path)
+        for scope, where, known, truth in reversed(self._known):
+            if scope is self.scope and known == text and _prefix(where, path):
+                return truth == holds
+        return None
+
+    def settle(self, node: cst.If) -> None:
+        """After an ``if`` chain: remember what it proves for the code that follows."""
+        began = self._began.pop(id(node), None)
+        if began is None:
+            return
+        if not self._began:
+            # No other chain is open: the writes before this point matter to none.
+            writes, self._writes = self._writes, []
+        else:
+            writes = self._writes
+        if self.dead or self._tries:
+            return
+        proved = _guard(node)
+        if proved is None:
+            return
+        text, holds = proved
+        if any(seq > began and _covers(name, text) for seq, name in writes):
+            # Changed inside the chain (or handed to a call there).
+            return
+        self._known.append((self.scope, tuple(self._path), text, holds))
+
+    def left_try(self) -> None:
+        """After a ``try`` statement (``branches`` registered it)."""
+        self._tries -= 1
+
+    def written(self, name: str) -> None:
+        """A name chain (``x``, ``args.seed``) is assigned or handed to a call: what was
+        proved about it, or about a chain it starts, holds no longer."""
+        self._seq += 1
+        if self._began:
+            self._writes.append((self._seq, name))
+        if self._known:
+            self._known = [fact for fact in self._known if not _covers(name, fact[2])]
+
+    def escapes(self, call: cst.Call) -> None:
+        """A call may change what it is handed (``f(args)``) or its own receiver
+        (``args.update(...)``): ``written`` for each."""
+        if not self._known and not self._began:
+            return
+        for arg in call.args:
+            if isinstance(arg.value, cst.Name):
+                self.written(arg.value.value)
+        if isinstance(call.func, cst.Attribute):
+            receiver = condition(call.func.value)
+            if receiver is not None and receiver[1]:
+                self.written(receiver[0])
 
     def enter_block(self, node: cst.CSTNode) -> None:
         began = self._finals.get(id(node))
@@ -275,7 +411,7 @@ class Flow:
         """``name = value`` at the current point (ignored in code that never runs)."""
         if self.dead:
             return None
-        self._seq += 1
+        self.written(name)
         scope = self.scope
         binding = Binding(value, self.path(), self._seq, scope, param, default)
         if isinstance(value, cst.BaseExpression):

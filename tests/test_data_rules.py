@@ -267,6 +267,67 @@ def dataset(draw: str, init: str = "pass", header: str = "") -> str:
 LOADER_ROW = 20
 
 
+FLIPPING = (
+    "from torch.utils.data import DataLoader, Dataset\n"
+    "from torchvision import transforms as T\n\n\n"
+    "class Images(Dataset):\n"
+    "    def __init__(self, paths, augment=False, aug_transform=None):\n"
+    "        self.paths = paths\n"
+    "        flip = T.RandomHorizontalFlip() if augment else T.ToTensor()\n"
+    "        self.transform = aug_transform or T.Compose([flip, T.ToTensor()])\n\n"
+    "    def __len__(self):\n"
+    "        return len(self.paths)\n\n"
+    "    def __getitem__(self, index):\n"
+    "        return self.transform(self.paths[index])\n\n\n"
+    "def loader(paths, {param}):\n"
+    "    return DataLoader(Images(paths, {argument}), shuffle=True, num_workers=4)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("param", "argument", "expected"),
+    [
+        # A transform-like keyword whose value is a switch (its default says so).
+        ("augment=True", "augment=augment", []),
+        ("augment=0.5", "augment=augment", []),
+        ("augment='flip'", "augment=augment", []),
+        # It may be a transform object: only its callers could tell.
+        ("aug_transform=None", "aug_transform=aug_transform", [GENERAL]),
+        ("aug_transform", "aug_transform=aug_transform", [GENERAL]),
+    ],
+    ids=["bool", "float", "string", "none", "no-default"],
+)
+def test_a_transform_like_parameter_with_a_literal_default_is_a_switch(
+    param: str, argument: str, expected: list[str]
+) -> None:
+    source = FLIPPING.format(param=param, argument=argument)
+    assert [message for _, _, message in found(source, "RPL301")] == expected
+
+
+def test_a_dataset_class_named_like_the_import_it_subclasses_is_resolved() -> None:
+    # ``class Dataset(Dataset):`` binds the name again: the method building the loader runs
+    # after the module, so it builds the project's class (which draws only torch's RNG).
+    source = (
+        "from torch.utils.data import DataLoader, Dataset\n"
+        "from torchvision import transforms as T\n\n\n"
+        "class Dataset(Dataset):\n"
+        "    def __init__(self, paths):\n"
+        "        self.paths = paths\n"
+        "        self.transform = T.Compose([T.RandomHorizontalFlip(), T.ToTensor()])\n\n"
+        "    def __len__(self):\n"
+        "        return len(self.paths)\n\n"
+        "    def __getitem__(self, index):\n"
+        "        return self.transform(self.paths[index])\n\n\n"
+        "class Trainer:\n"
+        "    def __init__(self, folder):\n"
+        "        self.ds = Dataset(folder)\n"
+        "        self.dl = DataLoader(self.ds, batch_size=4, shuffle=True, num_workers=4)\n"
+    )
+    assert found(source, "RPL301") == []
+    renamed = source.replace("class Dataset(Dataset)", "class Images(Dataset)")
+    assert found(renamed.replace("= Dataset(folder)", "= Images(folder)"), "RPL301") == []
+
+
 def test_the_dataset_template_puts_the_loader_on_its_row() -> None:
     assert dataset("index").splitlines()[LOADER_ROW - 1].strip().startswith("loader = ")
 
@@ -389,6 +450,23 @@ def test_distributed_ranks(seed: str, extra: str, expected: list[str]) -> None:
     ).replace("num_workers=2)", f"num_workers=2{extra})")
     row = LOADER_ROW + 4
     assert found(source, "RPL301") == [("RPL301", row, message) for message in expected]
+
+
+def test_a_seeding_helper_the_program_never_calls_seeds_no_rank(tmp_path: Path) -> None:
+    # The program reaches the file that defines the helper, but never calls it: every rank
+    # draws its workers' base seed from fresh entropy.
+    unseeded = dataset("torch.rand(1)").replace(
+        "# no header", "import helpers\n" + DISTRIBUTED.format(seed="")
+    )
+    helpers = "import torch\n\n\ndef fix_seeds(seed=31):\n    torch.manual_seed(seed)\n"
+    write(tmp_path, {"train.py": unseeded, "helpers.py": helpers})
+    assert {f for f in project_findings(tmp_path) if f[1] == "RPL301"} == set()
+    seeded = unseeded.replace("import helpers\n", "import helpers\nhelpers.fix_seeds()\n")
+    write(tmp_path, {"train.py": seeded})
+    loader = LOADER_ROW + 5
+    assert {f for f in project_findings(tmp_path) if f[1] == "RPL301"} == {
+        ("train.py", "RPL301", loader, RANKS_ALIKE)
+    }
 
 
 def test_distributed_with_a_dataset_that_draws_nothing_is_quiet() -> None:
@@ -784,6 +862,67 @@ def test_loaders_without_a_generator(call: str, expected: str | None) -> None:
         ]
     else:
         assert loader == [expected]
+
+
+GUARDED = """\
+import torch
+from torch.utils.data import DataLoader, DistributedSampler
+
+
+def main(args, ds):
+{guard}
+    if args.distributed:
+        sampler = DistributedSampler(ds)
+    else:
+        sampler = None
+    return DataLoader(ds, shuffle=(sampler is None), sampler=sampler)
+"""
+ONLY_DISTRIBUTED = (
+    "    if args.distributed:\n        pass\n"
+    "    elif args.gpu is not None:\n        torch.cuda.set_device(args.gpu)\n"
+    "        raise NotImplementedError('only DDP')\n"
+    "    else:\n        raise NotImplementedError('only DDP')"
+)
+
+
+@pytest.mark.parametrize(
+    ("guard", "expected"),
+    [
+        ("    pass", [11]),
+        # Every other arm raises: after the chain, args.distributed holds.
+        (ONLY_DISTRIBUTED, []),
+        ("    if not args.distributed:\n        raise SystemExit('needs DDP')", []),
+        ("    if not args.distributed: return None", []),
+        ("    if args.distributed:\n        pass\n    else:\n        raise ValueError", []),
+        # What the guard proved holds no longer once the name may have changed.
+        ("    if not args.distributed:\n        raise SystemExit\n    args.distributed = False",
+         [11]),
+        ("    if not args.distributed:\n        raise SystemExit\n    args = other()", [11]),
+        ("    if not args.distributed:\n        raise SystemExit\n    configure(args)", [11]),
+        ("    if args.distributed:\n        args.distributed = probe()\n"
+         "    else:\n        raise ValueError", [11]),
+        # Not a guard: an arm that falls through, or a test that is not a name.
+        ("    if not args.distributed:\n        print('single process')", [11]),
+        ("    if args.distributed and args.gpu:\n        pass\n    else:\n        raise ValueError",
+         [11]),
+        # A guard inside a branch proves nothing after that branch.
+        ("    if args.strict:\n        if not args.distributed:\n            raise SystemExit",
+         [11]),
+        # Nor inside a ``try`` (the handler may swallow the raise), nor once the name is
+        # changed in place.
+        ("    try:\n        if not args.distributed:\n            raise ValueError\n"
+         "    except ValueError:\n        pass", [11]),
+        ("    if not args.distributed:\n        raise SystemExit\n    args.distributed -= 1",
+         [11]),
+    ],
+    ids=["no-guard", "other-arms-raise", "if-not-raise", "one-line-return", "else-raises",
+         "attribute-written", "name-rebound", "handed-to-a-call", "written-in-the-arm",
+         "arm-falls-through", "compound-test", "nested", "inside-a-try", "augmented"],
+)  # fmt: skip
+def test_a_guard_that_leaves_settles_a_later_branch(guard: str, expected: list[int]) -> None:
+    source = GUARDED.format(guard=guard)
+    shift = guard.count("\n")
+    assert rows(source, "RPL302") == [row + shift for row in expected]
 
 
 @pytest.mark.parametrize(

@@ -167,3 +167,32 @@ def test_answers_are_remembered_per_scope_only() -> None:
     assert names.qualified_name(used) is None
     names.leave_function()
     assert names.qualified_name(used) == "numpy"
+
+
+@pytest.mark.parametrize(
+    ("source", "at_module", "in_function"),
+    [
+        # The class is bound after the import: its base is the import, a function body
+        # (run later) sees the class.
+        ("from torch.utils.data import Dataset\nclass Dataset(Dataset):\n    pass\n",
+         "torch.utils.data.Dataset", "train.Dataset"),
+        ("import foo as helper\ndef helper():\n    pass\n", "foo", "train.helper"),
+        # Bound before the import: the import wins everywhere.
+        ("class Dataset:\n    pass\nfrom torch.utils.data import Dataset\n",
+         "torch.utils.data.Dataset", "torch.utils.data.Dataset"),
+    ],
+    ids=["class-after-import", "def-after-import", "class-before-import"],
+)  # fmt: skip
+def test_a_later_definition_rebinds_an_import_for_function_bodies(
+    source: str, at_module: str, in_function: str
+) -> None:
+    name = "Dataset" if "Dataset" in source else "helper"
+    module = cst.parse_module(source + f"def use():\n    {name}\n")
+    names = Names(module, "train")
+    body: Any = module.body
+    use = body[-1]
+    read = use.body.body[0].body[0].value
+    assert names.qualified_name(read) == at_module
+    names.enter_function(use)
+    assert names.qualified_name(read) == in_function
+    names.leave_function()

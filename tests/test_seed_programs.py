@@ -196,6 +196,47 @@ def test_checkpoint_saver_in_one_file_resume_in_another(tmp_path: Path) -> None:
     assert {f for f in findings(tmp_path) if f[1] == "RPL109"} == set()
 
 
+RESTORING = (
+    "import torch\n\n\ndef save_on_master(*args, **kwargs):\n    torch.save(*args, **kwargs)\n\n\n"
+    "def restart_from_checkpoint(path, run_variables=None, **kwargs):\n"
+    "    checkpoint = torch.load(path)\n"
+    "    for key, value in kwargs.items():\n"
+    "        if key in checkpoint:\n"
+    "            value.load_state_dict(checkpoint[key])\n"
+    "    for name in run_variables or {}:\n"
+    "        run_variables[name] = checkpoint[name]\n"
+)
+TRAINING = (
+    "import utils\n\n\n"
+    "def main(model, optimizer):\n"
+    "    to_restore = {{'epoch': 0}}\n"
+    "    utils.restart_from_checkpoint('last.pth', run_variables=to_restore, {handed})\n"
+    "    for epoch in range(to_restore['epoch'], 9):\n"
+    "        state = {{'model': model.state_dict(), 'optimizer': optimizer.state_dict(),\n"
+    "                 'epoch': epoch + 1}}\n"
+    "        utils.save_on_master(state, 'last.pth')\n\n\n"
+    "if __name__ == '__main__':\n    main(*build())\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("handed", "expected"),
+    [
+        # The helper loads each keyword's state: handing it the optimizer resumes.
+        ("model=model, optimizer=optimizer", {("train.py", "RPL109", 10)}),
+        ("model=model, lr_scheduler=scheduler", {("train.py", "RPL109", 10)}),
+        # The model's weights alone (a warm start): nothing is resumed.
+        ("model=model", set()),
+    ],
+    ids=["optimizer", "scheduler", "weights-only"],
+)
+def test_a_resume_through_a_helper_restoring_its_keywords(
+    tmp_path: Path, handed: str, expected: set[tuple[str, str, int]]
+) -> None:
+    write(tmp_path, {"utils.py": RESTORING, "train.py": TRAINING.format(handed=handed)})
+    assert {f for f in findings(tmp_path) if f[1] == "RPL109"} == expected
+
+
 def test_entropy_seed_fed_to_three_calls_is_one_finding(tmp_path: Path) -> None:
     write(
         tmp_path,

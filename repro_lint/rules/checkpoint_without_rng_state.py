@@ -32,9 +32,12 @@ class CheckpointWithoutRngState(ProjectRule):
 
     A program resumes when it loads a checkpoint back to continue: it restores an
     optimizer's state (`optimizer.load_state_dict(checkpoint["optimizer"])`), reads an
-    epoch or step counter back (`start_epoch = checkpoint["epoch"]`), or loads saved
-    weights into a model and then trains on the same path (a final evaluation of the best
-    weights after training is not a resume). A checkpoint is what a save writes: model,
+    epoch or step counter back (`start_epoch = checkpoint["epoch"]`), hands an optimizer or
+    scheduler by keyword to a project function that loads a checkpoint into whatever it is
+    handed (`restart_from_checkpoint(path, model=model, optimizer=optimizer)`, whose loop
+    calls `value.load_state_dict(checkpoint[key])`), or loads saved weights into a model and
+    then trains on the same path (a final evaluation of the best weights after training is
+    not a resume). A checkpoint is what a save writes: model,
     optimizer or scheduler state and counters. A checkpoint of model weights alone is
     reported only in a program that loads weights back to continue training. The finding
     sits on the `torch.save`; where a generic helper saves whatever it is given
@@ -171,6 +174,17 @@ class CheckpointWithoutRngState(ProjectRule):
         if any(_facts(unit).get("rng") for unit in units):
             return
         resumes = {unit.index for unit in units if _facts(unit).get("resume")}
+        # A call that hands an optimizer by keyword to a function restoring whatever it is
+        # handed (``restart_from_checkpoint(path, optimizer=optimizer)``) resumes too.
+        restorers = {
+            (unit.index, str(key)) for unit in units for key in _facts(unit).get("restorers", ())
+        }
+        if restorers:
+            for unit in units:
+                for ref in _facts(unit).get("restores", ()):
+                    target = program.referent(unit, ref)
+                    if target is not None and (target[1].index, target[2]) in restorers:
+                        resumes.add(unit.index)
         reloads = {
             unit.index
             for unit in units

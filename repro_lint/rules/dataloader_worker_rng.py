@@ -103,7 +103,8 @@ class DataloaderWorkerRng(ProjectRule):
     - Distributed code whose ranks seed differently (`torch.manual_seed(seed + rank)`,
       `seed = args.seed + utils.get_rank()` then `torch.manual_seed(seed)`, a project
       seeding helper given the rank, or a loader `generator=` that mixes in the rank), or
-      that never seeds torch (each process then draws a fresh base seed).
+      that never seeds torch (each process then draws a fresh base seed); a seeding helper
+      defined in a file the program imports but never called is no seed.
 
     ## Why is this bad?
     Each worker process starts as a copy of the main process. PyTorch reseeds the global
