@@ -49,7 +49,7 @@ import libcst as cst
 
 from repro_lint.arguments import evaluated, literal_bool, string_value
 from repro_lint.catalog import canonical
-from repro_lint.names import Names
+from repro_lint.names import Names, assigned_name
 from repro_lint.tensors import Tensors
 from repro_lint.walker import NESTED_SCOPES, code_children
 
@@ -1166,3 +1166,63 @@ def _is_static(node: cst.FunctionDef | cst.Lambda) -> bool:
         isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
         for d in node.decorators
     )
+
+
+def used_detached(statements: tuple[cst.CSTNode, ...], call: cst.Call) -> bool:
+    """Whether the result of ``call``, the value of ``name = call`` (the innermost of the
+    enclosing ``statements``), is read only through what carries no gradient (``name.data``,
+    ``name.size(0)``, ``name.shape``, ``name.detach()``) until ``name`` is bound again in
+    the same block: then no backward pass goes through the call.
+    ``x = F.avg_pool3d(...); y = torch.cat([x.data, pad])`` is such a use."""
+    if len(statements) < 2:
+        return False
+    line, parent = statements[-1], statements[-2]
+    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
+        return False
+    name = assigned_name(line.body[0], call)
+    if name is None:
+        return False
+    body = getattr(parent, "body", None)
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    following = body.body
+    index = next((i for i, s in enumerate(following) if s is line), None)
+    if index is None:
+        return False
+    for statement in following[index + 1 :]:
+        rebound = _assigned_to(statement, name)
+        if not _reads_only_plain(statement if rebound is None else rebound.value, name):
+            return False
+        if rebound is not None:
+            return True
+    return False
+
+
+def _assigned_to(statement: cst.BaseStatement, name: str) -> cst.Assign | None:
+    """``name = value`` as a statement of its own, or None."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    assign = statement.body[0]
+    if isinstance(assign, cst.Assign) and assigned_name(assign) == name:
+        return assign
+    return None
+
+
+def _reads_only_plain(node: cst.CSTNode, name: str) -> bool:
+    """Whether every read of ``name`` in ``node`` is ``name.<attribute>`` for an attribute
+    or method that carries no gradient."""
+    stack: list[cst.CSTNode] = [node]
+    while stack:
+        current = stack.pop()
+        if (
+            type(current) is cst.Attribute
+            and type(current.value) is cst.Name
+            and current.value.value == name
+        ):
+            if current.attr.value in _PLAIN_ATTRIBUTES or current.attr.value in _NO_GRAD_METHODS:
+                continue
+            return False
+        if type(current) is cst.Name and current.value == name:
+            return False
+        stack.extend(code_children(current))
+    return True

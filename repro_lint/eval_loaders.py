@@ -12,7 +12,7 @@ import libcst as cst
 
 from repro_lint.arguments import argument
 from repro_lint.autograd import decorator_switch, grad_switch
-from repro_lint.names import Names
+from repro_lint.names import Names, assigned_name
 from repro_lint.values import parameters
 
 # Calls that iterate over their first argument on behalf of a ``for`` loop.
@@ -31,15 +31,9 @@ def evaluation_only(
     path = _path_to(module, call)
     if path is None or len(path) < 2:
         return False
-    assign = path[-1]
-    if not (
-        isinstance(assign, cst.Assign)
-        and assign.value is call
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0].target, cst.Name)
-    ):
+    sampler = assigned_name(path[-1], call)
+    if sampler is None:
         return False
-    sampler = assign.targets[0].target.value
     scope = next((n for n in reversed(path) if isinstance(n, cst.FunctionDef)), module)
     defined = [node for node in module.body if isinstance(node, cst.FunctionDef)]
     counts = Counter(node.name.value for node in defined)
@@ -170,13 +164,9 @@ def _loader_of(use: _Use, names: Names, loaders: frozenset[str]) -> str | None:
         and arg.keyword.value == "sampler"
         and isinstance(call, cst.Call)
         and names.qualified_name(call.func) in loaders
-        and isinstance(assign, cst.Assign)
-        and assign.value is call
-        and len(assign.targets) == 1
-        and isinstance(assign.targets[0].target, cst.Name)
     ):
         return None
-    return assign.targets[0].target.value
+    return assigned_name(assign, call)
 
 
 class _Checker:

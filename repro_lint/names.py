@@ -207,6 +207,19 @@ def dotted_name(node: cst.BaseExpression | cst.ImportAlias | cst.Attribute | cst
     raise TypeError(f"not a dotted name: {type(node).__name__}")
 
 
+def assigned_name(node: cst.CSTNode, value: cst.CSTNode | None = None) -> str | None:
+    """The name ``node`` binds when it is ``name = value`` with one plain name as its target
+    (and, given ``value``, that very node as its value); None otherwise."""
+    if not (
+        isinstance(node, cst.Assign)
+        and (value is None or node.value is value)
+        and len(node.targets) == 1
+        and isinstance(node.targets[0].target, cst.Name)
+    ):
+        return None
+    return node.targets[0].target.value
+
+
 def _resolve_relative(module: str | None, is_package: bool, level: int, target: str) -> str:
     """Qualify ``from ..x import y``'s module part against this module's own name."""
     if module is None:

@@ -935,3 +935,38 @@ def test_a_follower_of_the_shared_catalog_traversal_is_not_dispatched_its_idle_h
     # The leader's shared hooks are called as they are, without the leader test around them.
     (name_hook,) = dispatcher._visit["Name"]
     assert name_hook.__func__ is vars(CatalogTraversal)["visit_Name"]  # type: ignore[attr-defined]
+
+
+DETACHED = """\
+import torch
+import torch.nn.functional as F
+
+
+class Net(torch.nn.Module):
+    def shortcut(self, x, planes):
+        out = F.avg_pool3d(x, kernel_size=1, stride=2)
+        pads = torch.zeros(out.size(0), planes - out.size(1), *out.shape[2:])
+        if isinstance(out.data, torch.cuda.FloatTensor):
+            pads = pads.cuda()
+{after}
+"""
+
+
+@pytest.mark.parametrize(
+    ("after", "reported"),
+    [
+        # Read only through .size(), .shape and .data until bound again: no backward.
+        ("        out = torch.cat([out.data, pads], dim=1)\n        return out", False),
+        ("        out = torch.cat([out.detach(), pads], dim=1)\n        return out", False),
+        # The result itself reaches the graph.
+        ("        out = torch.cat([out, pads], dim=1)\n        return out", True),
+        ("        return torch.cat([out.data, pads], dim=1), out", True),
+        # Bound again only in a branch: the old value may still be returned.
+        ("        if planes:\n            out = out.data\n        return out", True),
+    ],
+    ids=["data", "detach", "differentiable", "returned", "rebound-in-a-branch"],
+)
+def test_a_result_read_only_detached_takes_no_backward(after: str, reported: bool) -> None:
+    source = DETACHED.format(after=after)
+    found = {code for code, _, _ in _findings(source, "2.0")}
+    assert ("RPL401" in found) is reported

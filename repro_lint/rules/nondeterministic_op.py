@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from repro_lint.arguments import argument, literal_int, literal_str
-from repro_lint.autograd import Autograd, Grad
+from repro_lint.autograd import Autograd, Grad, used_detached
 from repro_lint.catalog import (
     BY_METHOD,
     DETERMINISTIC_MODE_SINCE,
@@ -457,6 +457,9 @@ class CatalogTraversal:
             return
         if not backward:
             self._found(site)
+            return
+        if used_detached(site.anchor, node):
+            # Its result is read only through ``.data``, ``.size()``...: no backward.
             return
         grad = autograd.opened(autograd.grad(self.calls.differentiated(node, finding)))
         if grad.maybe:
@@ -906,7 +909,9 @@ class NondeterministicOp(CatalogRule, SettledRule):
     function), in an evaluation function that never calls `backward`, nor on a value that
     cannot require grad (nor on a parameter named as a mask, `mask`, `attn_mask`,
     `key_padding_mask`: by convention data that selects or weights positions, which a
-    learned mask passed in as an argument would break). A value that comes from a
+    learned mask passed in as an argument would break), nor where the result is read only
+    through what carries no gradient (`out = F.avg_pool3d(x, 1, 2)` then only `out.size(0)`
+    and `out.data` until `out` is bound again in the same block). A value that comes from a
     function's parameter is judged by the
     function's callers: those in its own file, or, when its file never calls it nor passes
     it on, those in the other modules of the project (found by its name; none may pass it
