@@ -1177,9 +1177,8 @@ def used_detached(statements: tuple[cst.CSTNode, ...], call: cst.Call) -> bool:
     if len(statements) < 2:
         return False
     line, parent = statements[-1], statements[-2]
-    if not isinstance(line, cst.SimpleStatementLine) or len(line.body) != 1:
-        return False
-    name = assigned_name(line.body[0], call)
+    assign = _lone_assign(line)
+    name = None if assign is None else assigned_name(assign, call)
     if name is None:
         return False
     body = getattr(parent, "body", None)
@@ -1190,21 +1189,20 @@ def used_detached(statements: tuple[cst.CSTNode, ...], call: cst.Call) -> bool:
     if index is None:
         return False
     for statement in following[index + 1 :]:
-        rebound = _assigned_to(statement, name)
-        if not _reads_only_plain(statement if rebound is None else rebound.value, name):
+        assign = _lone_assign(statement)
+        if assign is not None and assigned_name(assign) == name:
+            # Bound again: only its value still reads the call's result.
+            return _reads_only_plain(assign.value, name)
+        if not _reads_only_plain(statement, name):
             return False
-        if rebound is not None:
-            return True
     return False
 
 
-def _assigned_to(statement: cst.BaseStatement, name: str) -> cst.Assign | None:
-    """``name = value`` as a statement of its own, or None."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return None
-    assign = statement.body[0]
-    if isinstance(assign, cst.Assign) and assigned_name(assign) == name:
-        return assign
+def _lone_assign(statement: cst.CSTNode) -> cst.Assign | None:
+    """The assignment a line holds alone (``x = f(y)``), else None."""
+    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+        small = statement.body[0]
+        return small if isinstance(small, cst.Assign) else None
     return None
 
 

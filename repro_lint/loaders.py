@@ -42,8 +42,8 @@ from repro_lint.values import (
     Item,
     Scope,
     Value,
-    condition,
     literal,
+    name_chain,
     parameters,
     target_names,
 )
@@ -502,9 +502,9 @@ class LoaderFacts:
 
     def augmented(self, target: cst.BaseExpression) -> None:
         """``target += value``: the name (chain) now holds something else."""
-        chain = condition(target)
+        chain = name_chain(target)
         if chain is not None and not self._flow.dead:
-            self._flow.written(chain[0])
+            self._flow.written(chain)
 
     def _guard_chain(self, node: cst.If, before: list[list[Json]]) -> None:
         """``if self.split: ...``: each block of the chain runs only while the conditions
@@ -582,9 +582,9 @@ class LoaderFacts:
                         index = target.slice[0].slice.value
                     self._flow.set_item(target.value.value, index, value)
             elif isinstance(target, cst.Attribute):
-                chain = condition(target)
+                chain = name_chain(target)
                 if chain is not None:
-                    self._flow.written(chain[0])
+                    self._flow.written(chain)
                 if value is not None:
                     self._attribute(target, value)
             if value is not None and isinstance(value, cst.Call):

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from repro_lint.arguments import argument, evaluated, literal_int, literal_str
+from repro_lint.names import dotted_name
 
 # Dict methods that read a mapping without changing it.
 _READS = frozenset({"get", "copy", "items", "keys", "values", "__getitem__", "__contains__"})
@@ -153,6 +154,17 @@ def is_true(node: cst.BaseExpression) -> bool | None:
     return None
 
 
+def name_chain(node: cst.BaseExpression) -> str | None:
+    """``a.b`` for a name or attribute chain (``names.dotted_name``), None for any other
+    expression (a call, a subscript, or a chain built on one)."""
+    if not isinstance(node, cst.Name | cst.Attribute):
+        return None
+    try:
+        return dotted_name(node)
+    except TypeError:
+        return None
+
+
 def condition(test: cst.BaseExpression) -> tuple[str, bool] | None:
     """``(a.b, True)`` for a test that is a name or attribute chain, ``(a.b, False)`` for
     ``not a.b`` (as many ``not`` as written); None for any other test."""
@@ -160,17 +172,8 @@ def condition(test: cst.BaseExpression) -> tuple[str, bool] | None:
     while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         test = test.expression
         holds = not holds
-    if not isinstance(test, cst.Name | cst.Attribute):
-        return None
-    parts: list[str] = []
-    node: cst.BaseExpression = test
-    while isinstance(node, cst.Attribute):
-        parts.append(node.attr.value)
-        node = node.value
-    if not isinstance(node, cst.Name):
-        return None
-    parts.append(node.value)
-    return ".".join(reversed(parts)), holds
+    chain = name_chain(test)
+    return None if chain is None else (chain, holds)
 
 
 def _leaves(block: cst.BaseSuite) -> bool:
@@ -373,9 +376,9 @@ class Flow:
             if isinstance(arg.value, cst.Name):
                 self.written(arg.value.value)
         if isinstance(call.func, cst.Attribute):
-            receiver = condition(call.func.value)
-            if receiver is not None and receiver[1]:
-                self.written(receiver[0])
+            receiver = name_chain(call.func.value)
+            if receiver is not None:
+                self.written(receiver)
 
     def enter_block(self, node: cst.CSTNode) -> None:
         began = self._finals.get(id(node))
