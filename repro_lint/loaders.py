@@ -362,6 +362,20 @@ def _telling(described: dict[str, Json]) -> bool:
     )
 
 
+def _with_parts(described: list[Json], parts: list[Json]) -> list[Json]:
+    """A described dataset (``_dataset``) with more parts: those of a transform set on it
+    after it was built. Only a dataset class's instances take them (a library or project
+    class); any other description is returned as it is."""
+    kind = described[0]
+    if kind == "any":
+        return ["any", [_with_parts(alternative, parts) for alternative in described[1]]]
+    if kind in ("library", "class"):
+        joined = list(described[2])
+        joined.extend(part for part in parts if part not in joined)
+        return [*described[:2], joined, *described[3:]]
+    return described
+
+
 def _flag(value: Value) -> bool:
     """A parameter whose default is a bool, number or string literal
     (``augment_horizontal_flip=True``): a switch or a setting, not a transform object."""
@@ -405,6 +419,9 @@ class LoaderFacts:
         self._none_guards: dict[int, str] = {}
         # Names bound to a parsed command line (``args = parser.parse_args()``).
         self._namespaces: set[str] = set()
+        # ``train_set.transform = Compose([...])`` after the dataset was built: per scope
+        # and name, the transform-like attributes written so far (forgotten on rebinding).
+        self._set_transforms: dict[tuple[int, str], list[tuple[str, Value]]] = {}
         self._option: tuple[str, bool] | None = None
         self._flow = Flow()
         self._classes: list[str] = []
@@ -616,6 +633,8 @@ class LoaderFacts:
 
     def _bind(self, name: str, value: Bound | None) -> None:
         self._flow.bind(name, value)
+        if self._set_transforms:
+            self._set_transforms.pop((id(self._flow.scope), name), None)
         if isinstance(value, cst.BaseExpression) and self._flow.scope.kind == "module":
             self._module_value(name, value)
 
@@ -644,8 +663,15 @@ class LoaderFacts:
     def _attribute(self, target: cst.Attribute, value: cst.BaseExpression) -> None:
         """``self.rng = np.random.default_rng()``: a generator the object owns;
         ``self.train_set = Images(...)``: what the attribute may hold, for a loader that
-        reads it in another method."""
-        if not (isinstance(target.value, cst.Name) and target.value.value in ("self", "cls")):
+        reads it in another method; ``train_set.transform = Compose([...])``: a transform
+        the dataset bound to a name gets after it was built."""
+        if not isinstance(target.value, cst.Name):
+            return
+        if target.value.value not in ("self", "cls"):
+            if _TRANSFORM.search(target.attr.value):
+                where = (id(self._flow.scope), target.value.value)
+                written = self._set_transforms.setdefault(where, [])
+                written.append((target.attr.value, self._flow.here(value)))
             return
         kind = generator_chain(value, self._names)
         if kind is not None and self._classes:
@@ -1179,10 +1205,32 @@ class LoaderFacts:
             if arg.keyword is not None:
                 key = arg.keyword.value
                 kw[key] = self._describe(values, dataset=key == "dataset")
+                if key == "dataset":
+                    self._add_set_transforms(kw[key], arg.value)
             else:
                 # The dataset is the first positional argument (after a partial's own ones).
                 pos.append(self._describe(values, dataset=offset + len(pos) == 0))
+                if offset + len(pos) == 1:
+                    self._add_set_transforms(pos[-1], arg.value)
         return pos, kw, opaque, forwarded
+
+    def _add_set_transforms(self, described: dict[str, Json], node: cst.BaseExpression) -> None:
+        """A dataset passed by name whose transform was set after it was built
+        (``train_set.transform = Compose([...])``): what that transform is made of joins
+        the parts of the dataset's class."""
+        if not self._set_transforms or not isinstance(node, cst.Name):
+            return
+        written = self._set_transforms.get((id(self._flow.scope), node.value))
+        if not written or "d" not in described:
+            return
+        parts: list[Json] = []
+        for attribute, value in written:
+            assert isinstance(value.node, cst.BaseExpression)
+            arg = cst.Arg(value=value.node, keyword=cst.Name(attribute))
+            for part in self._parts([arg], value, 0):
+                if part not in parts:
+                    parts.append(part)
+        described["d"] = _with_parts(described["d"], parts)
 
     def _expand(self, values: Sequence[Value]) -> list[Value]:
         """Values as written (a dict's items) followed to what they may evaluate to."""

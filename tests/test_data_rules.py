@@ -453,6 +453,43 @@ def test_distributed_ranks(seed: str, extra: str, expected: list[str]) -> None:
     assert found(source, "RPL301") == [("RPL301", row, message) for message in expected]
 
 
+TRANSFORM_SET_LATER = """\
+import torch
+import torch.distributed as dist
+from torchvision import datasets, transforms
+
+dist.init_process_group('gloo')
+torch.manual_seed(31)
+train_set = datasets.ImageFolder('train')
+{between}
+loader = torch.utils.data.DataLoader(train_set, batch_size=8, num_workers=4)
+"""
+
+
+@pytest.mark.parametrize(
+    ("between", "expected"),
+    [
+        ("train_set.transform = transforms.Compose([transforms.RandomResizedCrop(224)])",
+         [RANKS_ALIKE]),
+        ("train_set.target_transform = transforms.RandomHorizontalFlip()", [RANKS_ALIKE]),
+        ("train_set.transform = transforms.Compose([transforms.ToTensor()])", []),
+        ("", []),
+        # A write to another object, or to the name before it is bound again, tells nothing.
+        ("other.transform = transforms.RandomResizedCrop(224)", []),
+        ("train_set.transform = transforms.RandomResizedCrop(224)\n"
+         "train_set = datasets.ImageFolder('val')", []),
+    ],
+    ids=["compose", "target-transform", "deterministic", "none", "other-object", "rebound"],
+)  # fmt: skip
+def test_a_transform_set_after_the_dataset_was_built(between: str, expected: list[str]) -> None:
+    # ``train_set.transform = ...`` after ``ImageFolder(root)``: the workers draw from it.
+    source = TRANSFORM_SET_LATER.format(between=between)
+    row = source.splitlines().index(
+        "loader = torch.utils.data.DataLoader(train_set, batch_size=8, num_workers=4)"
+    )
+    assert found(source, "RPL301") == [("RPL301", row + 1, m) for m in expected]
+
+
 def test_a_seeding_helper_the_program_never_calls_seeds_no_rank(tmp_path: Path) -> None:
     # The program reaches the file that defines the helper, but never calls it: every rank
     # draws its workers' base seed from fresh entropy.

@@ -64,7 +64,8 @@ class DataloaderWorkerRng(ProjectRule):
     `ConcatDataset` (also of a list built with `append`), `with Images(...) as dataset`
     (a project class whose `__enter__` returns `self`) and names from star imports;
     then to its `__getitem__` (or `__iter__`), the methods and functions they call, the
-    transforms it builds or is given (a transform parameter through its callers). Draws
+    transforms it builds or is given (a transform parameter through its callers, or one
+    set on the dataset after it was built: `train_set.transform = Compose([...])`). Draws
     under `if self.<switch>:` (or `==`/`is None` tests) are skipped for an instance
     whose constructor argument, or its default, turns the switch off
     (`Clips(random_segments=False)`, `Images(mode="val")`). The message says how the
