@@ -70,6 +70,9 @@ class TensorFacts:
 
     ndim: int | None = None
     floating: bool | None = None
+    # Holds whole numbers exactly: an integer or boolean tensor, or one cast from such to
+    # float32/float64 (``mask.float()``), whose sums are exact in any order.
+    whole: bool | None = None
     quantized: bool | None = None
     sparse: bool | None = None
     # The dimension along which no value repeats (as written: -1 is the last), for index
@@ -98,6 +101,10 @@ FLOATING_DTYPES = frozenset(
         "complex64", "complex128", "cfloat", "cdouble", "complex32", "chalf",
     )
 )  # fmt: skip
+# Floating dtypes that hold the partial sums of whole numbers exactly (up to 2**24).
+EXACT_WHOLE_DTYPES = frozenset(
+    f"torch.{name}" for name in ("float", "float32", "float64", "double")
+)
 INTEGER_DTYPES = frozenset(
     f"torch.{name}"
     for name in (
@@ -229,7 +236,11 @@ class MayRepeat(Condition):
     for an index distinct by construction along the dimension the op indexes (``topk``
     indices scattered along the dimension ``topk`` ran over; a ``randperm`` or ``arange``
     given to ``index_add_``), True otherwise. With ``dim`` None the index is 1-D (the
-    ``index_*`` ops) and any distinct 1-D index will do."""
+    ``index_*`` ops) and any distinct 1-D index will do. Where the index's number of
+    dimensions is unknown, a non-negative ``dim`` is taken to be the last one, along which
+    ``topk``/``sort``/``argsort`` ran by default (``topk(logits, k)`` then
+    ``scatter_(1, indices, values)``): code writes such indices back along the dimension
+    they came from."""
 
     index: str = "index"
     dim: str | None = "dim"
@@ -246,7 +257,9 @@ class MayRepeat(Condition):
         if dim == facts.distinct:
             return False
         ndim = facts.ndim
-        return ndim is None or not (-ndim <= dim < ndim) or dim % ndim != facts.distinct % ndim
+        if ndim is None:
+            return not (facts.distinct == -1 and dim >= 0)
+        return not (-ndim <= dim < ndim) or dim % ndim != facts.distinct % ndim
 
     def params(self) -> frozenset[str]:
         return frozenset({self.index} | ({self.dim} if self.dim else set()))
@@ -266,16 +279,26 @@ class Floating(Condition):
 
     param: str = "input"
     dtype_param: str | None = None
+    # For an accumulation (a scan): whole numbers held in float32/float64 add up exactly in
+    # any order, so they count as not floating.
+    whole_exact: bool = False
 
     def evaluate(self, call: CallView) -> bool | None:
+        facts = call.value(self.param)
+        whole = (
+            self.whole_exact
+            and isinstance(facts, TensorFacts)
+            and (facts.whole is True or facts.floating is False)
+        )
         if self.dtype_param is not None:
             dtype = call.value(self.dtype_param)
             if isinstance(dtype, Named):
                 if dtype.qualified in FLOATING_DTYPES:
-                    return True
+                    return not (whole and dtype.qualified in EXACT_WHOLE_DTYPES)
                 if dtype.qualified in INTEGER_DTYPES:
                     return False
-        facts = call.value(self.param)
+        if whole:
+            return False
         return facts.floating if isinstance(facts, TensorFacts) else None
 
     def params(self) -> frozenset[str]:
@@ -300,6 +323,28 @@ class ProvablyInteger(Condition):
 
     def describe(self) -> str:
         return f"{_subject(self.param)} is an integer tensor"
+
+
+@dataclass(frozen=True, slots=True)
+class NotInteger(Condition):
+    """The tensor accumulated into is not known to hold integers: atomic adds of integers
+    give the same sum in any order (True when unsure)."""
+
+    param: str = "input"
+
+    def evaluate(self, call: CallView) -> bool | None:
+        facts = call.value(self.param)
+        return not (isinstance(facts, TensorFacts) and facts.floating is False)
+
+    def params(self) -> frozenset[str]:
+        return frozenset({self.param})
+
+    def describe(self) -> str:
+        return f"{_subject(self.param)} is not an integer tensor"
+
+    @property
+    def mention(self) -> bool:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -1012,8 +1057,8 @@ _INDEXING = (
     Entry(
         id="scatter-add-cuda",
         summary="`scatter_add_` on CUDA",
-        apis=_family("scatter_add", "dim, index, src", MayRepeat()),
-        condition="a CUDA tensor (atomic adds)",
+        apis=_family("scatter_add", "dim, index, src", all_of(MayRepeat(), NotInteger())),
+        condition="a CUDA tensor of floating-point values (atomic adds; integer sums are exact)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
         aten=aten("scatter_add_", "scatter_add"),
@@ -1046,8 +1091,8 @@ _INDEXING = (
     Entry(
         id="index-add-cuda",
         summary="`index_add_` on CUDA",
-        apis=_family("index_add", "dim, index, source", MayRepeat(dim=None)),
-        condition="a CUDA tensor (atomic adds)",
+        apis=_family("index_add", "dim, index, source", all_of(MayRepeat(dim=None), NotInteger())),
+        condition="a CUDA tensor of floating-point values (atomic adds; integer sums are exact)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
         aten=aten("index_add_", "index_add"),
@@ -1794,11 +1839,14 @@ _REDUCTIONS = (
     Entry(
         id="cumsum-cuda",
         summary="`cumsum` of floating-point values on CUDA",
-        apis=_cumsum(Floating("input", dtype_param="dtype")),
-        condition="floating-point or complex values (integer scans are exact)",
+        apis=_cumsum(Floating("input", dtype_param="dtype", whole_exact=True)),
+        condition="floating-point or complex values (scans of integers, or of whole numbers "
+        "cast to float32/float64, are exact)",
         device=Device.CUDA,
         phase=Phase.FORWARD,
-        aten=aten("cumsum", "cumsum_", when=Floating("input", dtype_param="dtype")),
+        aten=aten(
+            "cumsum", "cumsum_", when=Floating("input", dtype_param="dtype", whole_exact=True)
+        ),
         history=(
             Period(V(1, 13), Behaviour.RAISES),
             # From then on only the 1-D case is nondeterministic (the next entry).
@@ -1812,7 +1860,11 @@ _REDUCTIONS = (
     Entry(
         id="cumsum-1d-cuda",
         summary="`cumsum` of a 1-D floating-point tensor on CUDA",
-        apis=_cumsum(all_of(Floating("input", dtype_param="dtype"), OneDimensional("input"))),
+        apis=_cumsum(
+            all_of(
+                Floating("input", dtype_param="dtype", whole_exact=True), OneDimensional("input")
+            )
+        ),
         condition="floating-point or complex values, 1-D (or one non-singleton dimension): "
         "the only case that uses CUB's nondeterministic scan",
         device=Device.CUDA,
@@ -1820,7 +1872,9 @@ _REDUCTIONS = (
         aten=aten(
             "cumsum",
             "cumsum_",
-            when=all_of(Floating("input", dtype_param="dtype"), OneDimensional("input")),
+            when=all_of(
+                Floating("input", dtype_param="dtype", whole_exact=True), OneDimensional("input")
+            ),
         ),
         history=(Period(V(2, 6), Behaviour.FIXED_BY_MODE),),
         example="torch.cumsum(x.flatten(), dim=0)",

@@ -27,11 +27,12 @@ methods (``.float()``, ``.long()``, ``.view(...)``, ``.unsqueeze(...)``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from repro_lint.arguments import argument, evaluated, literal_bool, literal_int
+from repro_lint.arguments import argument, evaluated, literal_bool, literal_int, literal_str
 from repro_lint.catalog import FLOATING_DTYPES, INTEGER_DTYPES, TensorFacts, canonical
 from repro_lint.names import Names
 
@@ -141,6 +142,19 @@ _NDIM_KEEPING_METHODS = frozenset(
 _DISTINCT_KEEPING_METHODS = frozenset(
     {"cuda", "cpu", "to", "detach", "clone", "contiguous", "pin_memory", "long"}
 )
+# Methods that keep a tensor's values (its layout or device may change).
+_WHOLE_KEEPING_METHODS = frozenset(
+    (
+        "cuda", "cpu", "to", "detach", "clone", "contiguous", "pin_memory", "permute",
+        "transpose", "flip", "roll", "view", "reshape", "expand", "unsqueeze", "squeeze",
+        "flatten", "abs", "neg",
+    )
+)  # fmt: skip
+_EINOPS = frozenset({"einops.rearrange", "einops.repeat", "einops.reduce"})
+_ORDERING = (
+    cst.Equal, cst.NotEqual, cst.LessThan, cst.LessThanEqual, cst.GreaterThan,
+    cst.GreaterThanEqual,
+)  # fmt: skip
 # Module methods that return the module itself.
 _MODULE_RETURNING = frozenset(
     {"cuda", "cpu", "to", "train", "eval", "float", "double", "half", "requires_grad_", "type"}
@@ -302,6 +316,8 @@ class Tensors:
             return self._arithmetic(expr)
         if type(expr) is cst.UnaryOperation:
             return self.facts(expr.expression)
+        if type(expr) is cst.Comparison:
+            return self._comparison(expr)
         if type(expr) is cst.NamedExpr:
             return self.kind(expr.value)
         if type(expr) is cst.Subscript:
@@ -310,7 +326,9 @@ class Tensors:
             if parts is not None and index is not None and -len(parts) <= index < len(parts):
                 return parts[index]
             base = self.facts(expr.value)
-            return TensorFacts(floating=base.floating) if base is not None else None
+            if base is None:
+                return None
+            return TensorFacts(floating=base.floating, whole=base.whole)
         if type(expr) is cst.IfExp:
             body, orelse = self.facts(expr.body), self.facts(expr.orelse)
             if body is None or orelse is None:
@@ -419,6 +437,8 @@ class Tensors:
     def _call(self, call: cst.Call) -> Kind:
         func = call.func
         qualified = self.names.qualified_name(func)
+        if qualified in _EINOPS:
+            return self._einops(call)
         if qualified is not None:
             return self._torch_call(canonical(qualified), call)
         if isinstance(func, cst.Attribute):
@@ -518,7 +538,12 @@ class Tensors:
         if qualified in _SHAPE_KEEPING_FUNCTIONAL:
             first = argument(call, "input", 0)
             base = (self.facts(first.value) if first else None) or _ANY_TENSOR
-            return TensorFacts(base.ndim, base.floating)
+            whole = None
+            if qualified == "torch.nn.functional.pad" and base.whole:
+                # Padded with zeros, or with another whole number (``value=False``).
+                fill = argument(call, "value", 3)
+                whole = fill is None or _number_is_float(fill.value) is False or None
+            return TensorFacts(base.ndim, base.floating, whole=whole)
         return _ANY_TENSOR
 
     def _tensor_method(self, receiver: TensorFacts, method: str, call: cst.Call) -> Kind:
@@ -540,14 +565,66 @@ class Tensors:
         elif method == "unsqueeze" and receiver.ndim is not None:
             ndim = receiver.ndim + 1
         floating = receiver.floating
+        whole = receiver.whole if method in _WHOLE_KEEPING_METHODS else None
         if method in _FLOAT_METHODS:
             floating = True
+            if method in ("float", "double") and receiver.whole:
+                # Whole numbers stay exact in float32/float64.
+                whole = True
         elif method in _INTEGER_METHODS:
             floating = False
+            whole = True
         elif method in ("to", "type"):
             dtype = self._dtype(call, positional=True)
             floating = dtype if dtype is not None else receiver.floating
-        return replace(receiver, ndim=ndim, floating=floating)
+            if dtype is not None:
+                whole = True if dtype is False else None
+        return replace(receiver, ndim=ndim, floating=floating, whole=whole)
+
+    def argument_facts(self, expr: cst.BaseExpression) -> TensorFacts | None:
+        """``facts`` of an argument that a torch op takes as a tensor: there an einops call
+        (``F.cross_entropy(rearrange(logits, "b n c -> b c n"), target)``) is a tensor even
+        when its input is not known to be one."""
+        found = self.facts(expr)
+        if found is None and type(expr) is cst.Call:
+            if self.names.qualified_name(expr.func) in _EINOPS:
+                return self._einops(expr, tensor=True)
+        return found
+
+    def _einops(self, call: cst.Call, tensor: bool = False) -> TensorFacts | None:
+        """``rearrange(x, "b n c -> b c n")`` (or ``repeat``/``reduce``) of a tensor (or of
+        anything, with ``tensor``): as many dimensions as the pattern's output names, when
+        it names them all (no ``...``)."""
+        first = argument(call, "tensor", 0)
+        base = self.facts(first.value) if first is not None else None
+        pattern = argument(call, "pattern", 1)
+        text = literal_str(pattern.value) if pattern is not None else None
+        if base is None:
+            if not tensor:
+                # einops takes numpy arrays too.
+                return None
+            base = _ANY_TENSOR
+        if not isinstance(text, str) or text.count("->") != 1:
+            return TensorFacts(floating=base.floating)
+        output = text.split("->")[1]
+        if "..." in output or "…" in output:
+            return TensorFacts(floating=base.floating)
+        # A parenthesised group is one dimension.
+        ndim = len(re.findall(r"\([^()]*\)|[^\s()]+", output))
+        return TensorFacts(ndim, base.floating)
+
+    def _comparison(self, expr: cst.Comparison) -> Kind:
+        """``out == eos``, ``x > 0``: a boolean tensor when one side is a tensor."""
+        if len(expr.comparisons) != 1:
+            return None
+        target = expr.comparisons[0]
+        if not isinstance(target.operator, _ORDERING):
+            return None
+        for side in (expr.left, target.comparator):
+            facts = self.facts(side)
+            if facts is not None:
+                return TensorFacts(facts.ndim, False, whole=True)
+        return None
 
     def _arithmetic(self, expr: cst.BinaryOperation) -> Kind:
         left, right = self.facts(expr.left), self.facts(expr.right)

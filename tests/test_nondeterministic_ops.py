@@ -358,6 +358,24 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         ],
     ),
     (
+        "an einops pattern tells the dimensions of what torch is given",
+        """
+        import numpy as np
+        import torch.nn.functional as F
+        from einops import rearrange, reduce
+        def loss(model, x, t):
+            logits = model(x)
+            F.cross_entropy(rearrange(logits, "b n c -> b c n"), t)
+            F.cross_entropy(rearrange(logits, "b n c -> (b n) c"), t)
+            F.cross_entropy(rearrange(logits, "b ... c -> b c ..."), t)
+            F.cross_entropy(reduce(logits, "b n c k -> b c n", "mean"), t, reduction="none")
+            rearrange(np.zeros((2, 3)), "a b -> b a").cumsum(0)
+            return F.nll_loss(rearrange(logits, "b h w c -> b c h w"), t)
+        """,
+        "2.13",
+        [("RPL401", 6, "F.cross_entropy("), ("RPL401", 11, "F.nll_loss(")],
+    ),
+    (
         "scatter by src and reduce; index_put_ and put_ by accumulate",
         """
         import torch
@@ -451,11 +469,8 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
             return t.cumsum(0)
         """,
         "2.13",
-        [
-            ("RPL402", 2, "torch.cumsum("),
-            ("RPL402", 5, "torch.arange("),
-            ("RPL402", 8, "t.cumsum("),
-        ],
+        # Line 5 scans integers in float32: whole numbers add up exactly in any order.
+        [("RPL402", 2, "torch.cumsum("), ("RPL402", 8, "t.cumsum(")],
     ),
     (
         "cumsum of floats raises on torch 2.5",
@@ -468,8 +483,40 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         "2.5",
         [
             ("RPL401", 2, "torch.cumsum("),
-            ("RPL401", 3, "torch.arange("),
             ("RPL401", 4, "torch.cumsum("),
+        ],
+    ),
+    (
+        "whole numbers held in float32/float64 add up exactly: scans and integer atomics",
+        """
+        import torch
+        import torch.nn.functional as F
+        out = torch.cat((torch.randint(0, 9, (2, 3)), torch.randint(0, 9, (2, 1))), dim=-1)
+        is_eos = out == 2
+        shifted = F.pad(is_eos, (1, -1))
+        a = shifted.float().cumsum(dim=-1)
+        b = shifted.half().cumsum(dim=-1)
+        c = F.pad(is_eos, (1, -1), value=0.5).float().cumsum(-1)
+        d = (out > 0).double().cumsum(-1)
+        e = (out > 0).cumsum(-1, dtype=torch.float32)
+        f = (out > 0).cumsum(-1, dtype=torch.bfloat16)
+        g = out.float().cumsum(-1)
+        h = out.float().sigmoid().cumsum(-1)
+        i = is_eos.float().transpose(0, 1).cumsum(-1)
+        counts = torch.zeros(4, dtype=torch.int32, device='cuda')
+        counts.scatter_add_(0, out.flatten(), torch.ones_like(out.flatten(), dtype=torch.int32))
+        counts.index_add_(0, out.flatten(), torch.ones_like(out.flatten(), dtype=torch.int32))
+        sums = torch.zeros(4, device='cuda')
+        sums.scatter_add_(0, out.flatten(), torch.ones_like(out.flatten(), dtype=torch.float))
+        """,
+        "2.5",
+        [
+            ("RPL401", 7, "shifted.half("),
+            ("RPL401", 8, "F.pad("),
+            ("RPL401", 11, "(out > 0).cumsum("),
+            ("RPL401", 12, "out.float("),
+            ("RPL401", 13, "out.float().sigmoid("),
+            ("RPL402", 19, "sums.scatter_add_("),
         ],
     ),
     (

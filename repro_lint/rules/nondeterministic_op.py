@@ -141,7 +141,7 @@ class CatalogCalls:
             if any(isinstance(e, cst.StarredElement) for e in expr.elements):
                 return UNKNOWN
             return tuple(self.value_of(e.value) for e in expr.elements)
-        facts = self.tensors.facts(expr)
+        facts = self.tensors.argument_facts(expr)
         if facts is not None:
             return facts
         qualified = self.names.qualified_name(expr)
@@ -901,6 +901,11 @@ class NondeterministicOp(CatalogRule, SettledRule):
     `F.pad` only in `reflect` mode, `EmbeddingBag` only with `mode="max"`, `nll_loss` only
     for provably spatial input, `AdaptiveAvgPool2d(1)` never); an argument the source does
     not decide (a variable `mode`) is reported, and the message says what it depends on.
+    A tensor's dimensions and dtype are followed from how it was built (factories, shape
+    and dtype methods, comparisons, einops patterns such as `rearrange(x, "b n c -> b c
+    n")`). Accumulations of whole numbers are exact in any order and not reported: a
+    `cumsum` of a boolean or integer tensor, also cast to float32/float64
+    (`mask.float().cumsum(-1)`), and `scatter_add_`/`index_add_` into an integer tensor.
     Tensor methods (`x.median(dim=1)`) are reported only when `x` is likely a torch tensor,
     never on numpy arrays or pandas objects.
 

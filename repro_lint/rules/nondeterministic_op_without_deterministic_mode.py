@@ -131,8 +131,10 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
 
     Writes and adds through an index that holds no value twice by construction cannot
     collide and are not reported: indices from `topk`, `sort` and `argsort` used along the
-    dimension they were computed over, `randperm`, `arange` and `unique` (passed as they
-    are or moved to another device). Backward-only hazards (`gather`, `index_select`,
+    dimension they were computed over (where the number of dimensions is unknown, indices
+    computed along the last dimension, the default, are taken to be written back along it:
+    `topk(logits, k)` then `scatter_(1, indices, values)`), `randperm`, `arange` and
+    `unique` (passed as they are or moved to another device). Backward-only hazards (`gather`, `index_select`,
     `repeat_interleave`, interpolation, padding) are judged as in RPL401: only where a
     backward pass can reach them, a function's parameter by the function's callers, in
     other modules too.
@@ -319,6 +321,15 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
             "    order = torch.randperm(x.size(0), device=x.device)\n"
             "    return x.index_add(0, order, rows)\n",
             note="top-k indices and a permutation hold no value twice: no writes collide",
+        ),
+        Valid(
+            "import torch\n\n"
+            "def top_p(logits: torch.Tensor, p: float) -> torch.Tensor:\n"
+            "    ordered, order = torch.sort(logits, descending=True)\n"
+            "    drop = ordered.softmax(dim=-1).cumsum(dim=-1) > p\n"
+            "    return logits.masked_fill(drop.scatter(1, order, drop), float('-inf'))\n",
+            note="sorted along the last dimension and written back along dimension 1, of a "
+            "tensor whose rank is unknown: taken to be the same dimension",
         ),
         Valid(
             "import torch\ntorch.use_deterministic_algorithms(True)\n"
