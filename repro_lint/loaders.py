@@ -441,6 +441,8 @@ class LoaderFacts:
         self._listing_rows: dict[int, int] = {}
         self._call_rows: dict[int, tuple[list[Json], int]] = {}
         self._loops: list[tuple[Scope, cst.For]] = []
+        # The function scopes (by id) that yield: generator functions.
+        self._yielding: set[int] = set()
         self._guarded: list[tuple[int, int, list[list[Json]]]] = []
         self._flags: set[str] = set()
         self._key = ""
@@ -721,7 +723,11 @@ class LoaderFacts:
         """``yield`` inside a loop over a listing, ``yield from`` a listing: the function
         hands out entries in filesystem order."""
         scope = self._flow.scope
-        if scope.kind != "function" or self._flow.dead:
+        if scope.kind != "function":
+            return
+        # A generator function runs its body again on every call (per epoch, per update).
+        self._yielding.add(id(scope))
+        if self._flow.dead:
             return
         if isinstance(node.value, cst.From):
             self._passes_on(scope, node.value.item)
@@ -1142,6 +1148,11 @@ class LoaderFacts:
         # branches the call runs in there, for whether the program has seeded torch by then.
         record["fn"] = self._key
         record["ctx"] = site.context
+        scope = self._flow.scope
+        if any(owner is scope for owner, _ in self._loops):
+            # Built again on every pass of a loop: a generator seeded with a constant would
+            # give every pass the same order.
+            record["repeats"] = True
         return _Pending(
             node, site, record, self._rank_variable(), self._seed_here(), self._flow.here_read()
         )
@@ -1589,6 +1600,8 @@ class LoaderFacts:
         """A record with its position and the calls its fixes would write."""
         record = dict(pending.record)
         record["at"] = self._span(pending, positions)
+        if pending.at is not None and id(pending.at.scope) in self._yielding:
+            record["repeats"] = True
         site = pending.site
         record["helper_row"] = site.helper_row
         generator, binding = self._names.expression_for(rng.TORCH_GENERATOR)

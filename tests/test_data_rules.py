@@ -1261,6 +1261,42 @@ def test_a_seed_loop_after_the_sampler_gets_no_constant() -> None:
     )
 
 
+REBUILT = """\
+import torch
+from torch.utils.data import BatchSampler, DataLoader, SubsetRandomSampler
+
+torch.manual_seed(0)
+
+
+class Storage:
+    def minibatches(self, size, n):
+        sampler = BatchSampler(SubsetRandomSampler(range(size)), n, drop_last=True)
+        for indices in sampler:
+            yield indices
+
+
+def train(dataset, epochs):
+    for epoch in range(epochs):
+        loader = DataLoader(dataset, batch_size=8, shuffle=True)
+        for batch in loader:
+            pass
+    once = DataLoader(dataset, batch_size=8, shuffle=True)
+    return once
+"""
+
+
+def test_a_loader_built_on_every_pass_gets_no_constant_generator() -> None:
+    # A minibatch generator called per update, and a loader built anew each epoch: one
+    # generator seeded alike each time would give every pass the same order. The loader
+    # built once keeps its fix.
+    assert rows(REBUILT, "RPL302") == [9, 16, 19]
+    text = fixed(REBUILT, "RPL302")
+    assert "SubsetRandomSampler(range(size))" in text
+    assert "loader = DataLoader(dataset, batch_size=8, shuffle=True)\n" in text
+    assert text.count("generator=torch.Generator()") == 1
+    assert "generator=torch.Generator().manual_seed(0))\n    return once\n" in text
+
+
 PER_RANK = (
     "import torch\nimport torch.multiprocessing as mp\nfrom torch.utils.data import DataLoader\n\n\n"
     "def build(dataset):\n    return DataLoader(dataset, batch_size=8, shuffle=True)\n\n\n"
