@@ -441,8 +441,11 @@ class LoaderFacts:
         self._listing_rows: dict[int, int] = {}
         self._call_rows: dict[int, tuple[list[Json], int]] = {}
         self._loops: list[tuple[Scope, cst.For]] = []
-        # The function scopes (by id) that yield: generator functions.
+        # The function scopes (by id) that yield outside a ``while`` loop: generator
+        # functions called for each pass.
         self._yielding: set[int] = set()
+        # The scopes of the ``while`` loops around the point of the traversal.
+        self._whiles: list[Scope] = []
         self._guarded: list[tuple[int, int, list[list[Json]]]] = []
         self._flags: set[str] = set()
         self._key = ""
@@ -719,14 +722,23 @@ class LoaderFacts:
         if self._loops and self._loops[-1][1] is node:
             self._loops.pop()
 
+    def enter_while(self) -> None:
+        self._whiles.append(self._flow.scope)
+
+    def leave_while(self) -> None:
+        self._whiles.pop()
+
     def yielded(self, node: cst.Yield) -> None:
         """``yield`` inside a loop over a listing, ``yield from`` a listing: the function
         hands out entries in filesystem order."""
         scope = self._flow.scope
         if scope.kind != "function":
             return
-        # A generator function runs its body again on every call (per epoch, per update).
-        self._yielding.add(id(scope))
+        if not any(owner is scope for owner in self._whiles):
+            # A generator function that yields one pass (not an endless stream, ``while
+            # True: yield from loader``) runs its body again for every pass it is called
+            # for (per epoch, per update).
+            self._yielding.add(id(scope))
         if self._flow.dead:
             return
         if isinstance(node.value, cst.From):
@@ -1149,7 +1161,9 @@ class LoaderFacts:
         record["fn"] = self._key
         record["ctx"] = site.context
         scope = self._flow.scope
-        if any(owner is scope for owner, _ in self._loops):
+        if any(owner is scope for owner, _ in self._loops) or any(
+            owner is scope for owner in self._whiles
+        ):
             # Built again on every pass of a loop: a generator seeded with a constant would
             # give every pass the same order.
             record["repeats"] = True

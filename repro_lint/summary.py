@@ -460,8 +460,10 @@ class SummaryCollector:
     def visit_While(self, node: cst.While) -> None:
         self._enter(node, node.leading_lines)
         self._data.branches(node)
+        self._data.enter_while()
 
     def leave_While(self, original_node: cst.While) -> None:
+        self._data.leave_while()
         self._leave(original_node)
 
     def visit_With(self, node: cst.With) -> None:

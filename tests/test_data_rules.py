@@ -1275,6 +1275,12 @@ class Storage:
             yield indices
 
 
+def stream(dataset):
+    loader = DataLoader(dataset, batch_size=8, shuffle=True)
+    while True:
+        yield from loader
+
+
 def train(dataset, epochs):
     for epoch in range(epochs):
         loader = DataLoader(dataset, batch_size=8, shuffle=True)
@@ -1287,13 +1293,18 @@ def train(dataset, epochs):
 
 def test_a_loader_built_on_every_pass_gets_no_constant_generator() -> None:
     # A minibatch generator called per update, and a loader built anew each epoch: one
-    # generator seeded alike each time would give every pass the same order. The loader
-    # built once keeps its fix.
-    assert rows(REBUILT, "RPL302") == [9, 16, 19]
+    # generator seeded alike each time would give every pass the same order. The loaders
+    # built once keep their fix.
+    assert rows(REBUILT, "RPL302") == [9, 15, 22, 25]
     text = fixed(REBUILT, "RPL302")
     assert "SubsetRandomSampler(range(size))" in text
-    assert "loader = DataLoader(dataset, batch_size=8, shuffle=True)\n" in text
-    assert text.count("generator=torch.Generator()") == 1
+    assert "        loader = DataLoader(dataset, batch_size=8, shuffle=True)\n" in text
+    # An endless stream (``while True: yield from loader``) is built once: it keeps its fix.
+    assert (
+        "    loader = DataLoader(dataset, batch_size=8, shuffle=True,\n"
+        "                        generator=torch.Generator().manual_seed(0))\n    while True:"
+    ) in text
+    assert text.count("generator=torch.Generator()") == 2
     assert "generator=torch.Generator().manual_seed(0))\n    return once\n" in text
 
 

@@ -83,8 +83,9 @@ class DataloaderMissingGenerator(ProjectRule):
     seed: the function seeds later with a value of its own (a loop over seeds), or the
     program seeds each rank apart and no rank is in scope (every process would get the same
     order), or the call is built again on every pass (inside a loop, or in a generator
-    function such as a minibatch generator called per update), where a generator seeded
-    alike each time would repeat one order; nor before torch 1.6, which has no `generator=` parameter; nor for a project
+    function that yields one pass, such as a minibatch generator called per update, rather
+    than an endless `while True:` stream), where a generator seeded alike each time would
+    repeat one order; nor before torch 1.6, which has no `generator=` parameter; nor for a project
     subclass whose `__init__` takes no `generator` (nor `**kwargs`).
 
     ## Options
@@ -408,8 +409,8 @@ class DataloaderMissingGenerator(ProjectRule):
         every path before it, else the configured seed. None where a constant would
         override the program's choice: a seed the same function passes later (a loop over
         seeds), ranks the program seeds apart (every process would get one order), or a
-        call built again on every pass (in a loop, or in a generator function called per
-        epoch), where a generator seeded alike each time repeats one order."""
+        call built again on every pass (in a loop, or in a generator function that yields
+        one pass), where a generator seeded alike each time repeats one order."""
         if record.get("repeats"):
             return None
         if not record.get("fallback"):
