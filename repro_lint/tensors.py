@@ -620,11 +620,19 @@ class Tensors:
         target = expr.comparisons[0]
         if not isinstance(target.operator, _ORDERING):
             return None
-        for side in (expr.left, target.comparator):
-            facts = self.facts(side)
-            if facts is not None:
-                return TensorFacts(facts.ndim, False, whole=True)
-        return None
+        sides = [self.facts(side) for side in (expr.left, target.comparator)]
+        known = [facts for facts in sides if facts is not None]
+        if not known:
+            return None
+        # Broadcasting: the result has the most dimensions of its sides (unknown where a
+        # side that is not a number may be a tensor of unknown shape).
+        ndims = [facts.ndim for facts in known]
+        plain = all(
+            facts is not None or _number_is_float(side) is not None
+            for facts, side in zip(sides, (expr.left, target.comparator), strict=True)
+        )
+        ndim = max(n for n in ndims if n is not None) if plain and None not in ndims else None
+        return TensorFacts(ndim, False, whole=True)
 
     def _arithmetic(self, expr: cst.BinaryOperation) -> Kind:
         left, right = self.facts(expr.left), self.facts(expr.right)

@@ -358,22 +358,30 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         ],
     ),
     (
-        "an einops pattern tells the dimensions of what torch is given",
+        "an einops pattern, or a comparison, tells the dimensions of what torch is given",
         """
         import numpy as np
+        import torch
         import torch.nn.functional as F
         from einops import rearrange, reduce
-        def loss(model, x, t):
+        def loss(model, x, t, other):
             logits = model(x)
             F.cross_entropy(rearrange(logits, "b n c -> b c n"), t)
             F.cross_entropy(rearrange(logits, "b n c -> (b n) c"), t)
             F.cross_entropy(rearrange(logits, "b ... c -> b c ..."), t)
             F.cross_entropy(reduce(logits, "b n c k -> b c n", "mean"), t, reduction="none")
             rearrange(np.zeros((2, 3)), "a b -> b a").cumsum(0)
+            img = torch.randn(4, 3, 8, 8)
+            F.nll_loss((img > 0).float(), t)
+            F.nll_loss((img > other).float(), t)
             return F.nll_loss(rearrange(logits, "b h w c -> b c h w"), t)
         """,
         "2.13",
-        [("RPL401", 6, "F.cross_entropy("), ("RPL401", 11, "F.nll_loss(")],
+        [
+            ("RPL401", 7, "F.cross_entropy("),
+            ("RPL401", 13, "F.nll_loss("),
+            ("RPL401", 15, "F.nll_loss("),
+        ],
     ),
     (
         "scatter by src and reduce; index_put_ and put_ by accumulate",
