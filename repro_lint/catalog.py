@@ -333,8 +333,7 @@ class NotInteger(Condition):
     param: str = "input"
 
     def evaluate(self, call: CallView) -> bool | None:
-        facts = call.value(self.param)
-        return not (isinstance(facts, TensorFacts) and facts.floating is False)
+        return not ProvablyInteger(self.param).evaluate(call)
 
     def params(self) -> frozenset[str]:
         return frozenset({self.param})
