@@ -134,15 +134,33 @@ def dict_literal_items(node: cst.BaseExpression) -> dict[str, cst.BaseExpression
     return None
 
 
+def equal_like(call: cst.Call) -> cst.AssignEqual:
+    """The ``=`` of a keyword argument added to ``call``: ``key = value`` where every keyword
+    argument the call has is written so, else ``key=value`` (PEP 8's)."""
+    equals = [
+        arg.equal
+        for arg in call.args
+        if arg.keyword is not None and isinstance(arg.equal, cst.AssignEqual)
+    ]
+    spaced = bool(equals) and all(
+        _one_space(e.whitespace_before) and _one_space(e.whitespace_after) for e in equals
+    )
+    space = " " if spaced else ""
+    return cst.AssignEqual(
+        whitespace_before=cst.SimpleWhitespace(space), whitespace_after=cst.SimpleWhitespace(space)
+    )
+
+
+def _one_space(whitespace: cst.BaseParenthesizableWhitespace) -> bool:
+    return isinstance(whitespace, cst.SimpleWhitespace) and whitespace.value == " "
+
+
 def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
     """``call`` with ``keyword=value`` appended, keeping its layout (one argument per line
-    with a trailing comma stays so; otherwise the closing parenthesis keeps its place)."""
+    with a trailing comma stays so; otherwise the closing parenthesis keeps its place) and
+    the way its keyword arguments are spaced (``equal_like``)."""
     new = cst.Arg(
-        value=cst.parse_expression(value),
-        keyword=cst.Name(keyword),
-        equal=cst.AssignEqual(
-            whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace("")
-        ),
+        value=cst.parse_expression(value), keyword=cst.Name(keyword), equal=equal_like(call)
     )
     args = list(call.args)
     if not args:

@@ -25,6 +25,7 @@ from repro_lint.loaders import (
     TRANSPARENT_BASES,
 )
 from repro_lint.program import Program, Unit
+from repro_lint.torch_versions import TorchVersion
 
 Json = Any
 
@@ -46,6 +47,23 @@ def flags(unit: Unit) -> frozenset[str]:
 def span(record: Mapping[str, Json]) -> tuple[Location, Location]:
     row, column, end_row, end_column = record["at"]
     return Location(int(row), int(column)), Location(int(end_row), int(end_column))
+
+
+# torchvision 0.8 (the release paired with torch 1.7) moved its random transforms from
+# Python's `random` onto torch's generator (pytorch/vision#2520); the classic namespace's
+# RandomChoice and RandomOrder still pick with `random`.
+TRANSFORMS_ON_TORCH_SINCE = TorchVersion(1, 7)
+_PICKED_WITH_RANDOM = frozenset({"RandomChoice", "RandomOrder"})
+
+
+def transform_families(qualified: str, target: TorchVersion | None) -> set[str]:
+    """The global generators a library transform draws from, for the targeted torch (None:
+    the default target, which is past 1.7)."""
+    if target is not None and target < TRANSFORMS_ON_TORCH_SINCE:
+        return {"torch", "random"}
+    if qualified.rsplit(".", 1)[-1] in _PICKED_WITH_RANDOM:
+        return {"torch", "random"}
+    return {"torch"}
 
 
 # -- loaders --------------------------------------------------------------------------------------
@@ -684,9 +702,8 @@ class Judge:
                 found.libraries.append(qualified.split(".", 1)[0])
                 found.draws = True
             elif rng.torch_use(qualified) == rng.TRANSFORM:
-                # Library transforms draw from torch, and some (choices, orders) `random`.
                 found.draws = True
-                found.families |= {"torch", "random"}
+                found.families |= transform_families(qualified, self.program.options.target_torch)
             return found
         target = self.program.referent(unit, ["q", qualified])
         if target is None:

@@ -183,6 +183,7 @@ class EditBuilder:
                     (syntactic.end.line, syntactic.end.column),
                     block,
                     self.width,
+                    formatted=layout.formatted(self.path),
                 )
                 code = layout.fit_call(self.module, old, extras, room)
                 if "\n" in code and syntactic.start.line == syntactic.end.line:

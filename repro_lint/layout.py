@@ -15,14 +15,14 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import libcst as cst
 
-from repro_lint.arguments import expression_code
+from repro_lint.arguments import equal_like, expression_code
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -107,19 +107,66 @@ def line_length(path: Path | None) -> int:
     """The line length of the file at ``path``: the closest ruff (``line-length``), black
     (``[tool.black] line-length``) or flake8/pycodestyle (``max-line-length`` in .flake8,
     setup.cfg or tox.ini) setting at or above it, up to its repository root; else 88."""
-    if path is None:
-        return DEFAULT_LINE_LENGTH
-    try:
-        directory = Path(os.path.abspath(path)).parent
-    except (OSError, ValueError):
-        return DEFAULT_LINE_LENGTH
-    for candidate in (directory, *directory.parents):
+    for candidate in _directories(path):
         found, final = _directory_setting(str(candidate))
         if found is not None:
             return found
-        if final or (candidate / ".git").exists():
+        if final:
             break
     return DEFAULT_LINE_LENGTH
+
+
+def _directories(path: Path | None) -> Iterator[Path]:
+    """The directory of the file at ``path`` and those above it, up to its repository root
+    (the first with a ``.git``)."""
+    if path is None:
+        return
+    try:
+        directory = Path(os.path.abspath(path)).parent
+    except (OSError, ValueError):
+        return
+    for candidate in (directory, *directory.parents):
+        yield candidate
+        if (candidate / ".git").exists():
+            return
+
+
+_FORMATTER_HOOK = re.compile(r"^\s*-?\s*id:\s*['\"]?(black|ruff-format)\b", re.M)
+
+
+@functools.lru_cache(maxsize=1024)
+def _directory_formatter(directory: str) -> bool:
+    """Whether ``directory`` itself configures black or ruff's formatter: a ``[tool.black]``
+    or ``[tool.ruff.format]`` table (``[format]`` in ruff.toml), or a pre-commit hook
+    running either."""
+    base = Path(directory)
+    for name in ("ruff.toml", ".ruff.toml"):
+        if (base / name).is_file() and isinstance((_toml(base / name) or {}).get("format"), dict):
+            return True
+    pyproject = base / "pyproject.toml"
+    if pyproject.is_file():
+        tool = (_toml(pyproject) or {}).get("tool")
+        tool = tool if isinstance(tool, dict) else {}
+        ruff = tool.get("ruff")
+        if isinstance(tool.get("black"), dict) or (
+            isinstance(ruff, dict) and isinstance(ruff.get("format"), dict)
+        ):
+            return True
+    hooks = base / ".pre-commit-config.yaml"
+    if hooks.is_file():
+        try:
+            text = hooks.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return _FORMATTER_HOOK.search(text) is not None
+    return False
+
+
+def formatted(path: Path | None) -> bool:
+    """Whether the file at ``path`` belongs to a project formatted by black or ruff (a
+    configuration at or above it, up to its repository root): a call a fix breaks is then
+    laid out as they lay it out, never aligned with its opening parenthesis."""
+    return any(_directory_formatter(str(candidate)) for candidate in _directories(path))
 
 
 # -- the header of a module -------------------------------------------------------------------
@@ -472,6 +519,27 @@ def _order(name: ImportName) -> tuple[Any, ...]:
     return (name.is_from, _natural(name.module), name.asname is not None, name.asname or "")
 
 
+def _module_first(name: ImportName) -> tuple[Any, ...]:
+    # ``import x`` and ``from x import y`` lines sorted together by module name
+    # (isort's ``force_sort_within_sections``).
+    return (_natural(name.module), name.is_from, name.asname or "")
+
+
+def _case_sensitive(name: ImportName) -> tuple[Any, ...]:
+    # The same, with capitals first (``from PIL import Image`` above ``import blobfile``).
+    return (name.module, name.is_from, name.asname or "")
+
+
+def _section_order(statements: Sequence[Statement]) -> Callable[[ImportName], tuple[Any, ...]]:
+    """The order a section's imports keep: isort's default where they keep it (or too few
+    to tell), else the first of the other usual orders that they keep."""
+    for key in (_order, _module_first, _case_sensitive):
+        firsts = [min(key(n) for n in s.imports) for s in statements]
+        if firsts == sorted(firsts):
+            return key
+    return _order
+
+
 def import_text(name: ImportName) -> str:
     return f"import {name.module}" + (f" as {name.asname}" if name.asname else "")
 
@@ -505,11 +573,12 @@ def place_import(
     statement = import_text(name) + newline
     block = _import_block(header)
     wanted = section_of(name, first_party)
-    key = _order(name)
     sections = [(min(section_of(n, first_party) for n in s.imports), s) for s in block if s.imports]
     same = [s for section, s in sections if section == wanted]
     if same:
-        later = [s for s in same if min(_order(n) for n in s.imports) > key]
+        order = _section_order(same)
+        key = order(name)
+        later = [s for s in same if min(order(n) for n in s.imports) > key]
         if later:
             return Placement(later[0].text, 1, statement)
         return Placement(same[-1].end + 1, 1, statement)
@@ -616,13 +685,15 @@ class Room:
     """Where a call sits in its file: ``column`` (0-based) where it starts on its first line,
     ``indent`` the leading whitespace of that line, ``block`` the indentation of the statement
     holding it, ``tail`` how many characters follow it on its last line, and the file's
-    ``width`` (line length)."""
+    ``width`` (line length); ``formatted`` when black or ruff formats the project
+    (``formatted``)."""
 
     column: int
     indent: str
     block: str
     tail: int
     width: int = DEFAULT_LINE_LENGTH
+    formatted: bool = False
 
 
 def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
@@ -752,12 +823,18 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     call written one argument per line, or whose last argument starts a line, gets one more
     line; otherwise the new arguments go on the last line when it stays within the line
     length, else on a new line indented like the arguments above (or aligned with the opening
-    parenthesis); a call with no room for that either is exploded as black would."""
+    parenthesis); a call with no room for that either is exploded as black would. A new
+    keyword argument is spaced as the call's own are (``equal_like``)."""
 
     def code(node: cst.Call) -> str:
         return expression_code(module, node, room.block)
 
     before = _lines(code(call), room)
+    equal = equal_like(call)
+    extras = [
+        extra.with_changes(equal=equal) if isinstance(extra.equal, cst.AssignEqual) else extra
+        for extra in extras
+    ]
 
     def fits(node: cst.Call) -> tuple[bool, str]:
         # A line may stay as long as it was (say a long first line that now ends in a comma),
@@ -784,8 +861,12 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     ok, inline = fits(append_inline(call, extras))
     if ok:
         return inline
-    indent = _last_line_indent(call, room.block)
-    if indent is None:
+    if room.formatted:
+        flat = _flattened(module, call)
+        if flat is not None:
+            call = flat
+    indent = None if room.formatted else _last_line_indent(call, room.block)
+    if indent is None and not room.formatted:
         func = module.code_for_node(call.func) + module.code_for_node(call.whitespace_after_func)
         if "\n" not in func and "\r" not in func:
             # Aligned with the opening parenthesis: the line's own leading whitespace (a tab
@@ -979,6 +1060,30 @@ def _close_on_own_line(call: cst.Call, indent: str) -> cst.Call:
     return call.with_changes(args=args)
 
 
+def _flattened(module: cst.Module, call: cst.Call) -> cst.Call | None:
+    """``call`` with its arguments on one line, as black joins them before it lays a call out
+    again; None where that is not its layout to redo: an argument spanning lines, a
+    comment among them, or a trailing comma (black keeps such a call one argument per
+    line)."""
+    args = list(call.args)
+    if not args or isinstance(args[-1].comma, cst.Comma):
+        return None
+    if any("\n" in module.code_for_node(arg.value) for arg in args):
+        return None
+    if "#" in "".join(module.code_for_node(arg) for arg in args):
+        return None
+    flat = [
+        arg.with_changes(
+            comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+            if isinstance(arg.comma, cst.Comma)
+            else arg.comma,
+            whitespace_after_arg=cst.SimpleWhitespace(""),
+        )
+        for arg in args
+    ]
+    return call.with_changes(args=flat, whitespace_before_args=cst.SimpleWhitespace(""))
+
+
 def _one_per_line(call: cst.Call, inner: str, indent: str) -> cst.Call:
     args = [
         arg.with_changes(
@@ -1011,14 +1116,20 @@ def keyword_arg(keyword: str, value: str) -> cst.Arg:
 
 
 def room_at(
-    lines: Sequence[str], start: tuple[int, int], end: tuple[int, int], block: str, width: int
+    lines: Sequence[str],
+    start: tuple[int, int],
+    end: tuple[int, int],
+    block: str,
+    width: int,
+    *,
+    formatted: bool = False,
 ) -> Room:
     """The ``Room`` of an expression spanning ``start`` to ``end`` (1-based rows, 0-based
     columns) in a file of ``lines``."""
     first = lines[start[0] - 1] if 0 < start[0] <= len(lines) else ""
     last = lines[end[0] - 1] if 0 < end[0] <= len(lines) else ""
     indent = first[: len(first) - len(first.lstrip())]
-    return Room(start[1], indent, block, max(0, len(last) - end[1]), width)
+    return Room(start[1], indent, block, max(0, len(last) - end[1]), width, formatted)
 
 
 __all__ = [

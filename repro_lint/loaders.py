@@ -1705,5 +1705,6 @@ class LoaderFacts:
             (found.end.line, found.end.column),
             indent,
             layout.line_length(self._path),
+            formatted=layout.formatted(self._path),
         )
         return layout.fit_call(self._module, call, [layout.keyword_arg(keyword, value)], room)

@@ -64,6 +64,14 @@ def project_findings(root: Path, *names: str) -> set[tuple[str, str, int, str]]:
 
 
 LOADER = "from torch.utils.data import DataLoader\n"
+# The generator a library function's loader gets where no seed of the program reaches it.
+INITIAL = "torch.Generator().manual_seed(torch.initial_seed())"
+UNRANKED = "torch.initial_seed()"
+
+
+def squeezed(text: str) -> str:
+    """``text`` without its whitespace (a longer generator may wrap its call)."""
+    return "".join(text.split())
 
 
 # -- RPL301: which calls are multi-worker loaders ---------------------------------------------
@@ -553,6 +561,44 @@ def test_the_distributed_fix_mixes_in_the_rank() -> None:
     ) in fixed(both, "RPL301")
 
 
+TRANSFORMED = """\
+    import torch
+    import torch.distributed as dist
+    from torch.utils.data import DataLoader
+    from torchvision import datasets, transforms
+
+    dist.init_process_group("gloo")
+    torch.manual_seed(0)
+    augment = transforms.Compose([transforms.{transform}, transforms.ToTensor()])
+    train = datasets.ImageFolder("train", augment)
+    loader = DataLoader(train, batch_size=8, num_workers=4)
+"""
+
+
+@pytest.mark.parametrize(
+    ("transform", "target", "reseeds_random"),
+    [
+        # Since torchvision 0.8 (torch 1.7) its random transforms draw from torch alone.
+        ("RandomResizedCrop(224)", None, False),
+        ("RandomHorizontalFlip()", "1.7", False),
+        # Before, they drew from `random`; RandomChoice and RandomOrder still do.
+        ("RandomResizedCrop(224)", "1.6", True),
+        ("RandomChoice([transforms.RandomGrayscale()])", None, True),
+        ("RandomOrder([transforms.RandomGrayscale()])", None, True),
+    ],
+)
+def test_the_distributed_fix_reseeds_random_only_for_transforms_that_draw_from_it(
+    transform: str, target: str | None, reseeds_random: bool
+) -> None:
+    source = TRANSFORMED.format(transform=transform)
+    options = {"target-torch": target} if target else None
+    assert rows(source, "RPL301", options=options) == [10]
+    text = fixed(source, "RPL301", options=options)
+    assert "    torch.manual_seed(worker_seed)\n" in text
+    assert ("    random.seed(worker_seed)\n" in text) is reseeds_random
+    assert ("import random\n" in text) is reseeds_random
+
+
 @pytest.mark.parametrize(
     ("draw", "target", "expected"),
     [
@@ -1025,10 +1071,21 @@ def test_the_generator_fix() -> None:
     source = (
         LOADER + "def f(ds):\n    return DataLoader(\n        ds,\n        shuffle=True,\n    )\n"
     )
+    # In a program's own file: the configured seed.
+    main = "\n\nif __name__ == '__main__':\n    f([])\n"
+    assert fixed(source + main, "RPL302", options={"seed": 7}) == (
+        "import torch\n" + LOADER + "def f(ds):\n    return DataLoader(\n        ds,\n"
+        "        shuffle=True,\n        generator=torch.Generator().manual_seed(7),\n    )\n" + main
+    )
+    # In a library function: the seed its caller gave torch, not one order for every caller.
     assert fixed(source, "RPL302", options={"seed": 7}) == (
         "import torch\n" + LOADER + "def f(ds):\n    return DataLoader(\n        ds,\n"
-        "        shuffle=True,\n        generator=torch.Generator().manual_seed(7),\n    )\n"
+        "        shuffle=True,\n        generator=torch.Generator().manual_seed(torch.initial_seed()),\n"
+        "    )\n"
     )
+    # At the top level of a module that starts no program: the configured seed, as before.
+    top = LOADER + "loader = DataLoader(ds, 8, True)\n"
+    assert "generator=torch.Generator().manual_seed(7)" in fixed(top, "RPL302", options={"seed": 7})
 
 
 def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
@@ -1043,10 +1100,11 @@ def test_the_generator_fix_mixes_in_the_rank_in_distributed_code() -> None:
         "    return DataLoader(ds, 8, True, generator=torch.Generator().manual_seed(local_rank))\n"
         in fixed(source, "RPL302")
     )
-    # Not distributed: a rank-named variable alone does not change the seed.
+    # Not distributed: a rank-named variable alone does not change the seed (in this library
+    # function, the seed its caller gave torch).
     plain = source.replace("    dist.init_process_group('nccl')\n", "")
-    assert "DataLoader(ds, 8, True, generator=torch.Generator().manual_seed(0))" in fixed(
-        plain, "RPL302"
+    assert squeezed(f"DataLoader(ds, 8, True, generator={INITIAL})") in squeezed(
+        fixed(plain, "RPL302")
     )
 
 
@@ -1075,10 +1133,14 @@ INSTANCE_SEED = """\
         ("set_seed(self.args.seed)", "", "self.args.seed"),
         ("torch.manual_seed(self.args.seed)", "", "self.args.seed"),
         # Two different instance seeds, a seed the loader's method cannot read, a static
-        # method (no instance): the configured seed.
-        ("set_seed(self.args.seed)\n        torch.manual_seed(self.seed)", "", "0"),
-        ("set_seed(args.seed)", "", "0"),
-        ("set_seed(self.args.seed)", "@staticmethod", "0"),
+        # method (no instance): in this library class, the seed its caller gave torch.
+        (
+            "set_seed(self.args.seed)\n        torch.manual_seed(self.seed)",
+            "",
+            "torch.initial_seed()",
+        ),
+        ("set_seed(args.seed)", "", "torch.initial_seed()"),
+        ("set_seed(self.args.seed)", "@staticmethod", "torch.initial_seed()"),
     ],
 )
 def test_the_generator_fix_reads_the_seed_the_class_passes_from_the_instance(
@@ -1116,18 +1178,19 @@ def test_split_and_shuffle_fixes_read_the_seed_the_class_passes_from_the_instanc
 @pytest.mark.parametrize(
     ("bound", "seed"),
     [
-        # Assigned in another arm only: unbound where the sampler is built.
+        # Assigned in another arm only: unbound where the sampler is built (no rank: in this
+        # library function, the seed its caller gave torch).
         ("    if kind == 'balanced':\n        rank = dist.get_rank()\n"
-         "        return Balanced(ds, rank)\n    else:\n", "0"),
-        ("    for shard in ds.shards:\n        rank = shard.rank\n    if kind:\n", "0"),
-        ("    try:\n        pass\n    except OSError:\n        rank = 0\n    if kind:\n", "0"),
+         "        return Balanced(ds, rank)\n    else:\n", UNRANKED),
+        ("    for shard in ds.shards:\n        rank = shard.rank\n    if kind:\n", UNRANKED),
+        ("    try:\n        pass\n    except OSError:\n        rank = 0\n    if kind:\n", UNRANKED),
         # In the ``try`` body that the handler building the sampler handles: it may have
         # failed before the assignment.
         ("    try:\n        rank = dist.get_rank()\n        return None\n"
-         "    except RuntimeError:\n", "0"),
+         "    except RuntimeError:\n", UNRANKED),
         # In the ``try`` body of the ``finally`` block building it: it runs also when the
         # body failed before the assignment.
-        ("    try:\n        rank = dist.get_rank()\n    finally:\n", "0"),
+        ("    try:\n        rank = dist.get_rank()\n    finally:\n", UNRANKED),
         # Assigned before the branch, on every path to it: the seed reads it.
         ("    rank = dist.get_rank()\n    if kind:\n", "rank"),
         ("    if kind:\n        rank = dist.get_rank()\n", "rank"),
@@ -1154,10 +1217,9 @@ def test_the_generator_fix_reads_only_a_rank_bound_where_the_sampler_is_built(
         + bound
         + "        return RandomSampler(ds)\n"
     )
-    assert (
+    assert squeezed(
         f"        return RandomSampler(ds, generator=torch.Generator().manual_seed({seed}))\n"
-        in fixed(source, "RPL302")
-    )
+    ) in squeezed(fixed(source, "RPL302"))
 
 
 def test_the_generator_fix_uses_the_seed_the_program_passes() -> None:
@@ -1178,13 +1240,13 @@ def test_the_generator_fix_uses_the_seed_the_program_passes() -> None:
         "import torch\n" + LOADER + "def f(ds, seed):\n    torch.manual_seed(seed)\n"
         "    seed = seed * 2\n    return DataLoader(ds, 8, True)\n"
     )
-    assert "generator=torch.Generator().manual_seed(0))" in fixed(moved, "RPL302")
+    assert f"generator={INITIAL})" in fixed(moved, "RPL302")
     # A seed passed in another function does not reach this one.
     other = (
         "import torch\n" + LOADER + "def seed_all(seed):\n    torch.manual_seed(seed)\n\n\n"
         "def f(ds):\n    return DataLoader(ds, 8, True)\n"
     )
-    assert "generator=torch.Generator().manual_seed(0))" in fixed(other, "RPL302")
+    assert f"generator={INITIAL})" in fixed(other, "RPL302")
 
 
 def test_the_sampler_fix_and_the_loader_fix_together() -> None:
@@ -1195,17 +1257,17 @@ def test_the_sampler_fix_and_the_loader_fix_together() -> None:
     assert rows(source, "RPL302") == [6, 7]
     # The sampler decides the order: it gets the generator; one on the loader, which does
     # not shuffle by itself, would change nothing.
-    assert fixed(source, "RPL302") == source.replace(
-        "RandomSampler(ds)", "RandomSampler(ds, generator=torch.Generator().manual_seed(0))"
+    assert squeezed(fixed(source, "RPL302")) == squeezed(
+        source.replace("RandomSampler(ds)", f"RandomSampler(ds, generator={INITIAL})")
     )
     # With workers, the loader's generator still seeds their base seeds: it gets one too.
     workers = source.replace("sampler=sampler)", "sampler=sampler, num_workers=4)")
-    assert fixed(workers, "RPL302").count("generator=torch.Generator().manual_seed(0)") == 2
+    assert fixed(workers, "RPL302").count(f"generator={INITIAL}") == 2
     # A loader that shuffles by itself when there is no sampler keeps its own fix.
     either = source.replace(
         "    sampler = RandomSampler(ds)\n", "    sampler = RandomSampler(ds) if ds else None\n"
     ).replace("sampler=sampler)", "sampler=sampler, shuffle=sampler is None)")
-    assert fixed(either, "RPL302").count("generator=torch.Generator().manual_seed(0)") == 2
+    assert fixed(either, "RPL302").count(f"generator={INITIAL}") == 2
 
 
 def test_a_subclass_that_takes_no_generator_gets_no_fix() -> None:

@@ -90,7 +90,8 @@ def test_a_call_written_one_argument_per_line_gets_one_more_line() -> None:
             )
         """
     assert fixed(source).endswith(
-        "        shuffle=True,\n        generator=torch.Generator().manual_seed(0)\n    )\n"
+        "        shuffle=True,\n"
+        "        generator=torch.Generator().manual_seed(torch.initial_seed())\n    )\n"
     )
 
 
@@ -142,6 +143,59 @@ def test_the_line_length_of_the_project_decides(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    "config",
+    [
+        ("pyproject.toml", "[tool.black]\nline-length = 88\n"),
+        ("pyproject.toml", "[tool.ruff]\nline-length = 88\n\n[tool.ruff.format]\n"),
+        ("ruff.toml", "line-length = 88\n\n[format]\nquote-style = 'double'\n"),
+        (".pre-commit-config.yaml", "repos:\n  - repo: x\n    hooks:\n      - id: ruff-format\n"),
+        (".pre-commit-config.yaml", "repos:\n  - repo: x\n    hooks:\n      - id: black\n"),
+    ],
+)
+def test_a_project_that_black_or_ruff_formats_gets_their_layout(
+    tmp_path: Path, config: tuple[str, str]
+) -> None:
+    (tmp_path / ".git").mkdir()
+    name, text = config
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    path = tmp_path / "train.py"
+
+    def fix(call: str) -> str:
+        text = "import torch\nfrom torch.utils.data import DataLoader\n\nloader = " + call + "\n"
+        path.write_text(text, encoding="utf-8")
+        return fixed(text, path, select="RPL302")
+
+    one_line = "DataLoader(dataset, batch_size=64, shuffle=True)"
+    generator = "generator=torch.Generator().manual_seed(0)"
+    # Not aligned with the opening parenthesis: the arguments on a line of their own.
+    assert fix(one_line).endswith(
+        f"loader = DataLoader(\n    dataset, batch_size=64, shuffle=True, {generator}\n)\n"
+    )
+    # Too long for that too: one argument per line, with a trailing comma.
+    assert fix(one_line.replace("shuffle=True", "shuffle=True, num_workers=4")).endswith(
+        "loader = DataLoader(\n    dataset,\n    batch_size=64,\n    shuffle=True,\n"
+        f"    num_workers=4,\n    {generator},\n)\n"
+    )
+    # Without such a configuration: aligned with the opening parenthesis, as before.
+    (tmp_path / name).unlink()
+    layout._directory_formatter.cache_clear()  # (settings are read once per process)
+    assert fix(one_line).endswith(
+        f"loader = DataLoader(dataset, batch_size=64, shuffle=True,\n{' ' * 20}{generator})\n"
+    )
+    (tmp_path / name).write_text(text, encoding="utf-8")
+    layout._directory_formatter.cache_clear()
+    # Already laid out so: the new argument joins the line, or the call is exploded.
+    packed = "DataLoader(\n    dataset, batch_size=64, shuffle=True\n)"
+    assert fix(packed).endswith(
+        f"loader = DataLoader(\n    dataset, batch_size=64, shuffle=True, {generator}\n)\n"
+    )
+    assert fix(packed.replace("batch_size=64", "batch_size=64, num_workers=4")).endswith(
+        "loader = DataLoader(\n    dataset,\n    batch_size=64,\n    num_workers=4,\n"
+        f"    shuffle=True,\n    {generator},\n)\n"
+    )
+
+
 def test_a_call_in_a_nested_block_keeps_its_continuation_indent() -> None:
     # Before: the block's indentation was lost on the lines after the first.
     source = """\
@@ -174,7 +228,7 @@ def test_a_comment_stays_with_its_argument_and_no_trailing_space_is_copied() -> 
     assert fixed(source, select="RPL302").endswith(
         "        batch_size=32, \n"
         "        shuffle=True,  # a new order every epoch\n"
-        "        generator=torch.Generator().manual_seed(0),\n"
+        "        generator=torch.Generator().manual_seed(torch.initial_seed()),\n"
         "    )\n"
     )
 
@@ -257,6 +311,55 @@ def test_place_import_follows_isort_sections() -> None:
     assert place(mixed, "torch") == (4, "import torch\n")
     assert place(mixed, "argparse") == (1, "import argparse\n")
     assert place(header('"""Doc."""'), "torch") == (3, "import torch\n\n")
+
+
+def test_a_new_keyword_is_spaced_as_the_call_spaces_its_own() -> None:
+    source = """\
+        import torch
+        from torch.utils.data import DataLoader
+
+
+        def loader(dataset):
+            return DataLoader(dataset, batch_size = 32, shuffle = True)
+        """
+    assert "DataLoader(dataset, batch_size = 32, shuffle = True,\n" in fixed(source)
+    assert "generator = torch.Generator().manual_seed(torch.initial_seed()))\n" in fixed(source)
+    # One keyword written `key=value`: PEP 8's spelling.
+    mixed = source.replace("batch_size = 32", "batch_size=32")
+    assert "generator=torch.Generator()" in fixed(mixed)
+    # random_split's generator (written by another path) follows the same choice.
+    split = source.replace(
+        "return DataLoader(dataset, batch_size = 32, shuffle = True)",
+        "return torch.utils.data.random_split(dataset, lengths = [8, 2])",
+    )
+    assert "generator = torch.Generator().manual_seed(0))" in fixed(split, select="RPL303")
+
+
+def test_place_import_keeps_the_order_a_section_already_has() -> None:
+    def place(*lines: str) -> int:
+        module = cst.parse_module("\n".join(lines) + "\n\nx = 1\n")
+        found = layout.place_import(
+            layout.header_of(module), layout.ImportName("torch"), "\n", lambda top: False
+        )
+        return found.row
+
+    # Sorted by module name alone, capitals first: next to the other torch import.
+    assert (
+        place(
+            "from PIL import Image",
+            "import blobfile as bf",
+            "from mpi4py import MPI",
+            "import numpy as np",
+            "from torch.utils.data import DataLoader",
+        )
+        == 5
+    )
+    # Sorted by module name alone (isort's force_sort_within_sections).
+    assert place("import numpy as np", "from scipy import io", "import tqdm") == 3
+    # isort's default (every `import` line first): before the `from` lines.
+    assert place("import numpy as np", "import tqdm", "from scipy import io") == 2
+    # In no order: isort's default, as before.
+    assert place("import tqdm", "from scipy import io", "import numpy as np") == 1
 
 
 def test_a_wrapping_call_that_would_pass_the_line_length_breaks_black_style() -> None:

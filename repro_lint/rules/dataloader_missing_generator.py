@@ -11,6 +11,7 @@ from repro_lint.loaders import GENERATORS_SINCE
 from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.rule import Invalid, Valid
 from repro_lint.seed_paths import seeded_paths
+from repro_lint.summary_format import MAIN, MODULE
 
 
 class DataloaderMissingGenerator(ProjectRule):
@@ -71,7 +72,11 @@ class DataloaderMissingGenerator(ProjectRule):
     - `torch.initial_seed()` where every path from the program's entry points seeds torch
       before the loader is built (a helper that the seeded training function calls): it
       returns that seed, in each process the one the program gave it;
-    - otherwise the configured `seed`.
+    - `torch.initial_seed()` also in a library function (in a file that starts no
+      program) with no rank in scope: a constant there would give every caller one order
+      whatever each seeds, where `torch.initial_seed()` follows the seed the caller gave
+      torch;
+    - otherwise (in a program's own file) the configured `seed`.
 
     `+ rank` is added when a rank-named variable is in scope in distributed code and the
     seed has no rank yet (the rank alone for a seed of 0), so that ranks shuffle
@@ -406,7 +411,7 @@ class DataloaderMissingGenerator(ProjectRule):
     ) -> tuple[str, bool] | None:
         """The call with its generator (and whether it needs ``import torch``): seeded with
         the program's seed in scope, else ``torch.initial_seed()`` where torch is seeded on
-        every path before it, else the configured seed. None where a constant would
+        every path before it or in a library function, else the configured seed. None where a constant would
         override the program's choice: a seed the same function passes later (a loop over
         seeds), ranks the program seeds apart (every process would get one order), or a
         call built again on every pass (in a loop, or in a generator function that yields
@@ -425,4 +430,13 @@ class DataloaderMissingGenerator(ProjectRule):
             return None
         if "rank_seed" in known[unit.index].flags and not record.get("ranked"):
             return None
+        library = record.get("fn") not in (None, MODULE, MAIN) and not any(
+            entry.unit is unit for entry in program.entries
+        )
+        if library and not record.get("ranked"):
+            # A library function: a constant would give every caller one order, whatever
+            # each seeds; ``torch.initial_seed()`` is the seed its caller gave torch (with
+            # a rank in scope, the configured seed plus the rank keeps ranks apart).
+            needs = bool(record.get("import")) or bool(record.get("initial_import"))
+            return str(record["initial"]), needs
         return str(record["generator"]), bool(record.get("import"))

@@ -124,7 +124,9 @@ class DataloaderWorkerRng(ProjectRule):
     them. It reseeds numpy's and Python's global generators only where PyTorch's own
     reseeding falls short: numpy's before torch 1.9, and, in distributed code whose ranks
     seed alike, torch's and every global generator the dataset draws from (or may, when it
-    cannot be resolved), with the rank mixed in (`torch.distributed.get_rank()`). When the
+    cannot be resolved), with the rank mixed in (`torch.distributed.get_rank()`).
+    torchvision's random transforms draw from torch alone from torchvision 0.8 (torch 1.7)
+    on, but for `RandomChoice` and `RandomOrder`, which pick with `random`. When the
     ranks seed alike and a rank-named variable is in scope (torch 1.6 and later), the loader
     gets a generator that adds the rank to the program's seed instead
     (`generator=torch.Generator().manual_seed(args.seed + rank)`, the edit
