@@ -861,12 +861,12 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     ok, inline = fits(append_inline(call, extras))
     if ok:
         return inline
-    if room.formatted:
-        flat = _flattened(module, call)
-        if flat is not None:
-            call = flat
-    indent = None if room.formatted else _last_line_indent(call, room.block)
-    if indent is None and not room.formatted:
+    # In a project black or ruff formats, their layout (where the call is theirs to redo).
+    flat = _flattened(module, call) if room.formatted else None
+    if flat is not None:
+        call = flat
+    indent = None if flat is not None else _last_line_indent(call, room.block)
+    if indent is None and flat is None:
         func = module.code_for_node(call.func) + module.code_for_node(call.whitespace_after_func)
         if "\n" not in func and "\r" not in func:
             # Aligned with the opening parenthesis: the line's own leading whitespace (a tab

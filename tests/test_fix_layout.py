@@ -190,6 +190,13 @@ def test_a_project_that_black_or_ruff_formats_gets_their_layout(
     assert fix(packed).endswith(
         f"loader = DataLoader(\n    dataset, batch_size=64, shuffle=True, {generator}\n)\n"
     )
+    # A comment among the arguments: the call is not laid out again.
+    commented = (
+        "DataLoader(\n    dataset,  # the training split\n    batch_size=64, shuffle=True\n)"
+    )
+    assert fix(commented).endswith(
+        f"    dataset,  # the training split\n    batch_size=64, shuffle=True, {generator}\n)\n"
+    )
     assert fix(packed.replace("batch_size=64", "batch_size=64, num_workers=4")).endswith(
         "loader = DataLoader(\n    dataset,\n    batch_size=64,\n    num_workers=4,\n"
         f"    shuffle=True,\n    {generator},\n)\n"
