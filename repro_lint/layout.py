@@ -41,7 +41,9 @@ Json = Any
 # -- line length --------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=256)
 def _toml(path: Path) -> dict[str, Any] | None:
+    # Read once per process: the line length and the formatter come from the same files.
     try:
         with path.open("rb") as handle:
             return tomllib.load(handle)
@@ -1070,7 +1072,8 @@ def _flattened(module: cst.Module, call: cst.Call) -> cst.Call | None:
         return None
     if any("\n" in module.code_for_node(arg.value) for arg in args):
         return None
-    if "#" in "".join(module.code_for_node(arg) for arg in args):
+    if "#" in module.code_for_node(call):
+        # A comment (or a hash in a string: either way, not ours to move).
         return None
     flat = [
         arg.with_changes(

@@ -65,8 +65,8 @@ def project_findings(root: Path, *names: str) -> set[tuple[str, str, int, str]]:
 
 LOADER = "from torch.utils.data import DataLoader\n"
 # The generator a library function's loader gets where no seed of the program reaches it.
-INITIAL = "torch.Generator().manual_seed(torch.initial_seed())"
 UNRANKED = "torch.initial_seed()"
+INITIAL = f"torch.Generator().manual_seed({UNRANKED})"
 
 
 def squeezed(text: str) -> str:

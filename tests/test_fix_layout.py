@@ -197,6 +197,9 @@ def test_a_project_that_black_or_ruff_formats_gets_their_layout(
     assert fix(commented).endswith(
         f"    dataset,  # the training split\n    batch_size=64, shuffle=True, {generator}\n)\n"
     )
+    # A comment after the opening parenthesis stays too.
+    opening = "DataLoader(  # the split\n    dataset, batch_size=64, shuffle=True, num_workers=4\n)"
+    assert "DataLoader(  # the split\n" in fix(opening)
     assert fix(packed.replace("batch_size=64", "batch_size=64, num_workers=4")).endswith(
         "loader = DataLoader(\n    dataset,\n    batch_size=64,\n    num_workers=4,\n"
         f"    shuffle=True,\n    {generator},\n)\n"

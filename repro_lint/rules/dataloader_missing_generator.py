@@ -411,11 +411,12 @@ class DataloaderMissingGenerator(ProjectRule):
     ) -> tuple[str, bool] | None:
         """The call with its generator (and whether it needs ``import torch``): seeded with
         the program's seed in scope, else ``torch.initial_seed()`` where torch is seeded on
-        every path before it or in a library function, else the configured seed. None where a constant would
-        override the program's choice: a seed the same function passes later (a loop over
-        seeds), ranks the program seeds apart (every process would get one order), or a
-        call built again on every pass (in a loop, or in a generator function that yields
-        one pass), where a generator seeded alike each time repeats one order."""
+        every path before it or in a library function, else the configured seed. None
+        where a constant would override the program's choice: a seed the same function
+        passes later (a loop over seeds), ranks the program seeds apart (every process would
+        get one order), or a call built again on every pass (in a loop, or in a generator
+        function that yields one pass), where a generator seeded alike each time repeats
+        one order."""
         if record.get("repeats"):
             return None
         if not record.get("fallback"):
