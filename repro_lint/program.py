@@ -119,6 +119,42 @@ class Profile:
     attention: Chain | None = None
     cuda: Chain | None = None
     inference: Chain | None = None
+    # Kernels that run only behind options defaulting off (see ``gates``): (the options,
+    # ``conv`` or ``attention``, the site); a program judges them by the options it sets.
+    gated: tuple[tuple[frozenset[str], str, Chain], ...] = ()
+
+    def kernel(self, family: str, enabled: Callable[[str], bool]) -> Chain | None:
+        """The first kernel of ``family`` (``conv`` or ``attention``) the path runs when
+        exactly the options ``enabled`` says are on."""
+        found: Chain | None = getattr(self, family)
+        if found is not None:
+            return found
+        return next(
+            (
+                site
+                for gates, kind, site in self.gated
+                if kind == family and all(map(enabled, gates))
+            ),
+            None,
+        )
+
+    def gate(self, gates: frozenset[str], before: Profile) -> None:
+        """Put the kernels this profile took since ``before`` (a copy of its kernel fields)
+        behind ``gates``."""
+        added: list[tuple[frozenset[str], str, Chain]] = []
+        for family in ("conv", "attention"):
+            if getattr(before, family) is None and getattr(self, family) is not None:
+                added.append((gates, family, getattr(self, family)))
+                setattr(self, family, None)
+        fresh = self.gated[len(before.gated) :]
+        kept = self.gated[: len(before.gated)]
+        self.gated = kept + tuple(
+            (gates | options, kind, site) for options, kind, site in (*fresh, *added)
+        )
+
+    def add_gated(self, gates: frozenset[str], family: str, site: Chain) -> None:
+        if len(self.gated) < _ORDERED and all((g, k) != (gates, family) for g, k, _ in self.gated):
+            self.gated = (*self.gated, (gates, family, site))
 
     def covered(self, family: str, context: Ctx) -> bool:
         """Whether a seed so far runs before anything in ``context``."""
@@ -251,6 +287,8 @@ class Profile:
             self.trains = prefix + other.trains
         if self.inference is None and other.inference is not None:
             self.inference = prefix + other.inference
+        for gates, family, site in other.gated:
+            self.add_gated(gates, family, prefix + site)
 
     @property
     def seeded(self) -> set[str]:
@@ -292,6 +330,9 @@ class Unit:
     # Deferred, and its text was read: nothing in it mentions seeding.
     seedless: bool = False
     _contexts: dict[str, Mapping[int, Ctx]] = field(default_factory=dict, repr=False, compare=False)
+    _gates: dict[str, Mapping[int, frozenset[str]]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
     # Read from the summary once (the analysis asks about a million times on a large project).
     module: str = field(init=False, repr=False, compare=False)
     deferred: bool = field(init=False, repr=False, compare=False)
@@ -347,6 +388,15 @@ class Unit:
                 int(index): tuple((self.index, int(b), int(arm)) for b, arm in branches)
                 for index, branches in raw
             }
+        return found
+
+    def gates(self, key: str) -> Mapping[int, frozenset[str]]:
+        """The options defaulting off that gate each event of function ``key`` (events not
+        listed run whatever the options)."""
+        found = self._gates.get(key)
+        if found is None:
+            raw = self.summary.get("gates", {}).get(key, ())
+            found = self._gates[key] = {int(i): frozenset(map(str, names)) for i, names in raw}
         return found
 
     def overwritten(self, key: str) -> frozenset[int]:
@@ -562,6 +612,10 @@ class Program:
         self._active: set[tuple[str, int, str]] = set()
         self._entries: list[EntryPoint] | None = None
         self._reached: dict[int, frozenset[str]] = {}
+        self._reached_units: dict[int, frozenset[int]] = {}
+        self._reached_functions: dict[int, frozenset[tuple[int, str]]] = {}
+        self._gated_functions: dict[int, frozenset[tuple[int, str]]] = {}
+        self._options_on: dict[int, Callable[[str], bool]] = {}
         self._reloads: dict[int, bool] = {}
         # What the units import (see ``_scan_imports``): the units imported by another one,
         # how many of ``units`` were scanned, and those left for when they are summarised.
@@ -975,9 +1029,10 @@ class Program:
         result = Profile()
         contexts = unit.contexts(key)
         overwritten = unit.overwritten(key)
+        gates = unit.gates(key)
         for index, event in enumerate(unit.functions().get(key, ())):
             context = contexts.get(index, ())
-            self._apply(result, unit, event, context, index in overwritten)
+            self._gated(result, unit, event, context, index in overwritten, gates.get(index))
         self._active.discard(marker)
         self._profiles[memo] = result
         return result
@@ -1086,7 +1141,26 @@ class Program:
         function or act between its events (``seed_paths``)."""
         event = unit.functions()[key][index]
         context = unit.contexts(key).get(index, ())
-        self._apply(profile, unit, event, context, index in unit.overwritten(key))
+        gates = unit.gates(key).get(index)
+        self._gated(profile, unit, event, context, index in unit.overwritten(key), gates)
+
+    def _gated(
+        self,
+        profile: Profile,
+        unit: Unit,
+        event: list[Json],
+        context: Ctx,
+        overwritten: bool,
+        gates: frozenset[str] | None,
+    ) -> None:
+        """``_apply``, with the kernels an event behind options defaulting off adds kept
+        behind them."""
+        if gates is None:
+            self._apply(profile, unit, event, context, overwritten)
+            return
+        before = Profile(conv=profile.conv, attention=profile.attention, gated=profile.gated)
+        self._apply(profile, unit, event, context, overwritten)
+        profile.gate(gates, before)
 
     def starts_fresh(self, unit: Unit, event: list[Json]) -> bool:
         """Whether an event starts a project function in a fresh interpreter
@@ -1201,10 +1275,10 @@ class Program:
             name = key.rsplit(".", 1)[-1]
             if name != "__init__":
                 method = self.profile(method_unit, key)
-                if name not in _RUNS_KERNELS and (method.conv or method.attention):
+                if name not in _RUNS_KERNELS and (method.conv or method.attention or method.gated):
                     # Kernels count where the object builds them (__init__) or runs them
                     # (forward): a helper such as a weight-loading classmethod may never run.
-                    method = dataclasses.replace(method, conv=None, attention=None)
+                    method = dataclasses.replace(method, conv=None, attention=None, gated=())
                 result.absorb(method, (), later=True)
         self._active.discard(marker)
         self._constructed[memo] = result
@@ -1448,6 +1522,18 @@ class Program:
         done = self._reached.get(entry.unit.index)
         if done is not None:
             return done
+        seen = self._walk(entry, None)
+        found = frozenset(self.units[index].filename for index, _ in seen)
+        self._reached[entry.unit.index] = found
+        self._reached_units[entry.unit.index] = frozenset(index for index, _ in seen)
+        self._reached_functions[entry.unit.index] = seen
+        return found
+
+    def _walk(
+        self, entry: EntryPoint, on: Callable[[str], bool] | None
+    ) -> frozenset[tuple[int, str]]:
+        """The functions (unit index, key) the entry point's program may run; with ``on``,
+        not through calls behind options defaulting off that the program leaves off."""
         seen: set[tuple[int, str]] = set()
         todo = [(entry.unit, MODULE), (entry.unit, MAIN)]
         while todo:
@@ -1455,14 +1541,72 @@ class Program:
             if (unit.index, key) in seen:
                 continue
             seen.add((unit.index, key))
-            for event in unit.functions().get(key, ()):
+            gates = unit.gates(key) if on is not None else {}
+            for index, event in enumerate(unit.functions().get(key, ())):
+                gated = gates.get(index)
+                if gated is not None and on is not None and not all(map(on, gated)):
+                    continue
                 # Imported modules are summarised in full here: a module read but not parsed
                 # (it never seeds) still runs its own imports, and the files reached must
                 # not depend on which files the text prefilter let through.
                 todo.extend(self._callees(unit, event, whole=True))
-        found = frozenset(self.units[index].filename for index, _ in seen)
-        self._reached[entry.unit.index] = found
-        return found
+        return frozenset(seen)
+
+    def left_off(self, entry: EntryPoint, unit: Unit, key: str) -> bool:
+        """Whether function ``key`` of ``unit`` runs in the entry point's program only behind
+        options defaulting off that the program leaves off (see ``options_on``): its path
+        reaches the function, but not once those calls are left out."""
+        self.reached_files(entry)
+        if (unit.index, key) not in self._reached_functions[entry.unit.index]:
+            return False
+        gated = self._gated_functions.get(entry.unit.index)
+        if gated is None:
+            gated = self._gated_functions[entry.unit.index] = self._walk(
+                entry, self.options_on(entry)
+            )
+        return (unit.index, key) not in gated
+
+    def options_on(self, entry: EntryPoint) -> Callable[[str], bool]:
+        """Whether the entry point's program turns on an option defaulting off (see
+        ``gates``): a file it reaches gives the option's name a value (as a keyword, a dict or
+        subscript key, an attribute), or that name behind a prefix string the program's code
+        holds (``attn_`` + ``flash``: keywords routed by prefix), or passes on to the option
+        a name it turns on."""
+        done = self._options_on.get(entry.unit.index)
+        if done is not None:
+            return done
+        self.reached_files(entry)
+        enables: set[str] = set()
+        prefixes: set[str] = set()
+        passes: dict[str, set[str]] = {}
+        for index in self._reached_units[entry.unit.index]:
+            summary = self.units[index].summary
+            enables.update(summary.get("enables", ()))
+            prefixes.update(summary.get("prefixes", ()))
+            for name, source in summary.get("passes", ()):
+                passes.setdefault(str(name), set()).add(str(source))
+
+        known: dict[str, bool] = {}
+
+        def on(option: str) -> bool:
+            found = known.get(option)
+            if found is not None:
+                return found
+            seen, todo, found = {option}, [option], False
+            while todo and not found:
+                current = todo.pop()
+                for name in (current, *(prefix + current for prefix in prefixes)):
+                    if name in enables:
+                        found = True
+                        break
+                    fresh = passes.get(name, set()) - seen
+                    seen.update(fresh)
+                    todo.extend(fresh)
+            known[option] = found
+            return found
+
+        self._options_on[entry.unit.index] = on
+        return on
 
     def _callees(
         self, unit: Unit, event: list[Json], *, whole: bool = False

@@ -27,6 +27,7 @@ from repro_lint.autograd import GradCalls
 from repro_lint.checkpoints import CheckpointFacts
 from repro_lint.config import find_project_root
 from repro_lint.estimators import draws_from_numpy, is_function
+from repro_lint.gates import GateFacts
 from repro_lint.kernel_facts import KernelFacts
 from repro_lint.layout import (
     CONVENTIONAL_ALIASES,
@@ -258,6 +259,13 @@ class SummaryCollector:
         self._code = context.module.code_for_node
         self._handler_count: dict[int, int] = {}
         self._ctx: dict[str, dict[int, list[list[int]]]] = {}
+        # Options defaulting off that gate code (see ``gates``): per entry of ``_blocks``,
+        # the gates of its arm; per conditional expression's body (by node id), its gates;
+        # per function, the gates of its events (resolved to option names at the end).
+        self._option_gates = GateFacts()
+        self._gate_blocks: list[list[str] | None] = []
+        self._expr_gates: dict[int, list[str]] = {}
+        self._event_gates: dict[str, dict[int, list[str]]] = {}
         # The program's command-line seed option, where the entry point parses it:
         # [statement, the parsed namespace's name], and the option.
         self._options = Options(self._names)
@@ -508,6 +516,7 @@ class SummaryCollector:
         if parent is not None:
             # An ``elif`` runs only when its ``if`` did not: the else arm of that branch.
             self._blocks.append(parent)
+            self._gate_blocks.append(None)
         self._enter(node, node.leading_lines)
         if id(node) not in self._elifs:
             # An ``elif`` was registered with the ``if`` that leads its chain.
@@ -543,6 +552,7 @@ class SummaryCollector:
         self._leave(original_node)
         if id(original_node) in self._elif_of:
             self._blocks.pop()
+            self._gate_blocks.pop()
         elif id(original_node) not in self._elifs:
             self._data.settled(original_node)
 
@@ -609,19 +619,23 @@ class SummaryCollector:
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self._blocks.append(self._block_entry())
+        self._gate_blocks.append(self._gate_entry())
         self._data.enter_block(node, self.row)
 
     def leave_IndentedBlock(self, original_node: cst.IndentedBlock) -> None:
         self._data.leave_block(original_node, self.row)
         self._blocks.pop()
+        self._gate_blocks.pop()
 
     def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._blocks.append(self._block_entry())
+        self._gate_blocks.append(self._gate_entry())
         self._data.enter_block(node, None)
 
     def leave_SimpleStatementSuite(self, original_node: cst.SimpleStatementSuite) -> None:
         self._data.leave_block(original_node, None)
         self._blocks.pop()
+        self._gate_blocks.pop()
 
     def _block_entry(self) -> Json:
         """What the block being entered is: see ``_blocks``."""
@@ -641,6 +655,36 @@ class SummaryCollector:
             if clause[1] in ("except", "case"):
                 return [self._branch_id(("node", id(node))), clause[2]]
         return None
+
+    def _gate_entry(self) -> list[str] | None:
+        """The options gating the block being entered: an ``if`` arm (not its ``else``)
+        whose test is an option defaulting off."""
+        if not self._open:
+            return None
+        node = self._open[-1].node
+        if type(node) is not cst.If:
+            return None
+        if self._clauses and self._clauses[-1][0] == len(self._open):
+            return None
+        return self._option_gates.test(node.test, self._class_key()) or None
+
+    def _gates(self, node: cst.CSTNode) -> list[str]:
+        """The options gating ``node``, within its function."""
+        found = list(self._expr_gates.get(id(node), ()))
+        for entry, gates in zip(reversed(self._blocks), reversed(self._gate_blocks), strict=True):
+            if entry is _SCOPE:
+                break
+            if gates:
+                found.extend(gates)
+        return found
+
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        gates = self._option_gates.test(node.test, self._class_key())
+        if gates:
+            self._expr_gates[id(node.body)] = gates
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self._option_gates.dict_literal(node)
 
     def _context(self) -> list[list[int]]:
         """The branches the code being visited runs in, within its function."""
@@ -675,8 +719,10 @@ class SummaryCollector:
         self._ckpt.enter_function(key, node)
         self._kernels.enter_function(node)
         self._grad.enter_function(node)
+        self._option_gates.enter_function(node, method)
 
     def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self._option_gates.leave_function()
         self._grad.leave_function()
         self._kernels.leave_function()
         self._data.leave_function()
@@ -759,8 +805,14 @@ class SummaryCollector:
             return -1
         key = self._function_key()
         context = self._context()
+        gates = self._gates(node)
         seen = self._seen.setdefault(key, set())
-        marker = (tag, dedup if dedup is not None else payload, tuple(map(tuple, context)))
+        marker = (
+            tag,
+            dedup if dedup is not None else payload,
+            tuple(map(tuple, context)),
+            tuple(gates),
+        )
         if marker in seen:
             return -1
         if not tentative:
@@ -771,6 +823,8 @@ class SummaryCollector:
         events.append([tag, *payload, statement, self.node_row(node)])
         if context:
             self._ctx.setdefault(key, {})[index] = context
+        if gates:
+            self._event_gates.setdefault(key, {})[index] = gates
         if key == MODULE and tag != "i" and not passive and self._first is None and self._open:
             self._first = self._index(self._open[0])
         return index
@@ -851,6 +905,7 @@ class SummaryCollector:
 
     def visit_Call(self, node: cst.Call) -> None:
         self._options.visit_Call(node)
+        self._option_gates.call(node)
         qualified = self._names.qualified_name(node.func)
         self._data.call(node, qualified, self._function_key(), self)
         checkpoint = self._ckpt.call(node, qualified, self._function_key(), self._site())
@@ -1220,12 +1275,15 @@ class SummaryCollector:
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._data.augmented(node.target)
+        self._option_gates.assign([node.target], None, self._class_key())
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._enter_assign([node.target])
+        self._option_gates.assign([node.target], node.value, self._class_key())
 
     def visit_SimpleString(self, node: cst.SimpleString) -> None:
         self._kernels.string(node)
+        self._option_gates.string(node)
 
     def visit_FormattedString(self, node: cst.FormattedString) -> None:
         self._kernels.formatted_string(node)
@@ -1234,6 +1292,9 @@ class SummaryCollector:
         self._value_names.append(set())
         self._kernels.assign(node)
         self._options.visit_Assign(node)
+        self._option_gates.assign(
+            [target.target for target in node.targets], node.value, self._class_key()
+        )
         self._parse_statement(node)
         self._enter_assign([target.target for target in node.targets])
         for target in node.targets:
@@ -1388,6 +1449,7 @@ class SummaryCollector:
             "calls": self._calls,
             "stars": self._stars,
             "ctx": {key: sorted(found.items()) for key, found in self._ctx.items()},
+            **self._gate_summary(),
             "over": self._over,
             "sargs": self._seed_texts,
             "registries": self._registries,
@@ -1406,12 +1468,26 @@ class SummaryCollector:
             "indent": self._default_indent,
         }
 
+    def _gate_summary(self) -> dict[str, Json]:
+        """The options gating events (``gates``: per function, [event, options]) and what
+        the module turns on (see ``gates.GateFacts``); empty parts are left out."""
+        found: dict[str, list[list[Json]]] = {}
+        for key, events in self._event_gates.items():
+            for index, raw in sorted(events.items()):
+                names = self._option_gates.resolve(raw)
+                if names:
+                    found.setdefault(key, []).append([index, names])
+        facts = {k: v for k, v in self._option_gates.summary().items() if v}
+        return {**({"gates": found} if found else {}), **facts}
+
     def _positioned_notes(self) -> dict[str, list[list[Json]]]:
         """The rules' notes by kind: ``[row, column, data]`` (1-based, where a finding at
         the node would be), each once."""
         found: dict[str, list[list[Json]]] = {}
         for note in self._notes:
+            # Every node first: one generation pass positions them all.
             self._positions.hint(note.node, note.top)
+        for note in self._notes:
             start = self._positions.syntactic(note.node).start
             record = [start.line, start.column + 1, note.data]
             kept = found.setdefault(note.kind, [])

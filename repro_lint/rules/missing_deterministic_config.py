@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from repro_lint import determinism as det
@@ -93,6 +93,16 @@ class MissingDeterministicConfig(ProjectRule):
     Framework switches are read through keyword dicts built in the same function
     (`Trainer(**kwargs)`, `randomness=cfg`). A value that is not a literal
     (`deterministic=args.deterministic`) counts as on.
+
+    A kernel that a model builds or runs only behind an option defaulting to `False`
+    (`nn.Conv2d(...) if talking_heads else None`, `if self.flash: F.scaled_dot_product_attention(...)`
+    with `self.flash` set in `__init__` from such a parameter) counts only for a program
+    that turns the option on: a file the program reaches gives its name a value other than
+    `False`, `None` or `0` as a keyword, a dict or subscript key, or an attribute
+    (`model.flash = True`), gives it behind a prefix string the program's code names
+    (`attn_flash=True` where the library routes `"attn_"` keywords), or passes it on from
+    another name the program turns on. An option set only in a config file read at run time,
+    or passed positionally, is not seen.
 
     ## Why is this bad?
     On CUDA, cuDNN picks among several convolution algorithms, some of which accumulate in a
@@ -623,7 +633,8 @@ class MissingDeterministicConfig(ProjectRule):
             if not trains and any(p.inference is not None for p in profiles):
                 # Inference only: no backward pass, where these kernels are nondeterministic.
                 continue
-            found = next((o for o in _candidates(processes) if o is not None), None)
+            on = program.options_on(entry)
+            found = next((o for o in _candidates(processes, on) if o is not None), None)
             if found is None:
                 continue
             yield cls._report(program, entry, found, processes)
@@ -712,22 +723,25 @@ class MissingDeterministicConfig(ProjectRule):
         return tuple(edits)
 
 
-def _candidates(processes: list[_Process]) -> Iterator[_Open | None]:
-    """Each process's kernels that no setting of its own covers, in order. A main process
-    that trains nowhere while spawned workers train hands its model over: its kernels run
-    in those workers (whose own code may not show them), so they are judged there."""
+def _candidates(processes: list[_Process], on: Callable[[str], bool]) -> Iterator[_Open | None]:
+    """Each process's kernels that no setting of its own covers, in order (a kernel behind
+    options defaulting off counts when the program turns them ``on``). A main process that
+    trains nowhere while spawned workers train hands its model over: its kernels run in those
+    workers (whose own code may not show them), so they are judged there."""
     main, workers = processes[0], processes[1:]
     training = [w for w in workers if w.profile.trains is not None]
     if main.profile.trains is None and training:
         for worker in training:
             yield _uncovered(
                 worker,
-                worker.profile.conv or main.profile.conv,
-                worker.profile.attention or main.profile.attention,
+                worker.profile.kernel("conv", on) or main.profile.kernel("conv", on),
+                worker.profile.kernel("attention", on) or main.profile.kernel("attention", on),
             )
         return
     for process in processes:
-        yield _uncovered(process, process.profile.conv, process.profile.attention)
+        yield _uncovered(
+            process, process.profile.kernel("conv", on), process.profile.kernel("attention", on)
+        )
 
 
 def _uncovered(process: _Process, conv: Chain | None, attention: Chain | None) -> _Open | None:

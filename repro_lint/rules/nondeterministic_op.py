@@ -731,6 +731,13 @@ class CatalogRule(CatalogTraversal, Rule):
     def _found(self, site: Site) -> None:
         for rule in self._rules:
             rule.on_finding(site)
+        if not self.LIBRARY and site.finding.behaviour in NEEDS_DETERMINISTIC_MODE:
+            # Written by the shared traversal, whichever rules run: a file's notes do not
+            # depend on the selection.
+            function = function_key(site.anchor)
+            if function is not None:
+                top = site.anchor[0] if site.anchor else None
+                self.context.notes.append(Note(IN_FUNCTION, site.node, top, function))
 
     def _opened(self, site: Site, functions: tuple[str, ...]) -> None:
         for rule in self._rules:
@@ -781,6 +788,19 @@ def _inherited(rule: type) -> tuple[str, ...]:
 # The summary's notes of findings that callers in other modules may settle:
 # ``[row, column, [function, ...]]``.
 OPEN_ACROSS_FILES = "grad-open"
+
+# The note that names the function a finding deterministic mode fixes is in (``Class.method``,
+# as summaries key it): RPL402 asks which programs run that function.
+IN_FUNCTION = "op-function"
+
+
+def function_key(anchor: tuple[cst.CSTNode, ...]) -> str | None:
+    """The summary key of the function the statements ``anchor`` lead into (None at module
+    level or in the ``__main__`` block's own code)."""
+    scopes = [n for n in anchor if isinstance(n, cst.FunctionDef | cst.ClassDef)]
+    if not scopes or not isinstance(scopes[-1], cst.FunctionDef):
+        return None
+    return ".".join(scope.name.value for scope in scopes)
 
 
 def settle_across_files(

@@ -12,11 +12,12 @@ from repro_lint.catalog import NEEDS_DETERMINISTIC_MODE
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety
 from repro_lint.fixes import touches
 from repro_lint.names import Names
-from repro_lint.program import EntryPoint, Placement, Program, SettledRule
+from repro_lint.program import EntryPoint, Placement, Program, SettledRule, Unit
 from repro_lint.randomness import LIGHTNING_TRAINERS
 from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Valid
 from repro_lint.rules.nondeterministic_op import (
     CATALOG_TRIGGERS,
+    IN_FUNCTION,
     PREAMBLE,
     CatalogRule,
     Site,
@@ -61,6 +62,19 @@ def enables(node: cst.Call, names: Names) -> bool:
 
 TAIL = "is nondeterministic unless deterministic mode is on"
 _NOTE_START, _NOTE_END = " (no fix: ", " switches deterministic mode off again)"
+
+
+def _running(
+    program: Program, unit: Unit, entries: list[EntryPoint], diagnostics: list[Diagnostic]
+) -> list[EntryPoint]:
+    """The entry points whose programs may run the findings' code: not those that reach it
+    only behind options defaulting off that they leave off."""
+    notes = unit.summary.get("notes", {}).get(IN_FUNCTION, ())
+    where = {(int(row), int(column)): str(key) for row, column, key in notes}
+    keys = {where.get((d.location.row, d.location.column)) for d in diagnostics}
+    if None in keys:
+        return entries
+    return [e for e in entries if not all(program.left_off(e, unit, str(k)) for k in keys)]
 
 
 def override_note(where: str) -> str:
@@ -159,7 +173,11 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     than the entry point, the fix edits the entry point's file. A model file's smoke test,
     a launcher that hands the work to a cluster job (submitit) and a program that measures
     speed (a profiler run, a benchmark timer) get none: the other programs that reach the
-    call do. Library code
+    call do. Neither does a program that reaches the call only through code behind an
+    option defaulting to `False` that it never turns on (`self.cope = CoPE(...) if use_cope
+    else None`; see RPL202 for when an option counts as on): the finding stands for the
+    library's other users, without a fix when no program of the run turns the option on.
+    Library code
     that no entry point of the run reaches (every call inside a function, no `__main__`
     block) gets no fix: switching a global mode on when a library is imported would change
     every program that uses it; the place for it is the program's entry point. With
@@ -566,6 +584,11 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         entries = [e for e in program.entries if filename in program.reached_files(e)]
         if unit is None or not entries or not diagnostics:
             return diagnostics
+        entries = _running(program, unit, entries, diagnostics)
+        if not entries:
+            # Only behind options the programs leave off (``gates``): the finding stands for
+            # the code's other users, but no program here gets a global mode for it.
+            return [dataclasses.replace(d, fix=None) for d in diagnostics]
         needing = [e for e in entries if not e.enables_deterministic_algorithms()]
         if not needing:
             return []
