@@ -116,6 +116,8 @@ class Note:
     # The top-level statement that holds the node (to position it).
     top: cst.CSTNode | None
     data: Any
+    # The innermost statement that holds it: only that one is generated to position it.
+    statement: cst.CSTNode | None = None
 
 
 @dataclass(frozen=True)

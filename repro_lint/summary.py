@@ -1486,6 +1486,8 @@ class SummaryCollector:
         found: dict[str, list[list[Json]]] = {}
         for note in self._notes:
             # Every node first: one generation pass positions them all.
+            if note.statement is not None:
+                self._positions.within(note.node, note.statement)
             self._positions.hint(note.node, note.top)
         for note in self._notes:
             start = self._positions.syntactic(note.node).start

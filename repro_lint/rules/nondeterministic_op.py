@@ -736,8 +736,8 @@ class CatalogRule(CatalogTraversal, Rule):
             # depend on the selection.
             function = function_key(site.anchor)
             if function is not None:
-                top = site.anchor[0] if site.anchor else None
-                self.context.notes.append(Note(IN_FUNCTION, site.node, top, function))
+                top, statement = site.anchor[0], site.anchor[-1]
+                self.context.notes.append(Note(IN_FUNCTION, site.node, top, function, statement))
 
     def _opened(self, site: Site, functions: tuple[str, ...]) -> None:
         for rule in self._rules:
@@ -751,8 +751,10 @@ class CatalogRule(CatalogTraversal, Rule):
         return self.anchor()
 
     def on_open(self, site: Site, functions: tuple[str, ...]) -> None:
-        top = site.anchor[0] if site.anchor else None
-        self.context.notes.append(Note(OPEN_ACROSS_FILES, site.node, top, list(functions)))
+        top, statement = (site.anchor[0], site.anchor[-1]) if site.anchor else (None, None)
+        self.context.notes.append(
+            Note(OPEN_ACROSS_FILES, site.node, top, list(functions), statement)
+        )
 
 
 def _run_by_leader(hook: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
