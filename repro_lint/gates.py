@@ -51,12 +51,16 @@ class GateFacts:
     """Options defaulting off that gate code, and what a module turns on."""
 
     def __init__(self) -> None:
-        # The enclosing functions' parameters that default to False, innermost last.
+        # The enclosing functions' parameters that default to False, innermost last, with
+        # the function's id; the (function id, parameter) pairs its code binds again
+        # (``flash = flash or detect()``): those are no options.
         self._off: list[frozenset[str]] = []
+        self._functions: list[int] = []
+        self._rebound: set[tuple[int, str]] = set()
         self._methods: list[str | None] = []
-        # (class, attribute) -> the off parameter of __init__ it is set from, or None when it
-        # is set anywhere else or from anything else.
-        self._attributes: dict[tuple[str, str], str | None] = {}
+        # (class, attribute) -> the off parameter of __init__ it is set from (with the id of
+        # that ``__init__``), or None when it is set anywhere else or from anything else.
+        self._attributes: dict[tuple[str, str], tuple[int, str] | None] = {}
         self._enables: set[str] = set()
         self._passes: set[tuple[str, str]] = set()
         self._prefixes: set[str] = set()
@@ -75,10 +79,12 @@ class GateFacts:
             )
         )
         self._methods.append(node.name.value if method else None)
+        self._functions.append(id(node))
 
     def leave_function(self) -> None:
         self._off.pop()
         self._methods.pop()
+        self._functions.pop()
 
     def _off_here(self) -> frozenset[str]:
         return self._off[-1] if self._off else frozenset()
@@ -91,7 +97,7 @@ class GateFacts:
         off = self._off_here()
         for term in _conjuncts(test):
             if type(term) is cst.Name and term.value in off and not term.lpar:
-                found.append(_PARAM + term.value)
+                found.append(f"{_PARAM}{self._functions[-1]}:{term.value}")
             elif (
                 class_key is not None
                 and type(term) is cst.Attribute
@@ -107,10 +113,13 @@ class GateFacts:
         found: list[str] = []
         for gate in raw:
             if gate.startswith(_PARAM):
-                name: str | None = gate[len(_PARAM) :]
+                function, _, parameter = gate[len(_PARAM) :].partition(":")
+                rebound = (int(function), parameter) in self._rebound
+                name: str | None = None if rebound else parameter
             else:
                 klass, _, attribute = gate[len(_SELF) :].rpartition(":")
-                name = self._attributes.get((klass, attribute))
+                source = self._attributes.get((klass, attribute))
+                name = None if source is None or source in self._rebound else source[1]
             if name is not None and name not in found:
                 found.append(name)
         return found
@@ -152,7 +161,11 @@ class GateFacts:
         class_key: str | None,
     ) -> None:
         for target in targets:
-            if type(target) is cst.Attribute:
+            if isinstance(target, cst.Tuple | cst.List):
+                self.assign([e.value for e in target.elements], None, class_key)
+            elif type(target) is cst.Name and target.value in self._off_here():
+                self._rebound.add((self._functions[-1], target.value))
+            elif type(target) is cst.Attribute:
                 name = target.attr.value
                 self._value(name, value)
                 if type(target.value) is cst.Name and target.value.value == "self" and class_key:
@@ -168,7 +181,7 @@ class GateFacts:
         source = None
         method = self._methods[-1] if self._methods else None
         if method == "__init__" and type(value) is cst.Name and value.value in self._off_here():
-            source = value.value
+            source = (self._functions[-1], value.value)
         key = (klass, name)
         self._attributes[key] = source if key not in self._attributes else None
 

@@ -157,12 +157,27 @@ def test_an_attribute_set_outside_init_is_no_option(
     assert len(found) == 1
 
 
+def test_a_parameter_bound_again_is_no_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    attend = ATTEND.replace(
+        "        self.flash = flash\n",
+        "        flash = flash or torch_supports()\n        self.flash = flash\n",
+    )
+    found = run(
+        tmp_path,
+        monkeypatch,
+        {"attend.py": attend, "train.py": script("Attend(8)")},
+        "RPL202",
+    )
+    assert len(found) == 1
+
+
 def gates_of(code: str) -> list[list[str]]:
     """The option names each ``if`` test of ``code``'s last function gates, as GateFacts
     reads them (module-level tests have no options)."""
     facts = GateFacts()
     module = cst.parse_module(code)
-    found: list[list[str]] = []
 
     class Visitor(cst.CSTVisitor):
         def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -172,10 +187,14 @@ def gates_of(code: str) -> list[list[str]]:
             facts.leave_function()
 
         def visit_If(self, node: cst.If) -> None:
-            found.append(facts.resolve(facts.test(node.test, None)))
+            raw.append(facts.test(node.test, None))
 
+        def visit_Assign(self, node: cst.Assign) -> None:
+            facts.assign([t.target for t in node.targets], node.value, None)
+
+    raw: list[list[str]] = []
     module.visit(Visitor())
-    return found
+    return [facts.resolve(gates) for gates in raw]
 
 
 def test_what_counts_as_an_option_defaulting_off() -> None:
@@ -189,6 +208,8 @@ def test_what_counts_as_an_option_defaulting_off() -> None:
         "    if a or d: pass\n"
     )
     assert gates_of(code) == [["a"], [], [], ["d"], [], []]
+    rebound = "def f(a=False, b=False):\n    if a and b: pass\n    a, c = a or probe(), 1\n"
+    assert gates_of(rebound) == [["b"]]
 
 
 def test_what_a_module_turns_on() -> None:
