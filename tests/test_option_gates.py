@@ -140,37 +140,27 @@ def test_only_the_files_the_program_reaches_count(
     assert found == []
 
 
-def test_an_attribute_set_outside_init_is_no_option(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        pytest.param(
+            "    def fused(self, q, k, v):\n",
+            "    def compile(self):\n        self.flash = torch_supports()\n\n"
+            "    def fused(self, q, k, v):\n",
+            id="attribute set outside __init__",
+        ),
+        pytest.param(
+            "        self.flash = flash\n",
+            "        flash = flash or torch_supports()\n        self.flash = flash\n",
+            id="parameter bound again",
+        ),
+    ],
+)
+def test_code_that_may_turn_the_value_on_itself_is_no_option(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str
 ) -> None:
-    attend = ATTEND.replace(
-        "    def fused(self, q, k, v):\n",
-        "    def compile(self):\n        self.flash = torch_supports()\n\n"
-        "    def fused(self, q, k, v):\n",
-    )
-    found = run(
-        tmp_path,
-        monkeypatch,
-        {"attend.py": attend, "train.py": script("Attend(8)")},
-        "RPL202",
-    )
-    assert len(found) == 1
-
-
-def test_a_parameter_bound_again_is_no_option(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    attend = ATTEND.replace(
-        "        self.flash = flash\n",
-        "        flash = flash or torch_supports()\n        self.flash = flash\n",
-    )
-    found = run(
-        tmp_path,
-        monkeypatch,
-        {"attend.py": attend, "train.py": script("Attend(8)")},
-        "RPL202",
-    )
-    assert len(found) == 1
+    files = {"attend.py": ATTEND.replace(old, new), "train.py": script("Attend(8)")}
+    assert len(run(tmp_path, monkeypatch, files, "RPL202")) == 1
 
 
 def gates_of(code: str) -> list[list[str]]:
