@@ -96,7 +96,8 @@ class MissingDeterministicConfig(ProjectRule):
 
     A kernel that a model builds or runs only behind an option defaulting to `False`
     (`nn.Conv2d(...) if talking_heads else None`, `if self.flash: F.scaled_dot_product_attention(...)`
-    with `self.flash` set in `__init__` from such a parameter) counts only for a program
+    with `self.flash` set only in `__init__`, from such a parameter that the function does
+    not bind again) counts only for a program
     that turns the option on: a file the program reaches gives its name a value other than
     `False`, `None` or `0` as a keyword, a dict or subscript key, or an attribute
     (`model.flash = True`), gives it behind a prefix string the program's code names
