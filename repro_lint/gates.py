@@ -29,8 +29,9 @@ import libcst as cst
 from repro_lint.arguments import literal_str
 
 Json = Any
-_SELF = "s:"
-_PARAM = "p:"
+# A gate as a test reads it, before the file's end tells whether it is an option:
+# ("param", id of the function, parameter) or ("self", class key, attribute).
+Gate = tuple[str, int | str, str]
 
 
 def _is_off(node: cst.BaseExpression) -> bool:
@@ -91,37 +92,35 @@ class GateFacts:
 
     # -- gates ----------------------------------------------------------------------------------
 
-    def test(self, test: cst.BaseExpression, class_key: str | None) -> list[str]:
+    def test(self, test: cst.BaseExpression, class_key: str | None) -> list[Gate]:
         """The options gating the code that runs when ``test`` is true."""
-        found: list[str] = []
+        found: list[Gate] = []
         off = self._off_here()
         for term in _conjuncts(test):
             if type(term) is cst.Name and term.value in off and not term.lpar:
-                found.append(f"{_PARAM}{self._functions[-1]}:{term.value}")
+                found.append(("param", self._functions[-1], term.value))
             elif (
                 class_key is not None
                 and type(term) is cst.Attribute
                 and type(term.value) is cst.Name
                 and term.value.value == "self"
             ):
-                found.append(f"{_SELF}{class_key}:{term.attr.value}")
+                found.append(("self", class_key, term.attr.value))
         return found
 
-    def resolve(self, raw: list[str]) -> list[str]:
+    def resolve(self, raw: list[Gate]) -> list[str]:
         """The option names of gates ``test`` found (those that turn out not to be options
         are dropped)."""
         found: list[str] = []
-        for gate in raw:
-            if gate.startswith(_PARAM):
-                function, _, parameter = gate[len(_PARAM) :].partition(":")
-                rebound = (int(function), parameter) in self._rebound
-                name: str | None = None if rebound else parameter
-            else:
-                klass, _, attribute = gate[len(_SELF) :].rpartition(":")
-                source = self._attributes.get((klass, attribute))
-                name = None if source is None or source in self._rebound else source[1]
-            if name is not None and name not in found:
-                found.append(name)
+        for kind, scope, name in raw:
+            # An attribute gates as the __init__ parameter it is set from, if any.
+            parameter = (
+                (scope, name) if kind == "param" else self._attributes.get((str(scope), name))
+            )
+            if parameter is None or parameter in self._rebound:
+                continue
+            if parameter[1] not in found:
+                found.append(parameter[1])
         return found
 
     # -- what a module turns on -----------------------------------------------------------------

@@ -138,16 +138,18 @@ class Profile:
             None,
         )
 
-    def gate(self, gates: frozenset[str], before: Profile) -> None:
-        """Put the kernels this profile took since ``before`` (a copy of its kernel fields)
-        behind ``gates``."""
+    def gate(
+        self, gates: frozenset[str], conv: Chain | None, attention: Chain | None, count: int
+    ) -> None:
+        """Put the kernels this profile took since it had these ``conv`` and ``attention``
+        and ``count`` gated kernels behind ``gates``."""
         added: list[tuple[frozenset[str], str, Chain]] = []
-        for family in ("conv", "attention"):
-            if getattr(before, family) is None and getattr(self, family) is not None:
+        for family, had in (("conv", conv), ("attention", attention)):
+            if had is None and getattr(self, family) is not None:
                 added.append((gates, family, getattr(self, family)))
                 setattr(self, family, None)
-        fresh = self.gated[len(before.gated) :]
-        kept = self.gated[: len(before.gated)]
+        fresh = self.gated[count:]
+        kept = self.gated[:count]
         self.gated = kept + tuple(
             (gates | options, kind, site) for options, kind, site in (*fresh, *added)
         )
@@ -612,7 +614,6 @@ class Program:
         self._active: set[tuple[str, int, str]] = set()
         self._entries: list[EntryPoint] | None = None
         self._reached: dict[int, frozenset[str]] = {}
-        self._reached_units: dict[int, frozenset[int]] = {}
         self._reached_functions: dict[int, frozenset[tuple[int, str]]] = {}
         self._gated_functions: dict[int, frozenset[tuple[int, str]]] = {}
         self._options_on: dict[int, Callable[[str], bool]] = {}
@@ -1158,9 +1159,9 @@ class Program:
         if gates is None:
             self._apply(profile, unit, event, context, overwritten)
             return
-        before = Profile(conv=profile.conv, attention=profile.attention, gated=profile.gated)
+        conv, attention, count = profile.conv, profile.attention, len(profile.gated)
         self._apply(profile, unit, event, context, overwritten)
-        profile.gate(gates, before)
+        profile.gate(gates, conv, attention, count)
 
     def starts_fresh(self, unit: Unit, event: list[Json]) -> bool:
         """Whether an event starts a project function in a fresh interpreter
@@ -1525,7 +1526,6 @@ class Program:
         seen = self._walk(entry, None)
         found = frozenset(self.units[index].filename for index, _ in seen)
         self._reached[entry.unit.index] = found
-        self._reached_units[entry.unit.index] = frozenset(index for index, _ in seen)
         self._reached_functions[entry.unit.index] = seen
         return found
 
@@ -1579,7 +1579,7 @@ class Program:
         enables: set[str] = set()
         prefixes: set[str] = set()
         passes: dict[str, set[str]] = {}
-        for index in self._reached_units[entry.unit.index]:
+        for index in {index for index, _ in self._reached_functions[entry.unit.index]}:
             summary = self.units[index].summary
             enables.update(summary.get("enables", ()))
             prefixes.update(summary.get("prefixes", ()))

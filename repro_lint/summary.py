@@ -27,7 +27,7 @@ from repro_lint.autograd import GradCalls
 from repro_lint.checkpoints import CheckpointFacts
 from repro_lint.config import find_project_root
 from repro_lint.estimators import draws_from_numpy, is_function
-from repro_lint.gates import GateFacts
+from repro_lint.gates import Gate, GateFacts
 from repro_lint.kernel_facts import KernelFacts
 from repro_lint.layout import (
     CONVENTIONAL_ALIASES,
@@ -263,9 +263,9 @@ class SummaryCollector:
         # the gates of its arm; per conditional expression's body (by node id), its gates;
         # per function, the gates of its events (resolved to option names at the end).
         self._option_gates = GateFacts()
-        self._gate_blocks: list[list[str] | None] = []
-        self._expr_gates: dict[int, list[str]] = {}
-        self._event_gates: dict[str, dict[int, list[str]]] = {}
+        self._gate_blocks: list[list[Gate] | None] = []
+        self._expr_gates: dict[int, list[Gate]] = {}
+        self._event_gates: dict[str, dict[int, list[Gate]]] = {}
         # The program's command-line seed option, where the entry point parses it:
         # [statement, the parsed namespace's name], and the option.
         self._options = Options(self._names)
@@ -656,7 +656,7 @@ class SummaryCollector:
                 return [self._branch_id(("node", id(node))), clause[2]]
         return None
 
-    def _gate_entry(self) -> list[str] | None:
+    def _gate_entry(self) -> list[Gate] | None:
         """The options gating the block being entered: an ``if`` arm (not its ``else``)
         whose test is an option defaulting off."""
         if not self._open:
@@ -668,7 +668,7 @@ class SummaryCollector:
             return None
         return self._option_gates.test(node.test, self._class_key()) or None
 
-    def _gates(self, node: cst.CSTNode) -> list[str]:
+    def _gates(self, node: cst.CSTNode) -> list[Gate]:
         """The options gating ``node``, within its function."""
         found = list(self._expr_gates.get(id(node), ()))
         for entry, gates in zip(reversed(self._blocks), reversed(self._gate_blocks), strict=True):

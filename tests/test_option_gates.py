@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from projects import relative_json
 
 from repro_lint.cli import main
-from repro_lint.gates import GateFacts
+from repro_lint.gates import Gate, GateFacts
 
 ATTEND = """\
 import torch.nn.functional as F
@@ -163,28 +163,43 @@ def test_code_that_may_turn_the_value_on_itself_is_no_option(
     assert len(run(tmp_path, monkeypatch, files, "RPL202")) == 1
 
 
+class _Feed(cst.CSTVisitor):
+    """Feeds a module to GateFacts as the summary's traversal does (functions, calls, dicts,
+    strings, assignments) and keeps each ``if`` test's gates."""
+
+    def __init__(self, code: str) -> None:
+        super().__init__()
+        self.facts = GateFacts()
+        self.tests: list[list[Gate]] = []
+        cst.parse_module(code).visit(self)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.facts.enter_function(node, method=False)
+
+    def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
+        self.facts.leave_function()
+
+    def visit_If(self, node: cst.If) -> None:
+        self.tests.append(self.facts.test(node.test, None))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.facts.call(node)
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self.facts.dict_literal(node)
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        self.facts.string(node)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self.facts.assign([t.target for t in node.targets], node.value, None)
+
+
 def gates_of(code: str) -> list[list[str]]:
-    """The option names each ``if`` test of ``code``'s last function gates, as GateFacts
-    reads them (module-level tests have no options)."""
-    facts = GateFacts()
-    module = cst.parse_module(code)
-
-    class Visitor(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            facts.enter_function(node, method=False)
-
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            facts.leave_function()
-
-        def visit_If(self, node: cst.If) -> None:
-            raw.append(facts.test(node.test, None))
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            facts.assign([t.target for t in node.targets], node.value, None)
-
-    raw: list[list[str]] = []
-    module.visit(Visitor())
-    return [facts.resolve(gates) for gates in raw]
+    """The option names each ``if`` test of ``code`` gates, as GateFacts reads them
+    (module-level tests have no options)."""
+    fed = _Feed(code)
+    return [fed.facts.resolve(gates) for gates in fed.tests]
 
 
 def test_what_counts_as_an_option_defaulting_off() -> None:
@@ -203,7 +218,6 @@ def test_what_counts_as_an_option_defaulting_off() -> None:
 
 
 def test_what_a_module_turns_on() -> None:
-    facts = GateFacts()
     code = (
         "def build(use_flash=False, x=False):\n"
         "    Attend(flash=use_flash, causal=True, hard=False, sparse=None, topk=0)\n"
@@ -213,27 +227,7 @@ def test_what_a_module_turns_on() -> None:
         "PREFIX = 'attn_'\n"
     )
 
-    class Visitor(cst.CSTVisitor):
-        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-            facts.enter_function(node, method=False)
-
-        def leave_FunctionDef(self, original_node: cst.FunctionDef) -> None:
-            facts.leave_function()
-
-        def visit_Call(self, node: cst.Call) -> None:
-            facts.call(node)
-
-        def visit_Dict(self, node: cst.Dict) -> None:
-            facts.dict_literal(node)
-
-        def visit_SimpleString(self, node: cst.SimpleString) -> None:
-            facts.string(node)
-
-        def visit_Assign(self, node: cst.Assign) -> None:
-            facts.assign([t.target for t in node.targets], node.value, None)
-
-    cst.parse_module(code).visit(Visitor())
-    assert facts.summary() == {
+    assert _Feed(code).facts.summary() == {
         "enables": ["causal", "mix", "talking"],
         "passes": [["fast", "x"], ["flash", "use_flash"]],
         "prefixes": ["attn_", "pre_"],
