@@ -10,6 +10,8 @@ records, per function, through the collector's events:
 - ``["t"]``: the code trains (``backward``, ``zero_grad``, an optimizer step, a trainer's
   ``fit`` or ``train``, a gradient scaler);
 - ``["n"]``: the code runs without gradients (``no_grad``/``inference_mode``, ``.eval()``);
+- ``["h"]``: the code freezes a model but its head (linear probing): every parameter but the
+  ``weight``/``bias`` named in a list, or all of them and then those of ``model.<head>`` again;
 - ``["d", kind]``: a deterministic setting of ``determinism``'s kinds (the summary itself
   records the original ``cudnn`` and ``algorithms`` ones);
 - ``["x", ref]``: a callable of a project module picked by name at run time
@@ -80,6 +82,9 @@ class KernelFacts:
         self._dicts: dict[str, dict[str, dict[str, cst.BaseExpression]]] = {}
         # Local names of model configs that select eager attention, per function.
         self._eager_configs: dict[str, set[str]] = {}
+        # Models whose every parameter the function froze, per function (``model``,
+        # ``model.module``), as written.
+        self._frozen: dict[str, set[str]] = {}
 
     def _qualified(self, node: cst.CSTNode) -> str | None:
         return self._names.qualified_name(node)
@@ -198,6 +203,59 @@ class KernelFacts:
             self._event(node, "t")
         elif name == "eval" and not node.args:
             self._event(node, "n")
+        elif name == "requires_grad_":
+            mode = argument(node, "requires_grad", 0)
+            on = True if mode is None else literal_bool(mode.value)
+            if on is not None:
+                self._requires_grad(node, _dotted(receiver), on=on)
+
+    # -- frozen backbones ------------------------------------------------------------------------
+
+    def loop(self, node: cst.For) -> None:
+        """``for name, p in model.named_parameters(): if name not in ["fc.weight", "fc.bias"]:
+        p.requires_grad = False`` (the head's parameters named), or a loop that sets every
+        parameter of a model, or of its head, alike."""
+        iterated = node.iter
+        if not (
+            isinstance(iterated, cst.Call)
+            and isinstance(iterated.func, cst.Attribute)
+            and iterated.func.attr.value in ("parameters", "named_parameters")
+        ):
+            return
+        owner = _dotted(iterated.func.value)
+        target = node.target
+        name: str | None = None
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            first, second = (element.value for element in target.elements)
+            if not (isinstance(first, cst.Name) and isinstance(second, cst.Name)):
+                return
+            name, parameter = first.value, second.value
+        elif isinstance(target, cst.Name):
+            parameter = target.value
+        else:
+            return
+        body = _only_statement(node.body)
+        if isinstance(body, cst.If) and body.orelse is None and name is not None:
+            if not _names_head_parameters(body.test, name):
+                return
+            on = _sets_requires_grad(_only_statement(body.body), parameter)
+            if on is False:
+                self._event(node, "h")
+            return
+        on = _sets_requires_grad(body, parameter)
+        if on is not None:
+            self._requires_grad(node, owner, on=on)
+
+    def _requires_grad(self, node: cst.CSTNode, owner: str | None, *, on: bool) -> None:
+        """Every parameter of ``owner`` frozen (``on`` False) or trained again: a model frozen
+        and then its own ``<head>`` trained again is frozen but for its head."""
+        if owner is None:
+            return
+        frozen = self._frozen.setdefault(self._sink.function_key(), set())
+        if not on:
+            frozen.add(owner)
+        elif "." in owner and owner.rsplit(".", 1)[0] in frozen:
+            self._event(node, "h")
 
     def _trainer(self, receiver: cst.BaseExpression) -> bool:
         """``trainer.fit(model)``, ``L.Trainer(...).fit(model)``: a Lightning-style trainer, not
@@ -484,6 +542,82 @@ class KernelFacts:
             and isinstance(parts[1], cst.FormattedStringExpression)
         ):
             self._event(node, "g")
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    try:
+        return dotted_name(node)
+    except TypeError:
+        return None
+
+
+def _only_statement(body: cst.BaseSuite | cst.CSTNode | None) -> cst.CSTNode | None:
+    """The one statement of a block (a simple statement line holding one), or None."""
+    if isinstance(body, cst.IndentedBlock | cst.SimpleStatementSuite):
+        if len(body.body) != 1:
+            return None
+        body = body.body[0]
+    if isinstance(body, cst.SimpleStatementLine):
+        return body.body[0] if len(body.body) == 1 else None
+    return body
+
+
+def _sets_requires_grad(statement: cst.CSTNode | None, parameter: str) -> bool | None:
+    """``p.requires_grad = <bool>`` or ``p.requires_grad_(<bool>)``: the value set."""
+    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+        target = statement.targets[0].target
+        if (
+            isinstance(target, cst.Attribute)
+            and target.attr.value == "requires_grad"
+            and isinstance(target.value, cst.Name)
+            and target.value.value == parameter
+        ):
+            return literal_bool(statement.value)
+    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+        call = statement.value
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "requires_grad_"
+            and isinstance(func.value, cst.Name)
+            and func.value.value == parameter
+        ):
+            mode = argument(call, "requires_grad", 0)
+            return True if mode is None else literal_bool(mode.value)
+    return None
+
+
+def _names_head_parameters(test: cst.BaseExpression, name: str) -> bool:
+    """``name not in ["fc.weight", "fc.bias"]`` (also ``'%s.weight' % key`` and f-strings):
+    every parameter but a few weights and biases, those of a head."""
+    if not (
+        isinstance(test, cst.Comparison)
+        and isinstance(test.left, cst.Name)
+        and test.left.value == name
+        and len(test.comparisons) == 1
+        and isinstance(test.comparisons[0].operator, cst.NotIn)
+    ):
+        return False
+    listed = test.comparisons[0].comparator
+    if not isinstance(listed, cst.List | cst.Tuple | cst.Set) or not listed.elements:
+        return False
+    return len(listed.elements) <= 4 and all(
+        _parameter_suffix(element.value) in ("weight", "bias") for element in listed.elements
+    )
+
+
+def _parameter_suffix(node: cst.BaseExpression) -> str | None:
+    """The last dotted part a parameter name's string ends with, as written."""
+    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+        node = node.left
+    if isinstance(node, cst.FormattedString):
+        last = node.parts[-1] if node.parts else None
+        text = last.value if isinstance(last, cst.FormattedStringText) else None
+    else:
+        text = literal_str(node)
+    if text is None or "." not in text:
+        return None
+    return text.rsplit(".", 1)[-1]
 
 
 def _is_self(node: cst.BaseExpression) -> bool:

@@ -448,6 +448,9 @@ class LoaderFacts:
         self._whiles: list[Scope] = []
         self._guarded: list[tuple[int, int, list[list[Json]]]] = []
         self._flags: set[str] = set()
+        # The functions (keys) whose code makes the run distributed: a program is distributed
+        # only where it runs one of them, not wherever it imports the file.
+        self._distributed_in: set[str] = set()
         self._key = ""
         # Whether an expression (by id; the module's nodes live as long as this) involves
         # the rank.
@@ -868,7 +871,7 @@ class LoaderFacts:
         if qualified in rng.SEEDS or qualified in rng.HELPERS:
             self._seeding(node, qualified)
         if qualified.startswith(DISTRIBUTED_PREFIXES):
-            self._flags.add("distributed")
+            self._runs_distributed()
         if qualified.startswith(OTHER_RNG_LIBRARIES) or qualified == "imgaug":
             self._fact(self._key, ["lib", qualified.split(".", 1)[0]])
         if qualified in rng.LIGHTNING_TRAINERS:
@@ -1025,7 +1028,11 @@ class LoaderFacts:
             if text is None and isinstance(current, cst.Call):
                 text = self._names.qualified_name(current.func)
             if text is not None and _DISTRIBUTED_STRATEGY.search(text):
-                self._flags.add("distributed")
+                self._runs_distributed()
+
+    def _runs_distributed(self) -> None:
+        self._flags.add("distributed")
+        self._distributed_in.add(self._key)
 
     def _process(self, node: cst.Call, qualified: str) -> None:
         """``Process(target=f, args=(...))`` and ``mp.spawn(f, args=(...))`` call ``f``."""
@@ -1582,6 +1589,8 @@ class LoaderFacts:
             return None
         positions = self._positions
         data: dict[str, Json] = {"flags": sorted(self._flags)}
+        if self._distributed_in:
+            data["distributed_in"] = sorted(self._distributed_in)
         if self._loaders:
             data["loaders"] = [self._finish(p, positions, loader=True) for p in self._loaders]
         if self._samplers:

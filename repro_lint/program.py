@@ -119,6 +119,9 @@ class Profile:
     attention: Chain | None = None
     cuda: Chain | None = None
     inference: Chain | None = None
+    # Where the path freezes a model but its head (linear probing): its kernels then run
+    # forward only.
+    frozen: Chain | None = None
     # Kernels that run only behind options defaulting off (see ``gates``): (the options,
     # ``conv`` or ``attention``, the site); a program judges them by the options it sets.
     gated: tuple[tuple[frozenset[str], str, Chain], ...] = ()
@@ -289,6 +292,8 @@ class Profile:
             self.trains = prefix + other.trains
         if self.inference is None and other.inference is not None:
             self.inference = prefix + other.inference
+        if self.frozen is None and other.frozen is not None:
+            self.frozen = prefix + other.frozen
         for gates, family, site in other.gated:
             self.add_gated(gates, family, prefix + site)
 
@@ -312,7 +317,7 @@ _EMPTY = Profile()
 # Methods of a constructed object that run its kernels (called by ``module(x)``).
 _RUNS_KERNELS = frozenset({"forward", "__call__"})
 # Summary event tags -> the Profile attribute holding their first site.
-_EVIDENCE = {"a": "attention", "g": "cuda", "t": "trains", "n": "inference"}
+_EVIDENCE = {"a": "attention", "g": "cuda", "t": "trains", "n": "inference", "h": "frozen"}
 # Calls followed deeper than this are cut short (keeps Python's recursion limit far away).
 _MAX_DEPTH = 150
 
@@ -1528,6 +1533,12 @@ class Program:
         self._reached[entry.unit.index] = found
         self._reached_functions[entry.unit.index] = seen
         return found
+
+    def reached_functions(self, entry: EntryPoint) -> frozenset[tuple[int, str]]:
+        """The functions (unit index, key) the entry point's program may run, as
+        ``reached_files`` finds them."""
+        self.reached_files(entry)
+        return self._reached_functions[entry.unit.index]
 
     def _walk(
         self, entry: EntryPoint, on: Callable[[str], bool] | None

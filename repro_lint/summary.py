@@ -457,6 +457,7 @@ class SummaryCollector:
 
     def visit_For(self, node: cst.For) -> None:
         self._enter(node, node.leading_lines)
+        self._kernels.loop(node)
         self._data.bound(node.target)
         self._data.branches(node)
         self._data.enter_loop(node)

@@ -515,6 +515,31 @@ def test_a_seeding_helper_the_program_never_calls_seeds_no_rank(tmp_path: Path) 
     }
 
 
+def test_distributed_code_the_program_never_runs_makes_no_rank(tmp_path: Path) -> None:
+    # The program imports a library module that holds a distributed loader: the run is
+    # distributed only when it calls that code.
+    seeded = dataset("torch.rand(1)").replace(
+        "# no header", "import dist_tools\ntorch.manual_seed(0)\n"
+    )
+    tools = (
+        "import torch.distributed as dist\n\n\ndef setup():\n    dist.init_process_group('gloo')\n"
+    )
+    write(tmp_path, {"train.py": seeded, "dist_tools.py": tools})
+    assert {f for f in project_findings(tmp_path) if f[1] == "RPL301"} == set()
+    write(
+        tmp_path,
+        {
+            "train.py": seeded.replace(
+                "torch.manual_seed(0)\n", "dist_tools.setup()\ntorch.manual_seed(0)\n"
+            )
+        },
+    )
+    loader = LOADER_ROW + 3
+    assert {f for f in project_findings(tmp_path) if f[1] == "RPL301"} == {
+        ("train.py", "RPL301", loader, RANKS_ALIKE)
+    }
+
+
 def test_distributed_with_a_dataset_that_draws_nothing_is_quiet() -> None:
     source = dataset("index").replace(
         "# no header", DISTRIBUTED.format(seed="torch.manual_seed(0)")

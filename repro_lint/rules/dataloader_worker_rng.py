@@ -77,8 +77,9 @@ class DataloaderWorkerRng(ProjectRule):
     - it uses a random number library PyTorch does not reseed (`imgaug`, `cupy.random`,
       `tensorflow.random`);
     - the run is distributed (`torch.distributed`, DDP, a `DistributedSampler`, Lightning's
-      `Trainer(strategy="ddp")`) and every rank seeds torch with one seed: worker *k* of
-      every rank gets the same base seed;
+      `Trainer(strategy="ddp")`, called in the loader's file or in code the program runs: a
+      library module it imports whose distributed loader it never uses does not count) and
+      every rank seeds torch with one seed: worker *k* of every rank gets the same base seed;
     - the target torch is older than 1.9, where workers share numpy's global state.
 
     When the dataset cannot be resolved (a library dataset other than torchvision's and

@@ -29,6 +29,13 @@ CUBLAS_CHECK_REMOVED_IN = TorchVersion(2, 10)
 UNSAFE_TITLE = "Enable `torch.use_deterministic_algorithms(True)` next to the seeding"
 
 _H = "import torch\nimport torch.nn.functional as F\n\n\n"
+# A torchvision model trained after ``{freeze}``.
+_PROBE = (
+    "import torch\nimport torchvision\n\nif __name__ == '__main__':\n"
+    "    torch.manual_seed(0)\n    model = torchvision.models.resnet50().cuda()\n"
+    "{freeze}"
+    "    loss = model(torch.randn(8, 3, 224, 224).cuda()).sum()\n    loss.backward()\n"
+)
 _ATTENTION_STEP = (
     "def step(q, k, v):\n    out = F.scaled_dot_product_attention(q, k, v)\n"
     "    out.sum().backward()\n\n\n"
@@ -121,8 +128,12 @@ class MissingDeterministicConfig(ProjectRule):
     settings, or a framework that uses the GPU by default: Lightning, Hugging Face's
     `Trainer`, accelerate's `Accelerator`, mmengine's `Runner`), for programs that only run
     inference (gradient-free regions and `.eval()`, and nothing that trains: no
-    `backward()`, `zero_grad()`, optimizer step, trainer `fit()`/`train()`), and for library
-    modules without an entry point.
+    `backward()`, `zero_grad()`, optimizer step, trainer `fit()`/`train()`), for linear
+    probing, where the process freezes its model but the head (every parameter but the
+    `weight`/`bias` named in a list, `if name not in ["fc.weight", "fc.bias"]:`, or all of
+    them and then those of `model.<head>` again), so the model's convolutions and attention
+    run forward only, and for library modules without an entry point. A freeze that keeps
+    anything else trainable (`if not name.startswith("layer4"):`) does not count.
 
     ## Fix safety
     Convolution-only programs get a safe fix: `torch.backends.cudnn.deterministic = True`
@@ -208,6 +219,14 @@ class MissingDeterministicConfig(ProjectRule):
             "if __name__ == '__main__':\n    main(parse('--device', default='cuda'))\n",
             note="timm's factory imported from `timm.models`: a convolutional architecture "
             "is inferred",
+        ),
+        Invalid(
+            _PROBE.format(
+                freeze="    for name, param in model.named_parameters():\n"
+                "        if not name.startswith('layer4'):\n"
+                "            param.requires_grad = False\n"
+            ),
+            note="fine-tuning the last stage: its convolutions run backward",
         ),
         Invalid(
             "import torch\nimport torchvision.models as models\n\n"
@@ -458,6 +477,28 @@ class MissingDeterministicConfig(ProjectRule):
             "model.train(data='data.yaml', epochs=150, device='0,1')\n",
             note="the trainer's init_seeds sets cudnn.deterministic and warn-only "
             "deterministic mode (deterministic=True by default), which covers convolutions",
+        ),
+        Valid(
+            _PROBE.format(
+                freeze="    for name, param in model.named_parameters():\n"
+                "        if name not in ['fc.weight', 'fc.bias']:\n"
+                "            param.requires_grad = False\n"
+            ),
+            note="linear probing: every parameter but the head's is frozen, so the "
+            "convolutions run forward only",
+        ),
+        Valid(
+            _PROBE.format(
+                freeze="    for _, p in model.named_parameters():\n        p.requires_grad = False\n"
+                "    for _, p in model.fc.named_parameters():\n        p.requires_grad = True\n"
+            ),
+            note="the whole model frozen, then its head trained again",
+        ),
+        Valid(
+            _PROBE.format(
+                freeze="    model.requires_grad_(False)\n    model.fc.requires_grad_()\n"
+            ),
+            note="the same with `requires_grad_`",
         ),
         Valid(
             "import torch\nfrom torch import nn\n\nif __name__ == '__main__':\n"
@@ -746,6 +787,10 @@ def _candidates(processes: list[_Process], on: Callable[[str], bool]) -> Iterato
 
 
 def _uncovered(process: _Process, conv: Chain | None, attention: Chain | None) -> _Open | None:
+    if process.profile.frozen is not None:
+        # Linear probing: the model is frozen but its head, so its convolutions and
+        # attention run forward only (no backward pass through them).
+        return None
     settings = set(process.profile.settings)
     conv = conv if not det.conv_covered(settings) else None
     attention = attention if not det.attention_covered(settings) else None
