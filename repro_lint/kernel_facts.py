@@ -60,6 +60,8 @@ class EventSink(Protocol):
 
     def class_key(self) -> str | None: ...
 
+    def branched(self) -> bool: ...
+
 
 def _on(value: cst.BaseExpression) -> bool:
     """A switch that may be on: a true literal, or a value decided at run time."""
@@ -216,7 +218,7 @@ class KernelFacts:
         p.requires_grad = False`` (the head's parameters named), or a loop that sets every
         parameter of a model, or of its head, alike."""
         iterated = node.iter
-        if not (
+        if self._sink.branched() or not (
             isinstance(iterated, cst.Call)
             and isinstance(iterated.func, cst.Attribute)
             and iterated.func.attr.value in ("parameters", "named_parameters")
@@ -248,8 +250,9 @@ class KernelFacts:
 
     def _requires_grad(self, node: cst.CSTNode, owner: str | None, *, on: bool) -> None:
         """Every parameter of ``owner`` frozen (``on`` False) or trained again: a model frozen
-        and then its own ``<head>`` trained again is frozen but for its head."""
-        if owner is None:
+        and then its own ``<head>`` trained again is frozen but for its head. Only a freeze on
+        every path counts (``if args.freeze:`` leaves the fine-tuning path training all)."""
+        if owner is None or self._sink.branched():
             return
         frozen = self._frozen.setdefault(self._sink.function_key(), set())
         if not on:

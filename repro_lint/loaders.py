@@ -152,6 +152,9 @@ LOADER_KEYWORDS = frozenset(
     {"num_workers", "worker_init_fn", "sampler", "batch_sampler", "persistent_workers",
      "pin_memory", "prefetch_factor", "collate_fn"}
 )  # fmt: skip
+# Objects whose launcher runs the whole script once per process, each told its rank in the
+# ``RANK`` environment variable (``accelerate launch`` starts them through torchrun).
+LAUNCHED_PER_RANK = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
 PARTIAL = "functools.partial"
 # Directory listings (their order is the filesystem's) and the Path methods that list.
 LISTING_CALLS = frozenset({"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob"})
@@ -451,6 +454,8 @@ class LoaderFacts:
         # The functions (keys) whose code makes the run distributed: a program is distributed
         # only where it runs one of them, not wherever it imports the file.
         self._distributed_in: set[str] = set()
+        # The functions (keys) that build an object of ``LAUNCHED_PER_RANK``.
+        self._launched_in: set[str] = set()
         self._key = ""
         # Whether an expression (by id; the module's nodes live as long as this) involves
         # the rank.
@@ -872,6 +877,8 @@ class LoaderFacts:
             self._seeding(node, qualified)
         if qualified.startswith(DISTRIBUTED_PREFIXES):
             self._runs_distributed()
+        if qualified in LAUNCHED_PER_RANK:
+            self._launched_in.add(self._key)
         if qualified.startswith(OTHER_RNG_LIBRARIES) or qualified == "imgaug":
             self._fact(self._key, ["lib", qualified.split(".", 1)[0]])
         if qualified in rng.LIGHTNING_TRAINERS:
@@ -1584,13 +1591,20 @@ class LoaderFacts:
         if self._names.is_bound(HELPER):
             self._flags.add("helper")
         if not (
-            self._loaders or self._samplers or self._distributed or self._facts or self._partials
+            self._loaders
+            or self._samplers
+            or self._distributed
+            or self._facts
+            or self._partials
+            or self._launched_in
         ) and not (self._flags - {"helper"}):
             return None
         positions = self._positions
         data: dict[str, Json] = {"flags": sorted(self._flags)}
         if self._distributed_in:
             data["distributed_in"] = sorted(self._distributed_in)
+        if self._launched_in:
+            data["launched_in"] = sorted(self._launched_in)
         if self._loaders:
             data["loaders"] = [self._finish(p, positions, loader=True) for p in self._loaders]
         if self._samplers:

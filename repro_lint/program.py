@@ -2117,6 +2117,28 @@ class Program:
                 return None
         return first
 
+    def launch_rank(self, entry: EntryPoint, placement: Placement) -> tuple[str, str | None] | None:
+        """At the start of an entry point whose program a launcher runs once per process (it
+        builds an accelerate ``Accelerator``: ``accelerate launch`` starts every process
+        through torchrun), the process's rank as a fix writes it,
+        ``int(os.environ.get("RANK", 0))`` (0 when run alone), and the module to import for
+        it. None elsewhere, and where the ranks must share a seed: a ``DistributedSampler``
+        splits one dataset that every rank builds."""
+        if placement.spawn is not None or entry.workers or placement.unit is not entry.unit:
+            return None
+        if not any(
+            key in self.units[index].summary.get("data", {}).get("launched_in", ())
+            for index, key in self.reached_functions(entry)
+        ):
+            return None
+        if any(self._shards_data(entry.unit, key) for key in (MODULE, MAIN)):
+            return None
+        spelled = self.spell(placement.unit, "os.environ.get", placement.at.row)
+        if spelled is None:
+            return None
+        text, module = spelled
+        return f'int({text}("RANK", 0))', module
+
     def _shards_data(self, unit: Unit, key: str) -> bool:
         """Whether the path of function ``key`` reaches a file that splits a dataset across
         ranks with a ``DistributedSampler``."""

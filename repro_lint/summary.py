@@ -841,6 +841,20 @@ class SummaryCollector:
     def class_key(self) -> str | None:
         return self._class_key()
 
+    def branched(self) -> bool:
+        """Whether the statement being visited runs only on some paths through its function
+        (or the ``__main__`` block, or the module's code): it sits in an ``if``, a loop, a
+        ``try`` or a ``match`` there."""
+        for entry in reversed(self._open[:-1]):
+            node = entry.node
+            if isinstance(node, cst.FunctionDef | cst.ClassDef):
+                return False
+            if isinstance(node, cst.If) and is_main_check(node.test):
+                return False
+            if isinstance(node, cst.If | cst.For | cst.While | cst.Try | cst.TryStar | cst.Match):
+                return True
+        return False
+
     def _seed(self, node: cst.CSTNode, families: Iterable[str]) -> None:
         argument_text = self._seed_text(node)
         for family in families:

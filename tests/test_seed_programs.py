@@ -159,6 +159,51 @@ def test_worker_in_another_file_gets_its_seeds(tmp_path: Path) -> None:
     assert findings(tmp_path) == set()
 
 
+ACCELERATED = (
+    "import torch\nfrom accelerate import Accelerator\n{imports}\n\n"
+    "def train():\n    accelerator = Accelerator()\n    data = list(range(64))\n"
+    "{loader}"
+    "    batch = torch.randint(0, 64, (8,), device=accelerator.device)\n\n\n"
+    "if __name__ == '__main__':\n    train()\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("imports", "loader", "seed"),
+    [
+        ("", "", 'torch.manual_seed(int(os.environ.get("RANK", 0)))'),
+        # Every rank must build the same dataset for the sampler to split it.
+        ("from torch.utils.data import DataLoader, DistributedSampler\n",
+         "    loader = DataLoader(data, sampler=DistributedSampler(data))\n",
+         "torch.manual_seed(0)"),
+    ],
+    ids=["own-batches", "split-by-a-sampler"],
+)  # fmt: skip
+def test_a_script_launched_once_per_process_seeds_each_with_its_rank(
+    tmp_path: Path, imports: str, loader: str, seed: str
+) -> None:
+    write(tmp_path, {"train.py": ACCELERATED.format(imports=imports, loader=loader)})
+    fix(tmp_path, "--select", "RPL101")
+    text = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert f"if __name__ == '__main__':\n    {seed}\n    train()\n" in text
+    assert text.startswith("import os\n\n") == ("RANK" in seed)
+
+
+def test_an_accelerator_the_program_never_builds_gives_no_rank(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "tools.py": "from accelerate import Accelerator\n\n\n"
+            "def launch():\n    return Accelerator()\n",
+            "train.py": "import torch\n\nimport tools\n\n"
+            "if __name__ == '__main__':\n    batch = torch.randint(0, 64, (8,))\n",
+        },
+    )
+    fix(tmp_path, "--select", "RPL101")
+    text = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert "    torch.manual_seed(0)\n    batch" in text
+
+
 def test_smoke_tests_get_no_seeds(tmp_path: Path) -> None:
     model = (
         "import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n    def __init__(self):\n"

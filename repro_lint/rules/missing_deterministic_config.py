@@ -133,7 +133,8 @@ class MissingDeterministicConfig(ProjectRule):
     `weight`/`bias` named in a list, `if name not in ["fc.weight", "fc.bias"]:`, or all of
     them and then those of `model.<head>` again), so the model's convolutions and attention
     run forward only, and for library modules without an entry point. A freeze that keeps
-    anything else trainable (`if not name.startswith("layer4"):`) does not count.
+    anything else trainable (`if not name.startswith("layer4"):`), or that runs only on
+    some paths (`if args.probe:`), does not count.
 
     ## Fix safety
     Convolution-only programs get a safe fix: `torch.backends.cudnn.deterministic = True`
@@ -227,6 +228,13 @@ class MissingDeterministicConfig(ProjectRule):
                 "            param.requires_grad = False\n"
             ),
             note="fine-tuning the last stage: its convolutions run backward",
+        ),
+        Invalid(
+            _PROBE.format(
+                freeze="    if args.probe:\n        model.requires_grad_(False)\n"
+                "        model.fc.requires_grad_(True)\n"
+            ),
+            note="frozen on one path only: without `--probe` the whole model trains",
         ),
         Invalid(
             "import torch\nimport torchvision.models as models\n\n"

@@ -14,6 +14,16 @@ from repro_lint.rule import Invalid, Valid
 _RANDOM_STATE = "RPL105"
 
 
+# A script an accelerate launcher runs once per process.
+_ACCELERATE = (
+    "import torch\nfrom accelerate import Accelerator\n\n\ndef train():\n"
+    "    accelerator = Accelerator()\n"
+    "    model = accelerator.prepare(torch.nn.Linear(2, 2))\n"
+    "    batch = torch.randint(0, 100, (8, 2), device=accelerator.device)\n\n\n"
+    "if __name__ == '__main__':\n    train()\n"
+)
+
+
 class MissingSeed(ProjectRule):
     """
     ## What it does
@@ -72,7 +82,11 @@ class MissingSeed(ProjectRule):
     `__main__` block, or after the imports of a script), and the start of each worker
     function started in a fresh process (`mp.spawn`), offset by the process index when it
     is an int on every path (`mp.spawn` passes it, and every direct call passes an int
-    literal). Ranks that split one dataset with a `DistributedSampler` share one seed: each
+    literal). A program that builds an accelerate `Accelerator` is run once per process by
+    `accelerate launch`: its entry point's seed is offset by the process's rank,
+    `int(os.environ.get("RANK", 0))` (0 when run alone), so the processes draw different
+    batches and noise (the prepared model starts from rank 0's weights). Ranks that split
+    one dataset with a `DistributedSampler` share one seed: each
     must build the same dataset. Each process is seeded for the generators it consumes
     itself; work the main process does by calling a worker function directly is seeded at
     that function's start. numpy is left out where its only consumers are scikit-learn
@@ -319,6 +333,16 @@ class MissingSeed(ProjectRule):
             "build the same one, so the ranks share a seed",
         ),
         Invalid(
+            _ACCELERATE,
+            fixed="import os\n\n"
+            + _ACCELERATE.replace(
+                "    train()", '    torch.manual_seed(int(os.environ.get("RANK", 0)))\n    train()'
+            ),
+            note="`accelerate launch` runs the script once per process: each seeds with its "
+            "rank, so the processes draw different batches (the prepared model starts from "
+            "rank 0's weights)",
+        ),
+        Invalid(
             "import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
             "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
             "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
@@ -547,11 +571,16 @@ class MissingSeed(ProjectRule):
             if not wanted:
                 continue
             offset = program.rank(placement)
+            launched = None if offset is not None else program.launch_rank(entry, placement)
+            if launched is not None:
+                offset = launched[0]
             # A worker that receives the parsed options seeds with the user's seed.
             user = program.option_value(entry, placement.params) if placement.spawn else None
             made = program.seed_lines(placement.unit, wanted, placement.at.row, offset, value=user)
             if made is None:
                 return ()
+            if launched is not None and launched[1] is not None and launched[1] not in made[1]:
+                made = (made[0], [*made[1], launched[1]])
             found = program.insert(placement, *made, finding=entry.unit)
             if found is None:
                 return ()
