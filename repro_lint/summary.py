@@ -1504,12 +1504,15 @@ class SummaryCollector:
             if note.statement is not None:
                 self._positions.within(note.node, note.statement)
             self._positions.hint(note.node, note.top)
+        # Kept records by their text: a list's ``in`` made 40,000 notes (one per op
+        # finding) take quadratic time.
+        seen: set[tuple[str, int, int, str]] = set()
         for note in self._notes:
             start = self._positions.syntactic(note.node).start
-            record = [start.line, start.column + 1, note.data]
-            kept = found.setdefault(note.kind, [])
-            if record not in kept:
-                kept.append(record)
+            key = (note.kind, start.line, start.column, repr(note.data))
+            if key not in seen:
+                seen.add(key)
+                found.setdefault(note.kind, []).append([start.line, start.column + 1, note.data])
         return found
 
     def _taken(self, name: str) -> bool:
