@@ -24,6 +24,7 @@ recorded. Nothing here imports torch.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 import libcst as cst
@@ -49,6 +50,10 @@ _MMENGINE_SEEDING = frozenset(
 _BACKENDS = ("torch.backends.cudnn.", "torch.backends.cuda.")
 _ATTN_IMPLEMENTATION = "attn_implementation"
 _EAGER = "eager"
+# What a model's head is called (``fc``, ``head``, ``classifier``, ``last_linear``): trained
+# again after the whole model was frozen, only it trains. Another part (``layer4``) trains
+# its convolutions.
+_HEAD = re.compile(r"^(fc|linear|last_linear|logits)$|head|classifier", re.I)
 
 
 class EventSink(Protocol):
@@ -257,7 +262,9 @@ class KernelFacts:
         frozen = self._frozen.setdefault(self._sink.function_key(), set())
         if not on:
             frozen.add(owner)
-        elif "." in owner and owner.rsplit(".", 1)[0] in frozen:
+            return
+        parent, _, attribute = owner.rpartition(".")
+        if parent in frozen and _HEAD.search(attribute):
             self._event(node, "h")
 
     def _trainer(self, receiver: cst.BaseExpression) -> bool:

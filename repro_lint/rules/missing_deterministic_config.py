@@ -131,7 +131,8 @@ class MissingDeterministicConfig(ProjectRule):
     `backward()`, `zero_grad()`, optimizer step, trainer `fit()`/`train()`), for linear
     probing, where the process freezes its model but the head (every parameter but the
     `weight`/`bias` named in a list, `if name not in ["fc.weight", "fc.bias"]:`, or all of
-    them and then those of `model.<head>` again), so the model's convolutions and attention
+    them and then those of its head again: `model.fc`, `model.head`, `model.classifier`),
+    so the model's convolutions and attention
     run forward only, and for library modules without an entry point. A freeze that keeps
     anything else trainable (`if not name.startswith("layer4"):`), or that runs only on
     some paths (`if args.probe:`), does not count.
@@ -228,6 +229,12 @@ class MissingDeterministicConfig(ProjectRule):
                 "            param.requires_grad = False\n"
             ),
             note="fine-tuning the last stage: its convolutions run backward",
+        ),
+        Invalid(
+            _PROBE.format(
+                freeze="    model.requires_grad_(False)\n    model.layer4.requires_grad_(True)\n"
+            ),
+            note="the whole model frozen, then a stage that is not its head trained again",
         ),
         Invalid(
             _PROBE.format(
