@@ -24,7 +24,7 @@ from repro_lint.loaders import (
     SEEDS_WORKERS,
     TRANSPARENT_BASES,
 )
-from repro_lint.program import EntryPoint, Program, Unit
+from repro_lint.program import Program, Unit
 from repro_lint.torch_versions import TorchVersion
 
 Json = Any
@@ -462,7 +462,9 @@ def contexts(program: Program) -> dict[int, Context]:
         # distributed code: a library the program imports may hold a distributed loader or
         # launcher it never runs.
         together.discard("same_seed")
-        if not _runs_distributed(program, entry):
+        # A function the program runs makes it distributed (a process group, DDP, a
+        # ``DistributedSampler``, a distributed trainer strategy).
+        if not program.runs_listed(entry, "distributed_in"):
             together.discard("distributed")
         if "torch" in entry.seeded:
             together.add("seeded")
@@ -472,15 +474,6 @@ def contexts(program: Program) -> dict[int, Context]:
         unit.index: Context(frozenset(found.get(unit.index, set()) | own_flags(unit)))
         for unit in program.units
     }
-
-
-def _runs_distributed(program: Program, entry: EntryPoint) -> bool:
-    """Whether a function the entry point's program runs makes it distributed (a process
-    group, DDP, a ``DistributedSampler``, a distributed trainer strategy)."""
-    return any(
-        key in data(program.units[index]).get("distributed_in", ())
-        for index, key in program.reached_functions(entry)
-    )
 
 
 def _rank_helpers(program: Program, unit: Unit) -> set[str]:

@@ -33,6 +33,9 @@ DEFAULT_LINE_LENGTH = 88
 # How the community spells a module it imports (ruff's ICN001 defaults): a fix that imports
 # one of these uses the alias when the file leaves it free.
 CONVENTIONAL_ALIASES = {"numpy": "np"}
+# Modules of a package imported from it by name (``from mpi4py import MPI``: ``import mpi4py``
+# does not load it).
+FROM_IMPORTED = ("mpi4py.MPI",)
 _NEWLINE = re.compile(r"\r\n?|\n")
 
 Json = Any
@@ -204,6 +207,8 @@ class ImportName:
     asname: str | None = None
     level: int = 0
     is_from: bool = False
+    # The name a ``from`` import a fix adds brings in (the header's own imports leave it out).
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -543,13 +548,26 @@ def _section_order(statements: Sequence[Statement]) -> Callable[[ImportName], tu
 
 
 def import_text(name: ImportName) -> str:
-    return f"import {name.module}" + (f" as {name.asname}" if name.asname else "")
+    alias = f" as {name.asname}" if name.asname else ""
+    if name.is_from and name.name:
+        return f"from {name.module} import {name.name}{alias}"
+    return f"import {name.module}{alias}"
 
 
 def parse_import(text: str) -> ImportName:
-    """``"numpy"`` or ``"numpy as np"`` (how summaries name the imports a fix adds)."""
-    module, _, asname = text.partition(" as ")
-    return ImportName(module.strip(), asname.strip() or None)
+    """``"numpy"``, ``"numpy as np"`` or ``"from mpi4py import MPI"`` (how summaries name the
+    imports a fix adds)."""
+    text, _, asname = text.partition(" as ")
+    if text.startswith("from "):
+        module, _, name = text[len("from ") :].partition(" import ")
+        return ImportName(module.strip(), asname.strip() or None, is_from=True, name=name.strip())
+    return ImportName(text.strip(), asname.strip() or None)
+
+
+def bound_name(name: ImportName) -> str:
+    """The name an import a fix adds binds (``np`` for ``numpy as np``, ``MPI`` for ``from
+    mpi4py import MPI``; the module's dotted name for a plain import)."""
+    return name.asname or name.name or name.module
 
 
 @dataclass(frozen=True, slots=True)
@@ -1138,6 +1156,7 @@ def room_at(
 __all__ = [
     "CONVENTIONAL_ALIASES",
     "DEFAULT_LINE_LENGTH",
+    "FROM_IMPORTED",
     "Header",
     "HeaderRecorder",
     "ImportName",
@@ -1146,6 +1165,7 @@ __all__ = [
     "Statement",
     "after_imports",
     "append_inline",
+    "bound_name",
     "break_wrapper",
     "chain_links",
     "first_party_finder",

@@ -155,6 +155,9 @@ LOADER_KEYWORDS = frozenset(
 # Objects whose launcher runs the whole script once per process, each told its rank in the
 # ``RANK`` environment variable (``accelerate launch`` starts them through torchrun).
 LAUNCHED_PER_RANK = frozenset({"accelerate.Accelerator", "accelerate.accelerator.Accelerator"})
+# What a program started once per process by ``mpiexec`` calls: its rank is
+# ``MPI.COMM_WORLD.Get_rank()`` (0 when it runs alone).
+MPI_CALLS = "mpi4py.MPI."
 PARTIAL = "functools.partial"
 # Directory listings (their order is the filesystem's) and the Path methods that list.
 LISTING_CALLS = frozenset({"os.listdir", "os.scandir", "os.walk", "glob.glob", "glob.iglob"})
@@ -456,6 +459,8 @@ class LoaderFacts:
         self._distributed_in: set[str] = set()
         # The functions (keys) that build an object of ``LAUNCHED_PER_RANK``.
         self._launched_in: set[str] = set()
+        # The functions (keys) that call into MPI (``MPI_CALLS``).
+        self._mpi_in: set[str] = set()
         self._key = ""
         # Whether an expression (by id; the module's nodes live as long as this) involves
         # the rank.
@@ -879,6 +884,8 @@ class LoaderFacts:
             self._runs_distributed()
         if qualified in LAUNCHED_PER_RANK:
             self._launched_in.add(self._key)
+        if qualified.startswith(MPI_CALLS):
+            self._mpi_in.add(self._key)
         if qualified.startswith(OTHER_RNG_LIBRARIES) or qualified == "imgaug":
             self._fact(self._key, ["lib", qualified.split(".", 1)[0]])
         if qualified in rng.LIGHTNING_TRAINERS:
@@ -1597,6 +1604,7 @@ class LoaderFacts:
             or self._facts
             or self._partials
             or self._launched_in
+            or self._mpi_in
         ) and not (self._flags - {"helper"}):
             return None
         positions = self._positions
@@ -1605,6 +1613,8 @@ class LoaderFacts:
             data["distributed_in"] = sorted(self._distributed_in)
         if self._launched_in:
             data["launched_in"] = sorted(self._launched_in)
+        if self._mpi_in:
+            data["mpi_in"] = sorted(self._mpi_in)
         if self._loaders:
             data["loaders"] = [self._finish(p, positions, loader=True) for p in self._loaders]
         if self._samplers:

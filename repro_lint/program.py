@@ -997,7 +997,7 @@ class Program:
             return ()
         taken = unit.summary.get("taken", ())
         names = [layout.parse_import(module) for module in modules]
-        if any((n.asname or n.module) in taken for n in names):
+        if any(layout.bound_name(n) in taken for n in names):
             return None
         edits = tuple(
             Edit(p.text, Location(p.row, p.column), Location(p.row, p.column))
@@ -1534,11 +1534,15 @@ class Program:
         self._reached_functions[entry.unit.index] = seen
         return found
 
-    def reached_functions(self, entry: EntryPoint) -> frozenset[tuple[int, str]]:
-        """The functions (unit index, key) the entry point's program may run, as
-        ``reached_files`` finds them."""
+    def runs_listed(self, entry: EntryPoint, listed: str) -> bool:
+        """Whether the entry point's program may run (as ``reached_files`` finds the functions
+        it runs) a function that its module's data summary lists under ``listed``
+        (``distributed_in``, ``launched_in``)."""
         self.reached_files(entry)
-        return self._reached_functions[entry.unit.index]
+        return any(
+            key in self.units[index].summary.get("data", {}).get(listed, ())
+            for index, key in self._reached_functions[entry.unit.index]
+        )
 
     def _walk(
         self, entry: EntryPoint, on: Callable[[str], bool] | None
@@ -1804,6 +1808,12 @@ class Program:
             return best, None
         top, _, rest = qualified.partition(".")
         taken = unit.summary.get("taken", ())
+        for module in layout.FROM_IMPORTED:
+            if qualified.startswith(module + "."):
+                package, _, name = module.rpartition(".")
+                if name in taken:
+                    return None
+                return name + qualified[len(module) :], f"from {package} import {name}"
         if top in taken:
             return None
         alias = layout.CONVENTIONAL_ALIASES.get(top)
@@ -2118,26 +2128,28 @@ class Program:
         return first
 
     def launch_rank(self, entry: EntryPoint, placement: Placement) -> tuple[str, str | None] | None:
-        """At the start of an entry point whose program a launcher runs once per process (it
-        builds an accelerate ``Accelerator``: ``accelerate launch`` starts every process
-        through torchrun), the process's rank as a fix writes it,
-        ``int(os.environ.get("RANK", 0))`` (0 when run alone), and the module to import for
-        it. None elsewhere, and where the ranks must share a seed: a ``DistributedSampler``
-        splits one dataset that every rank builds."""
+        """At the start of an entry point whose program a launcher runs once per process, the
+        process's rank as a fix writes it (0 when run alone), and the import it needs:
+        ``int(os.environ.get("RANK", 0))`` where the program builds an accelerate
+        ``Accelerator`` (``accelerate launch`` starts every process through torchrun),
+        ``MPI.COMM_WORLD.Get_rank()`` where it calls into MPI (``mpiexec`` starts them). None
+        elsewhere, and where the ranks must share a seed: a ``DistributedSampler`` splits one
+        dataset that every rank builds."""
         if placement.spawn is not None or entry.workers or placement.unit is not entry.unit:
             return None
-        if not any(
-            key in self.units[index].summary.get("data", {}).get("launched_in", ())
-            for index, key in self.reached_functions(entry)
-        ):
+        if self.runs_listed(entry, "launched_in"):
+            qualified, written = "os.environ.get", 'int({}("RANK", 0))'
+        elif self.runs_listed(entry, "mpi_in"):
+            qualified, written = "mpi4py.MPI.COMM_WORLD.Get_rank", "{}()"
+        else:
             return None
         if any(self._shards_data(entry.unit, key) for key in (MODULE, MAIN)):
             return None
-        spelled = self.spell(placement.unit, "os.environ.get", placement.at.row)
+        spelled = self.spell(placement.unit, qualified, placement.at.row)
         if spelled is None:
             return None
         text, module = spelled
-        return f'int({text}("RANK", 0))', module
+        return written.format(text), module
 
     def _shards_data(self, unit: Unit, key: str) -> bool:
         """Whether the path of function ``key`` reaches a file that splits a dataset across

@@ -392,5 +392,11 @@ def is_seed_name(name: str) -> bool:
 
 
 def is_port_name(name: str) -> bool:
-    """A variable, attribute or key named for a network port (``MASTER_PORT``)."""
-    return any(part.lower() in ("port", "ports") for part in _WORDS.split(name))
+    """A variable, attribute or key named for a network port (``MASTER_PORT``) or for the
+    address a process group meets at (``dist_url``, ``init_method``: ``tcp://host:port``)."""
+    lower = name.lower()
+    return (
+        any(part.lower() in ("port", "ports") for part in _WORDS.split(name))
+        or "dist_url" in lower
+        or "init_method" in lower
+    )

@@ -31,6 +31,7 @@ from repro_lint.gates import Gate, GateFacts
 from repro_lint.kernel_facts import KernelFacts
 from repro_lint.layout import (
     CONVENTIONAL_ALIASES,
+    FROM_IMPORTED,
     HeaderRecorder,
     is_docstring,
     is_future_import,
@@ -47,9 +48,14 @@ _SCOPE = "scope"  # a block that starts a function's (or the __main__ block's) o
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 # Names a seed fix may need to import; a file that binds one of them to something else
 # gets no fix for that family.
-_FIX_MODULES = ("torch", "numpy", "random", "os")
-# Names a fix may bind: the modules above and the conventional aliases it imports them as.
-_FIX_NAMES = (*_FIX_MODULES, *CONVENTIONAL_ALIASES.values())
+_FIX_MODULES = ("torch", "numpy", "random", "os", "mpi4py")
+# Names a fix may bind: the modules above, the conventional aliases it imports them as and
+# the modules it imports from a package (``MPI``).
+_FIX_NAMES = (
+    *_FIX_MODULES,
+    *CONVENTIONAL_ALIASES.values(),
+    *(module.rpartition(".")[2] for module in FROM_IMPORTED),
+)
 # Whether a library module is (possibly) project code is decided per summary: never for the
 # top-level packages in randomness.LIBRARIES, unless the file belongs to that package itself.
 

@@ -189,6 +189,63 @@ def test_a_script_launched_once_per_process_seeds_each_with_its_rank(
     assert text.startswith("import os\n\n") == ("RANK" in seed)
 
 
+def test_a_program_run_by_mpiexec_seeds_each_process_with_its_mpi_rank(tmp_path: Path) -> None:
+    # ``mpiexec`` starts the script once per process; the program shards its data by MPI
+    # rank itself, so every rank should draw its own noise.
+    write(
+        tmp_path,
+        {
+            "dist_util.py": "from mpi4py import MPI\n\n\n"
+            "def setup():\n    return MPI.COMM_WORLD.Get_rank()\n",
+            "train.py": "import argparse\n\nimport torch\n\nimport dist_util\n\n\n"
+            "def main():\n    dist_util.setup()\n    noise = torch.randn(4)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+        },
+    )
+    fix(tmp_path, "--select", "RPL101")
+    assert (tmp_path / "train.py").read_text(encoding="utf-8") == (
+        "import argparse\n\nimport torch\nfrom mpi4py import MPI\n\nimport dist_util\n\n\n"
+        "def main():\n    dist_util.setup()\n    noise = torch.randn(4)\n\n\n"
+        "if __name__ == '__main__':\n    torch.manual_seed(MPI.COMM_WORLD.Get_rank())\n"
+        "    main()\n"
+    )
+    assert findings(tmp_path) == set()
+
+
+def test_an_mpi_import_already_there_is_used(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        {
+            "train.py": "import torch\nfrom mpi4py import MPI as mpi\n\n\n"
+            "def main():\n    shard = mpi.COMM_WORLD.Get_rank()\n    noise = torch.randn(4)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+        },
+    )
+    fix(tmp_path, "--select", "RPL101")
+    text = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert text.startswith("import torch\nfrom mpi4py import MPI as mpi\n\n\n"), text
+    assert "    torch.manual_seed(mpi.COMM_WORLD.Get_rank())\n    main()\n" in text
+
+
+def test_a_random_rendezvous_address_needs_no_seed(tmp_path: Path) -> None:
+    # Drawing the port a process group meets at changes no result; seeding ``random`` for
+    # it would make concurrent runs pick the same port.
+    write(
+        tmp_path,
+        {
+            "train.py": "import argparse\nimport random\n\nimport torch\n\n\n"
+            "def main():\n    args = argparse.ArgumentParser().parse_args()\n"
+            "    args.dist_url = f'tcp://localhost:{random.randrange(49152, 65535)}'\n"
+            "    noise = torch.randn(4)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+        },
+    )
+    fix(tmp_path, "--select", "RPL101")
+    text = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert "    torch.manual_seed(0)\n    main()\n" in text
+    assert "random.seed" not in text
+
+
 def test_an_accelerator_the_program_never_builds_gives_no_rank(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -54,8 +54,9 @@ class MissingSeed(ProjectRule):
     code. Code that never runs is not on the path: a block under `if False:`, `if 0:` or
     `while False:`, the `else` of `if True:` (a switch turned off by hand), and imports
     under `if TYPE_CHECKING:`. Draws whose results are replaced before use do not count:
-    initial weights that a checkpoint load overwrites on every path, a random free port, a
-    draw that derives a seed (RPL103's finding). Seeds count wherever they are on the path:
+    initial weights that a checkpoint load overwrites on every path, a random free port (or
+    the `dist_url`/`init_method` address a process group meets at), a draw that derives a
+    seed (RPL103's finding). Seeds count wherever they are on the path:
     in the `__main__` block, in a helper in another module, in an opt-in branch
     (`if args.seed is not None: torch.manual_seed(args.seed)`), or through a known helper:
     `lightning.seed_everything` (and the `pytorch_lightning`/`lightning.fabric` spellings),
@@ -85,9 +86,11 @@ class MissingSeed(ProjectRule):
     literal). A program that builds an accelerate `Accelerator` is run once per process by
     `accelerate launch`: its entry point's seed is offset by the process's rank,
     `int(os.environ.get("RANK", 0))` (0 when run alone), so the processes draw different
-    batches and noise (the prepared model starts from rank 0's weights). Ranks that split
-    one dataset with a `DistributedSampler` share one seed: each
-    must build the same dataset. Each process is seeded for the generators it consumes
+    batches and noise (the prepared model starts from rank 0's weights); so is a program
+    that calls into MPI (`mpi4py`), which `mpiexec` runs once per process, by
+    `MPI.COMM_WORLD.Get_rank()` (`from mpi4py import MPI` is added where the file lacks it).
+    Ranks that split one dataset with a `DistributedSampler` share one seed: each must build
+    the same dataset. Each process is seeded for the generators it consumes
     itself; work the main process does by calling a worker function directly is seeded at
     that function's start. numpy is left out where its only consumers are scikit-learn
     calls that RPL105 gives `random_state=`. A model file's smoke test gets no finding and
@@ -343,6 +346,16 @@ class MissingSeed(ProjectRule):
             "rank 0's weights)",
         ),
         Invalid(
+            "import torch\nfrom mpi4py import MPI\n\n\ndef main():\n"
+            "    shard = MPI.COMM_WORLD.Get_rank()\n    noise = torch.randn(8)\n\n\n"
+            "if __name__ == '__main__':\n    main()\n",
+            fixed="import torch\nfrom mpi4py import MPI\n\n\ndef main():\n"
+            "    shard = MPI.COMM_WORLD.Get_rank()\n    noise = torch.randn(8)\n\n\n"
+            "if __name__ == '__main__':\n    torch.manual_seed(MPI.COMM_WORLD.Get_rank())\n"
+            "    main()\n",
+            note="`mpiexec` runs the script once per process: each seeds with its MPI rank",
+        ),
+        Invalid(
             "import numpy as np\n\nSCORERS = dict()\n\n\ndef scorer(fn):\n"
             "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
             "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
@@ -475,6 +488,12 @@ class MissingSeed(ProjectRule):
             "import os\nimport random\n\nif __name__ == '__main__':\n"
             "    os.environ['MASTER_PORT'] = str(random.randint(20000, 30000))\n",
             note="a random free port for the process group is not data",
+        ),
+        Valid(
+            "import argparse\nimport random\n\nif __name__ == '__main__':\n"
+            "    args = argparse.ArgumentParser().parse_args()\n"
+            "    args.dist_url = f'tcp://localhost:{random.randrange(49152, 65535)}'\n",
+            note="nor is the address the process group meets at",
         ),
         Valid(
             "import random\nimport torch\n\nif __name__ == '__main__':\n"
