@@ -140,7 +140,7 @@ def equal_like(call: cst.Call) -> cst.AssignEqual:
     equals = [
         arg.equal
         for arg in call.args
-        if arg.keyword is not None and isinstance(arg.equal, cst.AssignEqual)
+        if arg.keyword is not None and type(arg.equal) is cst.AssignEqual
     ]
     spaced = bool(equals) and all(
         _one_space(e.whitespace_before) and _one_space(e.whitespace_after) for e in equals
@@ -152,7 +152,7 @@ def equal_like(call: cst.Call) -> cst.AssignEqual:
 
 
 def _one_space(whitespace: cst.BaseParenthesizableWhitespace) -> bool:
-    return isinstance(whitespace, cst.SimpleWhitespace) and whitespace.value == " "
+    return type(whitespace) is cst.SimpleWhitespace and whitespace.value == " "
 
 
 def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
@@ -166,11 +166,11 @@ def with_keyword(call: cst.Call, keyword: str, value: str) -> cst.Call:
     if not args:
         return call.with_changes(args=[new])
     last = args[-1]
-    if isinstance(last.comma, cst.Comma):
+    if type(last.comma) is cst.Comma:
         # A trailing comma: the new argument takes the last one's place in the layout.
         layout = call.whitespace_before_args
         after: cst.BaseParenthesizableWhitespace = (
-            layout if isinstance(layout, cst.ParenthesizedWhitespace) else cst.SimpleWhitespace(" ")
+            layout if type(layout) is cst.ParenthesizedWhitespace else cst.SimpleWhitespace(" ")
         )
         args[-1] = last.with_changes(comma=last.comma.with_changes(whitespace_after=after))
         args.append(new.with_changes(comma=last.comma))

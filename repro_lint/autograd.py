@@ -334,17 +334,15 @@ class Autograd:
 
     def enter_module(self, node: cst.Module) -> None:
         self._top_functions = {
-            statement.name.value
-            for statement in node.body
-            if isinstance(statement, cst.FunctionDef)
+            statement.name.value for statement in node.body if type(statement) is cst.FunctionDef
         }
 
     def enter_class(self, node: cst.ClassDef) -> None:
         top = not self._functions and not self._classes
         methods = frozenset(
             statement.name.value
-            for statement in (node.body.body if isinstance(node.body, cst.IndentedBlock) else ())
-            if isinstance(statement, cst.FunctionDef)
+            for statement in (node.body.body if type(node.body) is cst.IndentedBlock else ())
+            if type(statement) is cst.FunctionDef
         )
         is_module = any(self.tensors.is_module_base(base.value) for base in node.bases)
         data = any(self._data_base(base.value) for base in node.bases) or (
@@ -360,7 +358,7 @@ class Autograd:
 
     def enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
         outer = self._functions[-1] if self._functions else None
-        cls = self._method_class() if isinstance(node, cst.FunctionDef) else None
+        cls = self._method_class() if type(node) is cst.FunctionDef else None
         params = [*node.params.posonly_params, *node.params.params]
         self_name: str | None = None
         if cls is not None and params and not _is_static(node):
@@ -381,11 +379,11 @@ class Autograd:
                 continue
             function.bindings[name] = Grad(False, frozenset({f"p:{name}"})) if key else MAYBE
         for star in (node.params.star_arg, node.params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 function.bindings[star.name.value] = MAYBE
         if self_name is not None:
             function.bindings[self_name] = MAYBE
-        if key is not None and isinstance(node, cst.FunctionDef):
+        if key is not None and type(node) is cst.FunctionDef:
             self.signatures[key] = Signature(
                 tuple(p.name.value for p in params),
                 frozenset(p.name.value for p in node.params.kwonly_params) or _NO_NAMES,
@@ -396,7 +394,7 @@ class Autograd:
                 }
                 or _NO_DEFAULTS,
             )
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             function.switches.append(self._decorator_switch(node))
         self._functions.append(function)
 
@@ -415,7 +413,7 @@ class Autograd:
             edited = function.entries_read & function.entries_written
             if edited:
                 self.stored_state[function.key] = frozenset(name for name, _ in edited)
-        if function.key is not None and isinstance(function.node, cst.FunctionDef):
+        if function.key is not None and type(function.node) is cst.FunctionDef:
             returned = join(function.returns) if function.returns else NO_GRAD
             # What depends on its own parameters is open per call: not followed that far.
             self.returns[function.key] = MAYBE if returned.depends else returned
@@ -444,7 +442,7 @@ class Autograd:
             written = _entry(target)
             if written is not None:
                 function.entries_written.add(written)
-        if isinstance(target, cst.Name) and self._functions:
+        if type(target) is cst.Name and self._functions:
             partials = self._functions[-1].partials
             partials.pop(target.value, None)
             wrapped = self._partial(value)
@@ -453,7 +451,7 @@ class Autograd:
 
     def _partial(self, value: cst.BaseExpression | None) -> str | None:
         """``functools.partial(torch.arange, device=d)`` -> ``torch.arange``."""
-        if not isinstance(value, cst.Call) or not value.args or value.args[0].keyword:
+        if type(value) is not cst.Call or not value.args or value.args[0].keyword:
             return None
         if self.names.qualified_name(value.func) != "functools.partial":
             return None
@@ -468,7 +466,7 @@ class Autograd:
 
     def augment(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         """``target += value``."""
-        if isinstance(target, cst.Name) and not self._no_grad_scope():
+        if type(target) is cst.Name and not self._no_grad_scope():
             self._bind(target, join((self._lookup(target), self.grad(value))), False)
 
     def is_self(self, expr: cst.BaseExpression) -> bool:
@@ -477,7 +475,7 @@ class Autograd:
         return (
             function is not None
             and function.self_name is not None
-            and isinstance(expr, cst.Name)
+            and type(expr) is cst.Name
             and expr.value == function.self_name
         )
 
@@ -504,10 +502,10 @@ class Autograd:
         if method is not None and function is not None and function.cls is not None:
             if function.cls.key is not None and method in function.cls.methods:
                 key = f"{function.cls.key}.{method}"
-        elif isinstance(func, cst.Name) and func.value in self._top_functions:
+        elif type(func) is cst.Name and func.value in self._top_functions:
             if not self._shadowed(func.value):
                 key = func.value
-        elif isinstance(func, cst.Attribute):
+        elif type(func) is cst.Attribute:
             # ``other.method(...)``: a method of a class of the file may be called with
             # anything from here.
             for cls, _ in self._classes:
@@ -640,7 +638,7 @@ class Autograd:
             return join(
                 self.grad(element.value, deeper)
                 for element in expr.elements
-                if isinstance(element, cst.DictElement)
+                if type(element) is cst.DictElement
             )
         return MAYBE
 
@@ -650,7 +648,7 @@ class Autograd:
         """The key of a function whose call sites are followed: a module-level function or a
         method of a module-level class called through ``self`` (not nested functions,
         lambdas, static methods, nor ``forward`` and other methods called implicitly)."""
-        if not isinstance(node, cst.FunctionDef):
+        if type(node) is not cst.FunctionDef:
             return None
         name = node.name.value
         if method_of is None:
@@ -699,7 +697,7 @@ class Autograd:
 
     def _data_function(self, function: _Function) -> bool:
         node = function.node
-        if isinstance(node, cst.FunctionDef) and "collate" in node.name.value.lower():
+        if type(node) is cst.FunctionDef and "collate" in node.name.value.lower():
             return True
         return function.cls is not None and function.cls.data
 
@@ -708,7 +706,7 @@ class Autograd:
         if function.evaluation is None:
             node = function.node
             function.evaluation = (
-                isinstance(node, cst.FunctionDef)
+                type(node) is cst.FunctionDef
                 and (evaluation_name(node.name.value) or _mentions(node, frozenset(), False))
                 and not _mentions(node, _BACKWARD_CALLS, nested=True)
             )
@@ -721,7 +719,7 @@ class Autograd:
         return self._functions[-1].bindings if self._functions else self._module
 
     def _bind(self, target: cst.BaseExpression, grad: Grad, loader: bool) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self._scope()[target.value] = grad
             loaders = self._functions[-1].loaders if self._functions else self._module_loaders
             if loader:
@@ -731,14 +729,14 @@ class Autograd:
         elif isinstance(target, cst.Tuple | cst.List):
             for element in target.elements:
                 self._bind(element.value, grad, False)
-        elif isinstance(target, cst.StarredElement):
+        elif type(target) is cst.StarredElement:
             self._bind(target.value, grad, False)
-        elif isinstance(target, cst.Attribute):
+        elif type(target) is cst.Attribute:
             function = self._functions[-1] if self._functions else None
             if (
                 function is not None
                 and function.cls is not None
-                and isinstance(target.value, cst.Name)
+                and type(target.value) is cst.Name
                 and target.value.value == function.self_name
             ):
                 name = target.attr.value
@@ -775,7 +773,7 @@ class Autograd:
         if (
             function is not None
             and function.cls is not None
-            and isinstance(expr.value, cst.Name)
+            and type(expr.value) is cst.Name
             and expr.value.value == function.self_name
         ):
             if name in function.cls.buffers:
@@ -791,7 +789,7 @@ class Autograd:
         if qualified is not None:
             return self._qualified_call(canonical(qualified), call, depth)
         function = self._functions[-1] if self._functions else None
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             self_name = function.self_name if function is not None else None
             own = _is_self_call(func, self_name)
@@ -813,7 +811,7 @@ class Autograd:
                 # Another tensor method: its tensor arguments count too.
                 return join((receiver, *self._arguments(call, depth, positional_only=True)))
             return MAYBE
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             for scope in reversed(self._functions):
                 if func.value in scope.partials:
                     return self._qualified_call(scope.partials[func.value], call, depth)
@@ -857,7 +855,7 @@ class Autograd:
 
     def _unwrap(self, iterable: cst.BaseExpression) -> list[cst.BaseExpression]:
         """``enumerate(tqdm(loader))`` -> ``[loader]``; ``zip(a, b)`` -> ``[a, b]``."""
-        if isinstance(iterable, cst.Call):
+        if type(iterable) is cst.Call:
             qualified = self.names.qualified_name(iterable.func)
             if qualified is not None and canonical(qualified) in _LOOP_WRAPPERS:
                 parts: list[cst.BaseExpression] = []
@@ -877,7 +875,7 @@ class Autograd:
         return all(self._names_loader(part) for part in parts)
 
     def _names_loader(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             for function in reversed(self._functions):
                 if expr.value in function.loaders:
                     return True
@@ -887,12 +885,12 @@ class Autograd:
                 if expr.value in self._module_loaders:
                     return True
             return "loader" in expr.value.lower()
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is cst.Attribute:
             return "loader" in expr.attr.value.lower()
         return False
 
     def _is_loader_value(self, value: cst.BaseExpression) -> bool:
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return False
         qualified = self.names.qualified_name(value.func)
         return qualified is not None and qualified.startswith(_LOADER_CLASSES)
@@ -967,8 +965,8 @@ class GradCalls:
 
     def enter_class(self, node: cst.ClassDef) -> None:
         self._tensors.enter_class(node)
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        methods = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+        body = node.body.body if type(node.body) is cst.IndentedBlock else ()
+        methods = {s.name.value for s in body if type(s) is cst.FunctionDef}
         is_module = any(self._tensors.is_module_base(base.value) for base in node.bases)
         data = any(data_base(self._names, base.value, self._data_classes) for base in node.bases)
         data = data or (not is_module and "__getitem__" in methods and "forward" not in methods)
@@ -1015,7 +1013,7 @@ class GradCalls:
     def call(self, node: cst.Call, qualified: str | None) -> None:
         func = node.func
         self._mute(func)
-        if isinstance(func, cst.Attribute) and func.attr.value in _BACKWARD_CALLS:
+        if type(func) is cst.Attribute and func.attr.value in _BACKWARD_CALLS:
             # A backward anywhere in a function (nested ones too) makes it training code.
             for frame in self._frames:
                 frame.backward = True
@@ -1025,7 +1023,7 @@ class GradCalls:
         if qualified is None:
             if not (
                 self._names.star_imports
-                and isinstance(func, cst.Name)
+                and type(func) is cst.Name
                 and not self._names.is_bound(func.value)
             ):
                 return
@@ -1056,7 +1054,7 @@ class GradCalls:
         self._mute(node.attr)
         if self._imports or id(node) in self._skip:
             return
-        if isinstance(value, cst.Name) and value.value in self._imported:
+        if type(value) is cst.Name and value.value in self._imported:
             qualified = self._names.qualified_name(node)
             if qualified is not None and not self._library(qualified):
                 self._refs.add(qualified)
@@ -1104,7 +1102,7 @@ def _quiet_frames(frames: tuple[_Frame, ...], switch: bool | None) -> bool:
 def grad_switch(names: Names, expr: cst.BaseExpression) -> bool | None:
     """True for an expression that turns grad recording off (``torch.no_grad()``), False for
     one that turns it on (``torch.enable_grad()``), None for anything else."""
-    call = expr if isinstance(expr, cst.Call) else None
+    call = expr if type(expr) is cst.Call else None
     qualified = names.qualified_name(call.func if call is not None else expr)
     if qualified is None:
         return None
@@ -1131,7 +1129,7 @@ def data_base(names: Names, base: cst.BaseExpression, data_classes: set[str]) ->
     batch preprocessor); ``data_classes``: the data classes of the file so far."""
     qualified = names.qualified_name(base)
     if qualified is None:
-        return isinstance(base, cst.Name) and base.value in data_classes
+        return type(base) is cst.Name and base.value in data_classes
     qualified = canonical(qualified)
     if qualified in data_classes:
         return True
@@ -1150,10 +1148,10 @@ def _entry(expr: cst.BaseExpression) -> tuple[str, str] | None:
     """``m["key"]``: the mapping's name and the key."""
     if type(expr) is not cst.Subscript or type(expr.value) is not cst.Name:
         return None
-    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+    if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
         return None
     key = expr.slice[0].slice.value
-    if not isinstance(key, cst.SimpleString):
+    if type(key) is not cst.SimpleString:
         return None
     text = evaluated(key)
     return (expr.value.value, text) if isinstance(text, str) else None
@@ -1163,7 +1161,7 @@ def _is_static(node: cst.FunctionDef | cst.Lambda) -> bool:
     if isinstance(node, cst.Lambda):
         return True
     return any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+        type(d.decorator) is cst.Name and d.decorator.value in ("staticmethod", "classmethod")
         for d in node.decorators
     )
 
@@ -1182,7 +1180,7 @@ def used_detached(statements: tuple[cst.CSTNode, ...], call: cst.Call) -> bool:
     if name is None:
         return False
     body = getattr(parent, "body", None)
-    if not isinstance(body, cst.IndentedBlock):
+    if type(body) is not cst.IndentedBlock:
         return False
     following = body.body
     index = next((i for i, s in enumerate(following) if s is line), None)
@@ -1200,9 +1198,9 @@ def used_detached(statements: tuple[cst.CSTNode, ...], call: cst.Call) -> bool:
 
 def _lone_assign(statement: cst.CSTNode) -> cst.Assign | None:
     """The assignment a line holds alone (``x = f(y)``), else None."""
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1:
+    if type(statement) is cst.SimpleStatementLine and len(statement.body) == 1:
         small = statement.body[0]
-        return small if isinstance(small, cst.Assign) else None
+        return small if type(small) is cst.Assign else None
     return None
 
 

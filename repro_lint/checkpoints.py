@@ -155,21 +155,21 @@ class CheckpointFacts:
         stars = frozenset(
             star.name.value
             for star in (params.star_arg, params.star_kwarg)
-            if isinstance(star, cst.Param)
+            if type(star) is cst.Param
         )
         self._params[key] = (named, stars or _NO_NAMES)
         keywords = params.star_kwarg
-        if isinstance(keywords, cst.Param) and _mentions(node.body, keywords.name.value):
+        if type(keywords) is cst.Param and _mentions(node.body, keywords.name.value):
             self._keywords[key] = keywords.name.value
 
     def targets(self, targets: Sequence[cst.BaseExpression]) -> None:
         """Assignment targets about to be visited: their subscripts are stores."""
         for target in targets:
-            if isinstance(target, cst.Subscript):
+            if type(target) is cst.Subscript:
                 self._stores.add(id(target))
 
     def assign(self, key: str, targets: Sequence[cst.BaseExpression], value: Json) -> None:
-        if len(targets) != 1 or not isinstance(targets[0], cst.Name) or value is None:
+        if len(targets) != 1 or type(targets[0]) is not cst.Name or value is None:
             return
         name = targets[0].value
         values = self._values.setdefault(key, {})
@@ -187,7 +187,7 @@ class CheckpointFacts:
         if id(node) in self._stores or len(node.slice) != 1:
             return
         index = node.slice[0].slice
-        if isinstance(index, cst.Index):
+        if type(index) is cst.Index:
             key = literal_str(index.value)
             if key is not None and _counter(key):
                 self.resume = self.resume or self._loads
@@ -199,7 +199,7 @@ class CheckpointFacts:
         into a model, ``save`` for a checkpoint save (the caller records them as ``l`` and
         ``k`` events of the function), else None."""
         func = node.func
-        attr = func.attr.value if isinstance(func, cst.Attribute) else None
+        attr = func.attr.value if type(func) is cst.Attribute else None
         if qualified in LOAD:
             self._loads = True
         if qualified in RNG_STATE_GETTERS or attr in _RNG_STATE_METHODS:
@@ -210,18 +210,18 @@ class CheckpointFacts:
             text = literal_str(node.args[0].value)
             if text is not None and _counter(text):
                 self.resume = self.resume or self._loads
-        if attr == "load_state_dict" and isinstance(func, cst.Attribute):
+        if attr == "load_state_dict" and type(func) is cst.Attribute:
             receiver = func.value
-            text = receiver.attr.value if isinstance(receiver, cst.Attribute) else ""
-            if isinstance(receiver, cst.Name):
+            text = receiver.attr.value if type(receiver) is cst.Attribute else ""
+            if type(receiver) is cst.Name:
                 text = receiver.value
-            if isinstance(receiver, cst.Subscript) and isinstance(receiver.value, cst.Attribute):
+            if type(receiver) is cst.Subscript and type(receiver.value) is cst.Attribute:
                 text = receiver.value.attr.value
             if _words(text) & _OPTIMIZERS:
                 self.resume = True
             if any(self._from_load(key, arg.value) for arg in node.args):
                 if (
-                    isinstance(receiver, cst.Name)
+                    type(receiver) is cst.Name
                     and key in self._keywords
                     and receiver.value not in self._params[key][0]
                     and key not in self._restorers
@@ -249,14 +249,14 @@ class CheckpointFacts:
     def _from_load(self, key: str, value: cst.BaseExpression) -> bool:
         """Whether a value comes from ``torch.load`` (the call, a name bound to its
         result, or a key of one)."""
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             return self._names.qualified_name(value.func) in LOAD
-        if isinstance(value, cst.Subscript):
+        if type(value) is cst.Subscript:
             value = value.value
-        return isinstance(value, cst.Name) and value.value in self._loaded.get(key, ())
+        return type(value) is cst.Name and value.value in self._loaded.get(key, ())
 
     def _kind(self, key: str, value: cst.BaseExpression) -> str | None:
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             value = self._values.get(key, {}).get(value.value, value)
         return content(value)
 
@@ -270,10 +270,10 @@ class CheckpointFacts:
         named, stars = self._params.get(key, ((), _NO_NAMES))
         value = first.value
         if first.star or (
-            isinstance(value, cst.Dict)
+            type(value) is cst.Dict
             and any(
-                isinstance(e, cst.StarredDictElement)
-                and isinstance(e.value, cst.Name)
+                type(e) is cst.StarredDictElement
+                and type(e.value) is cst.Name
                 and e.value.value in stars
                 for e in value.elements
             )
@@ -281,7 +281,7 @@ class CheckpointFacts:
             self._wrappers[key] = "args"
             self._saves.append([key, site[0], site[1], "args"])
             return True
-        if isinstance(value, cst.Name) and value.value in named:
+        if type(value) is cst.Name and value.value in named:
             self._wrappers.setdefault(key, "param")
             self._saves.append([key, site[0], site[1], "param"])
             return True

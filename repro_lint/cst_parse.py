@@ -126,7 +126,7 @@ def _has_block(module: cst.Module) -> bool:
     stack: list[cst.CSTNode] = list(reversed(module.body))
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.IndentedBlock):
+        if type(node) is cst.IndentedBlock:
             return True
         if isinstance(node, _CLAUSES):
             stack.extend(reversed(children(node)))

@@ -173,7 +173,7 @@ class EditBuilder:
         if block is None:
             block = self._leading(start.row)
         old, new = edit.node, edit.new
-        if isinstance(old, cst.Call) and isinstance(new, cst.Call):
+        if type(old) is cst.Call and type(new) is cst.Call:
             extras = _appended(old, new)
             if extras:
                 syntactic = self.positions.syntactic(old)
@@ -192,7 +192,7 @@ class EditBuilder:
                         return chained
                 return Edit(code, start_of(syntactic), end_of(syntactic))
         if _wraps(new, old):
-            assert isinstance(new, cst.Call)
+            assert type(new) is cst.Call
             syntactic = self.positions.syntactic(old)
             if syntactic.start.line == syntactic.end.line:
                 room = layout.room_at(
@@ -396,7 +396,7 @@ class _ChainOf(cst.CSTVisitor):
             parent = stack[-1]
             if not (
                 (isinstance(parent, cst.Attribute | cst.Subscript) and parent.value is chain)
-                or (isinstance(parent, cst.Call) and parent.func is chain)
+                or (type(parent) is cst.Call and parent.func is chain)
             ):
                 break
             chain = parent
@@ -405,14 +405,15 @@ class _ChainOf(cst.CSTVisitor):
             return
         holder = stack[-1] if stack else None
         if chain.lpar:
-            if len(chain.lpar) == 1 and isinstance(
-                chain.lpar[0].whitespace_after, cst.ParenthesizedWhitespace
+            if (
+                len(chain.lpar) == 1
+                and type(chain.lpar[0].whitespace_after) is cst.ParenthesizedWhitespace
             ):
                 self.chain = chain
             return
-        returned = isinstance(holder, cst.Return) and holder.value is chain
+        returned = type(holder) is cst.Return and holder.value is chain
         assigned = (
-            isinstance(holder, cst.Assign)
+            type(holder) is cst.Assign
             and holder.value is chain
             and len(holder.targets) == 1
             and _plain_target(holder.targets[0].target)
@@ -424,14 +425,14 @@ class _ChainOf(cst.CSTVisitor):
 def _plain_target(target: cst.BaseExpression) -> bool:
     """A name or a chain of attributes on one (``self.data``): no brackets, which would make
     black weigh splitting them first."""
-    while isinstance(target, cst.Attribute):
+    while type(target) is cst.Attribute:
         target = target.value
-    return isinstance(target, cst.Name)
+    return type(target) is cst.Name
 
 
 def _wraps(new: cst.CSTNode, old: cst.CSTNode) -> bool:
     """Whether ``new`` is a call whose only argument is ``old`` (``sorted(x)`` for ``x``)."""
-    if not isinstance(new, cst.Call) or len(new.args) != 1:
+    if type(new) is not cst.Call or len(new.args) != 1:
         return False
     (arg,) = new.args
     return arg.keyword is None and not arg.star and arg.value.deep_equals(old)

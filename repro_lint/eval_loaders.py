@@ -34,8 +34,8 @@ def evaluation_only(
     sampler = assigned_name(path[-1], call)
     if sampler is None:
         return False
-    scope = next((n for n in reversed(path) if isinstance(n, cst.FunctionDef)), module)
-    defined = [node for node in module.body if isinstance(node, cst.FunctionDef)]
+    scope = next((n for n in reversed(path) if type(n) is cst.FunctionDef), module)
+    defined = [node for node in module.body if type(node) is cst.FunctionDef]
     counts = Counter(node.name.value for node in defined)
     # (A name defined twice is left alone: which definition a call reaches is open.)
     functions = {node.name.value: node for node in defined if counts[node.name.value] == 1}
@@ -89,13 +89,13 @@ def _uses(scope: cst.CSTNode, name: str) -> Iterator[_Use]:
     module), with the nodes that hold it from ``scope`` on. One inside a nested function,
     class or lambda is never a binding of ``scope``'s name."""
     holders: list[cst.CSTNode] = [scope]
-    children = [scope.params, scope.body] if isinstance(scope, cst.FunctionDef) else scope.children
+    children = [scope.params, scope.body] if type(scope) is cst.FunctionDef else scope.children
     for child in children:
         yield from _walk(child, name, holders, False)
 
 
 def _walk(node: cst.CSTNode, name: str, holders: list[cst.CSTNode], nested: bool) -> Iterator[_Use]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         parent = holders[-1]
         if node.value == name and not _label(parent, node):
             store = not nested and _is_target(parent, node)
@@ -113,7 +113,7 @@ def _walk(node: cst.CSTNode, name: str, holders: list[cst.CSTNode], nested: bool
 def _binds(scope: cst.FunctionDef | cst.ClassDef | cst.Lambda, name: str) -> bool:
     """Whether a nested function, class or lambda has a variable ``name`` of its own (a
     parameter, or a binding not declared ``global`` or ``nonlocal``)."""
-    if isinstance(scope, cst.Lambda):
+    if type(scope) is cst.Lambda:
         return any(param == name for param, _, _ in parameters(scope))
     declared = any(
         isinstance(node, cst.Global | cst.Nonlocal)
@@ -133,8 +133,8 @@ def _own_nodes(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
 
 def _label(parent: cst.CSTNode, name: cst.Name) -> bool:
     """A name that names no variable: an attribute (``x.loader``), a keyword (``loader=``)."""
-    return (isinstance(parent, cst.Attribute) and parent.attr is name) or (
-        isinstance(parent, cst.Arg) and parent.keyword is name
+    return (type(parent) is cst.Attribute and parent.attr is name) or (
+        type(parent) is cst.Arg and parent.keyword is name
     )
 
 
@@ -147,7 +147,7 @@ def _is_target(parent: cst.CSTNode, name: cst.Name) -> bool:
     if isinstance(parent, cst.AsName | cst.Param | cst.FunctionDef | cst.ClassDef):
         return parent.name is name
     # (an imported name binds it too)
-    return isinstance(parent, cst.ImportAlias)
+    return type(parent) is cst.ImportAlias
 
 
 def _loader_of(use: _Use, names: Names, loaders: frozenset[str]) -> str | None:
@@ -158,11 +158,11 @@ def _loader_of(use: _Use, names: Names, loaders: frozenset[str]) -> str | None:
         return None
     arg, call, assign = holders[-1], holders[-2], holders[-3]
     if not (
-        isinstance(arg, cst.Arg)
+        type(arg) is cst.Arg
         and arg.value is use.name
         and arg.keyword is not None
         and arg.keyword.value == "sampler"
-        and isinstance(call, cst.Call)
+        and type(call) is cst.Call
         and names.qualified_name(call.func) in loaders
     ):
         return None
@@ -180,8 +180,8 @@ class _Checker:
         also passed to a top-level function of the file whose parameter is."""
         uses = list(_uses(scope, loader))
         stores = [use for use in uses if use.store]
-        param = isinstance(scope, cst.FunctionDef) and any(
-            isinstance(use.holders[-1], cst.Param) for use in stores
+        param = type(scope) is cst.FunctionDef and any(
+            type(use.holders[-1]) is cst.Param for use in stores
         )
         if len(stores) != 1 or (not passed and not param):
             return False
@@ -201,10 +201,10 @@ class _Checker:
         holders = use.holders
         expr: cst.CSTNode = use.name
         index = len(holders) - 1
-        if isinstance(holders[index], cst.Arg) and index >= 2:
+        if type(holders[index]) is cst.Arg and index >= 2:
             call = holders[index - 1]
             if not (
-                isinstance(call, cst.Call)
+                type(call) is cst.Call
                 and call.args
                 and call.args[0] is holders[index]
                 and _qualified(self.names, call.func) in _WRAPPERS
@@ -212,15 +212,15 @@ class _Checker:
                 return False
             expr, index = call, index - 2
         loop = holders[index]
-        if not (isinstance(loop, cst.For) and loop.iter is expr):
+        if not (type(loop) is cst.For and loop.iter is expr):
             return False
         switch: bool | None = None
         for holder in holders[:index]:
-            if isinstance(holder, cst.FunctionDef):
+            if type(holder) is cst.FunctionDef:
                 switch = decorator_switch(self.names, holder)
             elif isinstance(holder, cst.Lambda | cst.ClassDef):
                 switch = None
-            elif isinstance(holder, cst.With):
+            elif type(holder) is cst.With:
                 for item in holder.items:
                     found = grad_switch(self.names, item.item)
                     if found is not None:
@@ -233,11 +233,11 @@ class _Checker:
             return False
         arg, call = holders[-1], holders[-2]
         if not (
-            isinstance(arg, cst.Arg)
+            type(arg) is cst.Arg
             and arg.value is use.name
             and not arg.star
-            and isinstance(call, cst.Call)
-            and isinstance(call.func, cst.Name)
+            and type(call) is cst.Call
+            and type(call.func) is cst.Name
         ):
             return False
         function = self.functions.get(call.func.value)
@@ -254,16 +254,16 @@ def _measured(use: _Use) -> bool:
         return False
     arg, call = holders[-1], holders[-2]
     return (
-        isinstance(arg, cst.Arg)
-        and isinstance(call, cst.Call)
-        and isinstance(call.func, cst.Name)
+        type(arg) is cst.Arg
+        and type(call) is cst.Call
+        and type(call.func) is cst.Name
         and call.func.value == "len"
         and len(call.args) == 1
     )
 
 
 def _qualified(names: Names, func: cst.BaseExpression) -> str | None:
-    if isinstance(func, cst.Name) and func.value in ("enumerate", "iter"):
+    if type(func) is cst.Name and func.value in ("enumerate", "iter"):
         return func.value
     return names.qualified_name(func)
 

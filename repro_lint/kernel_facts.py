@@ -122,7 +122,7 @@ class KernelFacts:
             expression = item.item
             if self._grad_free_expression(expression):
                 free = True
-            elif isinstance(expression, cst.Call):
+            elif type(expression) is cst.Call:
                 self._sdpa_context(expression)
         self._with_grad_free.append(free)
         if free:
@@ -134,11 +134,11 @@ class KernelFacts:
             self._grad_free[-1] -= 1
 
     def _grad_free_expression(self, expression: cst.BaseExpression) -> bool:
-        func = expression.func if isinstance(expression, cst.Call) else expression
+        func = expression.func if type(expression) is cst.Call else expression
         qualified = self._qualified(func)
         if qualified in det.NO_GRAD:
             return True
-        if qualified == det.SET_GRAD_ENABLED and isinstance(expression, cst.Call):
+        if qualified == det.SET_GRAD_ENABLED and type(expression) is cst.Call:
             arg = argument(expression, "mode", 0)
             return arg is not None and literal_bool(arg.value) is False
         return False
@@ -182,11 +182,11 @@ class KernelFacts:
             elif keyword.value == "need_weights" and literal_bool(arg.value) is False:
                 if self._is_mha(func) and not self._in_grad_free:
                     self._event(node, "a", "nn.MultiheadAttention(need_weights=False)")
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             self._method(node, func)
-        elif isinstance(func, cst.Subscript):
+        elif type(func) is cst.Subscript:
             self._lookup(node, func.value, subscript=True)
-        elif isinstance(func, cst.Call) and self._qualified(func.func) == "builtins.getattr":
+        elif type(func) is cst.Call and self._qualified(func.func) == "builtins.getattr":
             first = argument(func, None, 0)
             if first is not None:
                 self._lookup(node, first.value, subscript=False)
@@ -202,7 +202,7 @@ class KernelFacts:
         elif name in ("backward", "zero_grad") or (name == "fit" and self._trainer(receiver)):
             self._event(node, "t")
         elif name == "train":
-            own = isinstance(receiver, cst.Name) and receiver.value in ("self", "cls")
+            own = type(receiver) is cst.Name and receiver.value in ("self", "cls")
             mode = argument(node, "mode", 0)
             if not own and (mode is None or literal_bool(mode.value) is not False):
                 self._event(node, "t")
@@ -224,25 +224,25 @@ class KernelFacts:
         parameter of a model, or of its head, alike."""
         iterated = node.iter
         if self._sink.branched() or not (
-            isinstance(iterated, cst.Call)
-            and isinstance(iterated.func, cst.Attribute)
+            type(iterated) is cst.Call
+            and type(iterated.func) is cst.Attribute
             and iterated.func.attr.value in ("parameters", "named_parameters")
         ):
             return
         owner = _dotted(iterated.func.value)
         target = node.target
         name: str | None = None
-        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+        if type(target) is cst.Tuple and len(target.elements) == 2:
             first, second = (element.value for element in target.elements)
-            if not (isinstance(first, cst.Name) and isinstance(second, cst.Name)):
+            if not (type(first) is cst.Name and type(second) is cst.Name):
                 return
             name, parameter = first.value, second.value
-        elif isinstance(target, cst.Name):
+        elif type(target) is cst.Name:
             parameter = target.value
         else:
             return
         body = _only_statement(node.body)
-        if isinstance(body, cst.If) and body.orelse is None and name is not None:
+        if type(body) is cst.If and body.orelse is None and name is not None:
             if not _names_head_parameters(body.test, name):
                 return
             on = _sets_requires_grad(_only_statement(body.body), parameter)
@@ -270,7 +270,7 @@ class KernelFacts:
     def _trainer(self, receiver: cst.BaseExpression) -> bool:
         """``trainer.fit(model)``, ``L.Trainer(...).fit(model)``: a Lightning-style trainer, not
         a scikit-learn estimator (whose ``fit`` trains nothing on the GPU)."""
-        if isinstance(receiver, cst.Call):
+        if type(receiver) is cst.Call:
             return self._qualified(receiver.func) in rng.LIGHTNING_TRAINERS
         try:
             name = dotted_name(receiver).rsplit(".", 1)[-1].lower()
@@ -280,12 +280,12 @@ class KernelFacts:
 
     def _is_mha(self, callee: cst.BaseExpression) -> bool:
         """``attn(...)`` or ``self.attn(...)`` where that name holds a MultiheadAttention."""
-        if isinstance(callee, cst.Name):
+        if type(callee) is cst.Name:
             return callee.value in self._mha_locals.get(self._sink.function_key(), ())
         klass = self._sink.class_key()
         return (
             klass is not None
-            and isinstance(callee, cst.Attribute)
+            and type(callee) is cst.Attribute
             and _is_self(callee.value)
             and callee.attr.value in self._mha_attributes.get(klass, ())
         )
@@ -294,7 +294,7 @@ class KernelFacts:
         """``models.__dict__[name](...)`` or ``getattr(models, name)(...)``: a callable of a
         module picked at run time."""
         if subscript:
-            if not (isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__"):
+            if not (type(holder) is cst.Attribute and holder.attr.value == "__dict__"):
                 return
             holder = holder.value
         module = self._qualified(holder)
@@ -362,14 +362,10 @@ class KernelFacts:
         if not names:
             return False
         config = argument(node, "config")
-        if config is None and isinstance(node.func, cst.Attribute):
+        if config is None and type(node.func) is cst.Attribute:
             if node.func.attr.value in ("from_config", "_from_config"):
                 config = argument(node, "config", 0)
-        return (
-            config is not None
-            and isinstance(config.value, cst.Name)
-            and config.value.value in names
-        )
+        return config is not None and type(config.value) is cst.Name and config.value.value in names
 
     # -- settings -------------------------------------------------------------------------------
 
@@ -465,7 +461,7 @@ class KernelFacts:
         items = dict_literal_items(value)
         if items is not None:
             return items
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             return self._dicts.get(self._sink.function_key(), {}).get(value.value)
         return None
 
@@ -474,7 +470,7 @@ class KernelFacts:
     def assign(self, node: cst.Assign) -> None:
         value = node.value
         items = dict_literal_items(value) if isinstance(value, cst.Dict | cst.Call) else None
-        constructed = self._qualified(value.func) if isinstance(value, cst.Call) else None
+        constructed = self._qualified(value.func) if type(value) is cst.Call else None
         mha = (
             constructed is not None
             and constructed.startswith("torch.nn.")
@@ -482,34 +478,34 @@ class KernelFacts:
         )
         for target in node.targets:
             target_node = target.target
-            if isinstance(target_node, cst.Attribute) and not _is_self(target_node.value):
+            if type(target_node) is cst.Attribute and not _is_self(target_node.value):
                 qualified = self._qualified(target_node)
                 if qualified is not None and qualified.startswith(_BACKENDS):
                     self._event(node, "g")
                     self._flag(node, qualified, value)
-            if isinstance(target_node, cst.Name):
+            if type(target_node) is cst.Name:
                 key = self._sink.function_key()
                 if items is not None:
                     self._dicts.setdefault(key, {})[target_node.value] = dict(items)
-                if isinstance(value, cst.Call) and self._selects_eager(value):
+                if type(value) is cst.Call and self._selects_eager(value):
                     # ``config = AutoConfig.from_pretrained(name, attn_implementation="eager")``
                     self._eager_configs.setdefault(key, set()).add(target_node.value)
                 if mha:
                     self._mha_locals.setdefault(key, set()).add(target_node.value)
             elif (
-                isinstance(target_node, cst.Attribute)
-                and isinstance(target_node.value, cst.Name)
+                type(target_node) is cst.Attribute
+                and type(target_node.value) is cst.Name
                 and target_node.attr.value.lstrip("_") == _ATTN_IMPLEMENTATION
                 and literal_str(value) == _EAGER
             ):
                 # ``config._attn_implementation = "eager"``
                 key = self._sink.function_key()
                 self._eager_configs.setdefault(key, set()).add(target_node.value.value)
-            elif isinstance(target_node, cst.Attribute) and mha:
+            elif type(target_node) is cst.Attribute and mha:
                 klass = self._sink.class_key()
                 if klass is not None and _is_self(target_node.value):
                     self._mha_attributes.setdefault(klass, set()).add(target_node.attr.value)
-            elif isinstance(target_node, cst.Subscript):
+            elif type(target_node) is cst.Subscript:
                 self._item(node, target_node, value)
 
     def _flag(self, node: cst.Assign, qualified: str, value: cst.BaseExpression) -> None:
@@ -526,9 +522,9 @@ class KernelFacts:
         if self._qualified(holder) == "os.environ" and mentions_string(target, _CUBLAS):
             self._event(node, "d", det.CUBLAS)
             return
-        if isinstance(holder, cst.Name) and len(target.slice) == 1:
+        if type(holder) is cst.Name and len(target.slice) == 1:
             index = target.slice[0].slice
-            if isinstance(index, cst.Index):
+            if type(index) is cst.Index:
                 key = literal_str(index.value)
                 mapping = self._dicts.get(self._sink.function_key(), {}).get(holder.value)
                 if key is not None and mapping is not None:
@@ -547,9 +543,9 @@ class KernelFacts:
         parts = node.parts
         if (
             len(parts) == 2
-            and isinstance(parts[0], cst.FormattedStringText)
+            and type(parts[0]) is cst.FormattedStringText
             and parts[0].value == det.CUDA_FSTRING_PREFIX
-            and isinstance(parts[1], cst.FormattedStringExpression)
+            and type(parts[1]) is cst.FormattedStringExpression
         ):
             self._event(node, "g")
 
@@ -567,29 +563,29 @@ def _only_statement(body: cst.BaseSuite | cst.CSTNode | None) -> cst.CSTNode | N
         if len(body.body) != 1:
             return None
         body = body.body[0]
-    if isinstance(body, cst.SimpleStatementLine):
+    if type(body) is cst.SimpleStatementLine:
         return body.body[0] if len(body.body) == 1 else None
     return body
 
 
 def _sets_requires_grad(statement: cst.CSTNode | None, parameter: str) -> bool | None:
     """``p.requires_grad = <bool>`` or ``p.requires_grad_(<bool>)``: the value set."""
-    if isinstance(statement, cst.Assign) and len(statement.targets) == 1:
+    if type(statement) is cst.Assign and len(statement.targets) == 1:
         target = statement.targets[0].target
         if (
-            isinstance(target, cst.Attribute)
+            type(target) is cst.Attribute
             and target.attr.value == "requires_grad"
-            and isinstance(target.value, cst.Name)
+            and type(target.value) is cst.Name
             and target.value.value == parameter
         ):
             return literal_bool(statement.value)
-    if isinstance(statement, cst.Expr) and isinstance(statement.value, cst.Call):
+    if type(statement) is cst.Expr and type(statement.value) is cst.Call:
         call = statement.value
         func = call.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value == "requires_grad_"
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and func.value.value == parameter
         ):
             mode = argument(call, "requires_grad", 0)
@@ -601,11 +597,11 @@ def _names_head_parameters(test: cst.BaseExpression, name: str) -> bool:
     """``name not in ["fc.weight", "fc.bias"]`` (also ``'%s.weight' % key`` and f-strings):
     every parameter but a few weights and biases, those of a head."""
     if not (
-        isinstance(test, cst.Comparison)
-        and isinstance(test.left, cst.Name)
+        type(test) is cst.Comparison
+        and type(test.left) is cst.Name
         and test.left.value == name
         and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.NotIn)
+        and type(test.comparisons[0].operator) is cst.NotIn
     ):
         return False
     listed = test.comparisons[0].comparator
@@ -618,11 +614,11 @@ def _names_head_parameters(test: cst.BaseExpression, name: str) -> bool:
 
 def _parameter_suffix(node: cst.BaseExpression) -> str | None:
     """The last dotted part a parameter name's string ends with, as written."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Modulo):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Modulo:
         node = node.left
-    if isinstance(node, cst.FormattedString):
+    if type(node) is cst.FormattedString:
         last = node.parts[-1] if node.parts else None
-        text = last.value if isinstance(last, cst.FormattedStringText) else None
+        text = last.value if type(last) is cst.FormattedStringText else None
     else:
         text = literal_str(node)
     if text is None or "." not in text:
@@ -631,7 +627,7 @@ def _parameter_suffix(node: cst.BaseExpression) -> str | None:
 
 
 def _is_self(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "self"
+    return type(node) is cst.Name and node.value == "self"
 
 
 def _optimizer_like(receiver: cst.BaseExpression) -> bool:

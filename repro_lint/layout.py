@@ -266,18 +266,18 @@ class Header:
 def is_docstring(node: cst.CSTNode) -> bool:
     """Whether a statement is a lone string (a docstring where it opens a block)."""
     return (
-        isinstance(node, cst.SimpleStatementLine)
+        type(node) is cst.SimpleStatementLine
         and len(node.body) == 1
-        and isinstance(node.body[0], cst.Expr)
+        and type(node.body[0]) is cst.Expr
         and isinstance(node.body[0].value, cst.SimpleString | cst.ConcatenatedString)
     )
 
 
 def is_future_import(node: cst.CSTNode) -> bool:
     """Whether a statement imports from ``__future__``."""
-    return isinstance(node, cst.SimpleStatementLine) and any(
-        isinstance(small, cst.ImportFrom)
-        and isinstance(small.module, cst.Name)
+    return type(node) is cst.SimpleStatementLine and any(
+        type(small) is cst.ImportFrom
+        and type(small.module) is cst.Name
         and small.module.value == "__future__"
         for small in node.body
     )
@@ -296,9 +296,9 @@ class _HasCall(cst.CSTVisitor):
 
 
 def _dotted(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return f"{_dotted(node.value)}.{node.attr.value}"
     return ""
 
@@ -309,9 +309,7 @@ def _import_names(node: cst.Import | cst.ImportFrom) -> tuple[ImportName, ...]:
         for alias in node.names:
             asname = alias.asname.name if alias.asname is not None else None
             out.append(
-                ImportName(
-                    _dotted(alias.name), asname.value if isinstance(asname, cst.Name) else None
-                )
+                ImportName(_dotted(alias.name), asname.value if type(asname) is cst.Name else None)
             )
         return tuple(out)
     module = _dotted(node.module) if node.module is not None else ""
@@ -322,7 +320,7 @@ def _setup_object(node: cst.BaseExpression, imported: Sequence[ImportName]) -> b
     """Whether ``node`` is ``os.environ`` or ``sys.path`` (the module as the file imports it:
     ``import os``, ``import os as o``), possibly subscripted or with a method looked up."""
     while isinstance(node, cst.Subscript | cst.Attribute):
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
             for name in imported:
                 module = name.module if name.asname else name.module.split(".")[0]
                 if not name.is_from and (name.asname or module) == node.value.value:
@@ -334,13 +332,13 @@ def _setup_object(node: cst.BaseExpression, imported: Sequence[ImportName]) -> b
 
 def _is_setup(node: cst.SimpleStatementLine, imported: Sequence[ImportName]) -> bool:
     for small in node.body:
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        if type(small) is cst.Expr and type(small.value) is cst.Call:
             target: cst.BaseExpression = small.value.func
-            if not isinstance(target, cst.Attribute):
+            if type(target) is not cst.Attribute:
                 return False
-        elif isinstance(small, cst.Assign) and len(small.targets) == 1:
+        elif type(small) is cst.Assign and len(small.targets) == 1:
             target = small.targets[0].target
-            if not isinstance(target, cst.Subscript):
+            if type(target) is not cst.Subscript:
                 return False
         else:
             return False
@@ -352,18 +350,18 @@ def _is_setup(node: cst.SimpleStatementLine, imported: Sequence[ImportName]) -> 
 def _calls_module(node: cst.CSTNode, imported: Sequence[ImportName]) -> bool:
     """Whether a statement only calls functions of imported modules (``os.makedirs
     (...)``, ``matplotlib.use("Agg")``)."""
-    if not isinstance(node, cst.SimpleStatementLine):
+    if type(node) is not cst.SimpleStatementLine:
         return False
     modules = {n.asname or n.module.split(".")[0] for n in imported if not n.is_from}
     for small in node.body:
-        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        if not (type(small) is cst.Expr and type(small.value) is cst.Call):
             return False
         func: cst.BaseExpression = small.value.func
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return False
-        while isinstance(func, cst.Attribute):
+        while type(func) is cst.Attribute:
             func = func.value
-        if not (isinstance(func, cst.Name) and func.value in modules):
+        if not (type(func) is cst.Name and func.value in modules):
             return False
     return True
 
@@ -377,7 +375,7 @@ def statement_kind(
         return DOC, ()
     if isinstance(node, cst.FunctionDef | cst.ClassDef):
         return DEF, ()
-    if not isinstance(node, cst.SimpleStatementLine):
+    if type(node) is not cst.SimpleStatementLine:
         return OTHER, ()
     if all(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body):
         names = tuple(
@@ -391,14 +389,14 @@ def statement_kind(
     if _is_setup(node, imported):
         return SETUP, ()
     for small in node.body:
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             targets: list[cst.BaseExpression] = [t.target for t in small.targets]
             value: cst.BaseExpression | None = small.value
-        elif isinstance(small, cst.AnnAssign):
+        elif type(small) is cst.AnnAssign:
             targets, value = [small.target], small.value
         else:
             return OTHER, ()
-        if value is None or not all(isinstance(t, cst.Name) for t in targets):
+        if value is None or not all(type(t) is cst.Name for t in targets):
             return OTHER, ()
         finder = _HasCall()
         value.visit(finder)
@@ -726,7 +724,7 @@ def _line_break(indent: str) -> cst.ParenthesizedWhitespace:
 
 
 def _has_break(whitespace: cst.BaseParenthesizableWhitespace | cst.MaybeSentinel) -> bool:
-    return isinstance(whitespace, cst.ParenthesizedWhitespace)
+    return type(whitespace) is cst.ParenthesizedWhitespace
 
 
 def _continuation(whitespace: cst.ParenthesizedWhitespace, block: str) -> str:
@@ -736,7 +734,7 @@ def _continuation(whitespace: cst.ParenthesizedWhitespace, block: str) -> str:
 def _bare(whitespace: cst.BaseParenthesizableWhitespace) -> cst.BaseParenthesizableWhitespace:
     """A line break with ``whitespace``'s indentation, without what its first line holds (a
     comment, trailing spaces) or the blank lines after it."""
-    if not isinstance(whitespace, cst.ParenthesizedWhitespace):
+    if type(whitespace) is not cst.ParenthesizedWhitespace:
         return whitespace
     return whitespace.with_changes(first_line=cst.TrailingWhitespace(), empty_lines=[])
 
@@ -747,8 +745,9 @@ def _ending(
     """What follows the old last argument once a new one comes after it on a new line: its
     line keeps what it ended with (a comment stays with the argument it describes), and the
     next line starts at the separator's indentation."""
-    if isinstance(original, cst.ParenthesizedWhitespace) and isinstance(
-        separator, cst.ParenthesizedWhitespace
+    if (
+        type(original) is cst.ParenthesizedWhitespace
+        and type(separator) is cst.ParenthesizedWhitespace
     ):
         return original.with_changes(indent=separator.indent, last_line=separator.last_line)
     return separator
@@ -772,16 +771,16 @@ def _append(
         )
         for extra in extras
     ]
-    if isinstance(last.comma, cst.Comma):
+    if type(last.comma) is cst.Comma:
         after = last.comma.whitespace_after
         args[-1] = last.with_changes(
             comma=last.comma.with_changes(whitespace_after=_ending(after, separator))
         )
-        closing = _bare(after) if isinstance(separator, cst.ParenthesizedWhitespace) else after
+        closing = _bare(after) if type(separator) is cst.ParenthesizedWhitespace else after
         fresh[-1] = fresh[-1].with_changes(comma=last.comma.with_changes(whitespace_after=closing))
     else:
         after = last.whitespace_after_arg
-        if isinstance(separator, cst.ParenthesizedWhitespace):
+        if type(separator) is cst.ParenthesizedWhitespace:
             args[-1] = last.with_changes(
                 comma=cst.Comma(whitespace_after=_ending(after, separator)),
                 whitespace_after_arg=cst.SimpleWhitespace(""),
@@ -813,12 +812,10 @@ def _vertical(call: cst.Call) -> cst.BaseParenthesizableWhitespace | None:
         # ``f(\n    a\n)``: one argument on its own line, the parenthesis on the next.
         only = args[0]
         closing = (
-            only.comma.whitespace_after if isinstance(only.comma, cst.Comma) else None
+            only.comma.whitespace_after if type(only.comma) is cst.Comma else None
         ) or only.whitespace_after_arg
         return call.whitespace_before_args if _has_break(closing) else None
-    separators = [
-        arg.comma.whitespace_after for arg in args[:-1] if isinstance(arg.comma, cst.Comma)
-    ]
+    separators = [arg.comma.whitespace_after for arg in args[:-1] if type(arg.comma) is cst.Comma]
     if len(separators) != len(args) - 1 or not all(_has_break(s) for s in separators):
         return None
     return separators[-1]
@@ -828,12 +825,13 @@ def _last_line_indent(call: cst.Call, block: str) -> str | None:
     """The indentation of the line the last argument starts on, when that is a continuation
     line of the call (None when it is the call's first line)."""
     for arg in reversed(call.args[:-1]):
-        if isinstance(arg.comma, cst.Comma) and isinstance(
-            arg.comma.whitespace_after, cst.ParenthesizedWhitespace
+        if (
+            type(arg.comma) is cst.Comma
+            and type(arg.comma.whitespace_after) is cst.ParenthesizedWhitespace
         ):
             return _continuation(arg.comma.whitespace_after, block)
     before = call.whitespace_before_args
-    if isinstance(before, cst.ParenthesizedWhitespace):
+    if type(before) is cst.ParenthesizedWhitespace:
         return _continuation(before, block)
     return None
 
@@ -852,7 +850,7 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     before = _lines(code(call), room)
     equal = equal_like(call)
     extras = [
-        extra.with_changes(equal=equal) if isinstance(extra.equal, cst.AssignEqual) else extra
+        extra.with_changes(equal=equal) if type(extra.equal) is cst.AssignEqual else extra
         for extra in extras
     ]
 
@@ -873,7 +871,7 @@ def fit_call(module: cst.Module, call: cst.Call, extras: Sequence[cst.Arg], room
     args = call.args
     if (
         len(args) >= 2
-        and isinstance(args[-2].comma, cst.Comma)
+        and type(args[-2].comma) is cst.Comma
         and _has_break(args[-2].comma.whitespace_after)
     ):
         # The last argument starts a line of its own: so does the new one.
@@ -988,11 +986,11 @@ def chain_links(chain: cst.BaseExpression) -> list[cst.Attribute]:
     links: list[cst.Attribute] = []
     node: cst.BaseExpression = chain
     while node is chain or not node.lpar:
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             node = node.func
-        elif isinstance(node, cst.Subscript):
+        elif type(node) is cst.Subscript:
             node = node.value
-        elif isinstance(node, cst.Attribute):
+        elif type(node) is cst.Attribute:
             if node.value.rpar or isinstance(node.value, _BRACKETED):
                 links.append(node)
             node = node.value
@@ -1012,7 +1010,7 @@ class _BreakBefore(cst.CSTTransformer):
         if id(original_node) not in self.links:
             return updated_node
         dot = updated_node.dot
-        assert isinstance(dot, cst.Dot)
+        assert type(dot) is cst.Dot
         return updated_node.with_changes(
             dot=dot.with_changes(whitespace_before=_line_break(self.indent))
         )
@@ -1047,10 +1045,7 @@ def split_chain(
             }
             candidates = [bare.with_changes(**parens), fluent.with_changes(**parens)]
     elif (
-        wrap
-        and isinstance(bare, cst.Call)
-        and bare.args
-        and not isinstance(bare.args[-1].comma, cst.Comma)
+        wrap and type(bare) is cst.Call and bare.args and type(bare.args[-1].comma) is not cst.Comma
     ):
         opened = bare.with_changes(whitespace_before_args=_line_break(inner))
         candidates.append(_close_on_own_line(opened, room.indent))
@@ -1063,15 +1058,14 @@ def split_chain(
 
 def _any_break(call: cst.Call) -> bool:
     return any(
-        isinstance(arg.comma, cst.Comma) and _has_break(arg.comma.whitespace_after)
-        for arg in call.args
+        type(arg.comma) is cst.Comma and _has_break(arg.comma.whitespace_after) for arg in call.args
     )
 
 
 def _close_on_own_line(call: cst.Call, indent: str) -> cst.Call:
     args = list(call.args)
     last = args[-1]
-    if isinstance(last.comma, cst.Comma):
+    if type(last.comma) is cst.Comma:
         args[-1] = last.with_changes(
             comma=last.comma.with_changes(whitespace_after=_line_break(indent))
         )
@@ -1086,7 +1080,7 @@ def _flattened(module: cst.Module, call: cst.Call) -> cst.Call | None:
     comment among them, or a trailing comma (black keeps such a call one argument per
     line)."""
     args = list(call.args)
-    if not args or isinstance(args[-1].comma, cst.Comma):
+    if not args or type(args[-1].comma) is cst.Comma:
         return None
     if any("\n" in module.code_for_node(arg.value) for arg in args):
         return None
@@ -1096,7 +1090,7 @@ def _flattened(module: cst.Module, call: cst.Call) -> cst.Call | None:
     flat = [
         arg.with_changes(
             comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
-            if isinstance(arg.comma, cst.Comma)
+            if type(arg.comma) is cst.Comma
             else arg.comma,
             whitespace_after_arg=cst.SimpleWhitespace(""),
         )

@@ -226,7 +226,7 @@ def block_indent(statements: Sequence[cst.CSTNode], module: cst.Module) -> str:
     parts = []
     for outer in statements[:-1]:
         body = getattr(outer, "body", None)
-        if isinstance(body, cst.IndentedBlock):
+        if type(body) is cst.IndentedBlock:
             parts.append(module.default_indent if body.indent is None else body.indent)
     return "".join(parts)
 
@@ -234,12 +234,12 @@ def block_indent(statements: Sequence[cst.CSTNode], module: cst.Module) -> str:
 def generator_chain(node: cst.BaseExpression, names: Names) -> str | None:
     """The generator constructor behind ``torch.Generator()``,
     ``torch.Generator().manual_seed(0)`` or ``np.random.Generator(np.random.PCG64(1))``."""
-    while isinstance(node, cst.Call):
+    while type(node) is cst.Call:
         qualified = names.qualified_name(node.func)
         if qualified in GENERATOR_KINDS:
             return qualified
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("manual_seed", "seed"):
+        if type(func) is cst.Attribute and func.attr.value in ("manual_seed", "seed"):
             node = func.value
             continue
         return None
@@ -305,9 +305,9 @@ def _names_in(node: cst.BaseExpression) -> Iterator[cst.Name]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Name):
+        if type(current) is cst.Name:
             yield current
-        elif isinstance(current, cst.Attribute):
+        elif type(current) is cst.Attribute:
             stack.append(current.value)
         else:
             stack.extend(children(current))
@@ -317,15 +317,15 @@ def _conditions(test: cst.BaseExpression) -> list[list[Json]]:
     """Conditions on ``self`` attributes a test is made of (all must hold): ``self.a``,
     ``not self.a``, ``self.a is None``, ``self.a is not None``, ``self.a == "x"``,
     ``self.a != "x"``, and ``and`` of those; [] for anything else."""
-    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+    if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
         return [*_conditions(test.left), *_conditions(test.right)]
     attribute = _self_attribute(test)
     if attribute is not None:
         return [[attribute, "truthy", None]]
-    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    if type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         inner = _conditions(test.expression)
         return [_negated(inner[0])] if len(inner) == 1 else []
-    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+    if type(test) is cst.Comparison and len(test.comparisons) == 1:
         target = test.comparisons[0]
         left, right = test.left, target.comparator
         attribute = _self_attribute(left)
@@ -351,11 +351,7 @@ def _negated(condition: list[Json]) -> list[Json]:
 
 
 def _self_attribute(node: cst.BaseExpression) -> str | None:
-    if (
-        isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
-    ):
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
         return node.attr.value
     return None
 
@@ -388,7 +384,7 @@ def _flag(value: Value) -> bool:
     binding = value.binding
     if value.node is not None or binding is None or binding.default is None:
         return False
-    if isinstance(binding.default, cst.Float):
+    if type(binding.default) is cst.Float:
         return True
     ok, default = literal(binding.default)
     return ok and default is not None
@@ -488,7 +484,7 @@ class LoaderFacts:
         params = node.params
         if method and node.name.value == "__init__":
             named = [p.name.value for p in (*params.params, *params.kwonly_params)]
-            scope.accepts = (named, isinstance(params.star_kwarg, cst.Param))
+            scope.accepts = (named, type(params.star_kwarg) is cst.Param)
         self._flow.enter_scope(scope)
         first = ps.first_parameter(node) if method and self._classes else None
         if first is not None:
@@ -521,7 +517,7 @@ class LoaderFacts:
     def branches(self, node: cst.CSTNode) -> None:
         """A compound statement whose blocks may run or not (``if``, loops, ``try``)."""
         self._flow.branches(node)
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             guarded = ps.none_guard(node.test)
             if guarded is not None:
                 self._none_guards[id(node.body)] = self._module.code_for_node(guarded)
@@ -548,9 +544,9 @@ class LoaderFacts:
         self._guards[id(node.body)] = [*before, *own]
         failed = [*before, *([_negated(own[0])] if len(own) == 1 else [])]
         orelse = node.orelse
-        if isinstance(orelse, cst.Else):
+        if type(orelse) is cst.Else:
             self._guards[id(orelse.body)] = failed
-        elif isinstance(orelse, cst.If):
+        elif type(orelse) is cst.If:
             self._guard_chain(orelse, failed)
 
     @property
@@ -595,34 +591,34 @@ class LoaderFacts:
         scope = self._flow.scope
         if (
             len(targets) == 1
-            and isinstance(targets[0], cst.Name)
-            and isinstance(value, cst.Call)
+            and type(targets[0]) is cst.Name
+            and type(value) is cst.Call
             and ps.callee_name(value.func) == "parse_args"
         ):
             self._namespaces.add(targets[0].value)
         for target in targets:
-            if isinstance(target, cst.Name) and scope.kind == "class" and value is not None:
+            if type(target) is cst.Name and scope.kind == "class" and value is not None:
                 # ``rng = np.random.default_rng(0)`` in a class body: every instance shares it.
                 kind = generator_chain(value, self._names)
                 if kind is not None and self._classes:
                     self._fact(self._classes[-1], ["attr", target.value, kind])
-            elif isinstance(target, cst.Name):
+            elif type(target) is cst.Name:
                 self._bind(target.value, value)
             elif isinstance(target, cst.Tuple | cst.List):
                 self._unpack(target, value)
-            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            elif type(target) is cst.Subscript and type(target.value) is cst.Name:
                 if value is not None:
                     index = None
-                    if len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index):
+                    if len(target.slice) == 1 and type(target.slice[0].slice) is cst.Index:
                         index = target.slice[0].slice.value
                     self._flow.set_item(target.value.value, index, value)
-            elif isinstance(target, cst.Attribute):
+            elif type(target) is cst.Attribute:
                 chain = name_chain(target)
                 if chain is not None:
                     self._flow.written(chain)
                 if value is not None:
                     self._attribute(target, value)
-            if value is not None and isinstance(value, cst.Call):
+            if value is not None and type(value) is cst.Call:
                 pending = self._by_call.get(id(value))
                 if pending is not None and pending.record.get("name") is None:
                     with contextlib.suppress(TypeError):
@@ -633,13 +629,13 @@ class LoaderFacts:
         elements = list(target.elements)
         literal_elements = None
         if isinstance(value, cst.Tuple | cst.List) and not any(
-            isinstance(e, cst.StarredElement) for e in value.elements
+            type(e) is cst.StarredElement for e in value.elements
         ):
             literal_elements = [e.value for e in value.elements]
-        starred = any(isinstance(e, cst.StarredElement) for e in elements)
+        starred = any(type(e) is cst.StarredElement for e in elements)
         for index, element in enumerate(elements):
             inner = element.value
-            if not isinstance(inner, cst.Name) or starred or value is None:
+            if type(inner) is not cst.Name or starred or value is None:
                 for name in target_names(inner):
                     self._bind(name, None)
                 continue
@@ -664,7 +660,7 @@ class LoaderFacts:
 
     def entered(self, target: cst.BaseExpression, source: cst.BaseExpression) -> None:
         """``with source as target``: a name gets what ``source.__enter__()`` returns."""
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self._bind(target.value, Entered(source))
         else:
             self.bound(target)
@@ -673,7 +669,7 @@ class LoaderFacts:
         kind = generator_chain(value, self._names)
         if kind is not None:
             self._objects[name] = kind
-        if isinstance(value, cst.Call) and self._names.qualified_name(value.func) == PARTIAL:
+        if type(value) is cst.Call and self._names.qualified_name(value.func) == PARTIAL:
             described = self._partial(value)
             if described is not None:
                 self._partials[name] = described
@@ -683,7 +679,7 @@ class LoaderFacts:
         ``self.train_set = Images(...)``: what the attribute may hold, for a loader that
         reads it in another method; ``train_set.transform = Compose([...])``: a transform
         the dataset bound to a name gets after it was built."""
-        if not isinstance(target.value, cst.Name):
+        if type(target.value) is not cst.Name:
             return
         if target.value.value not in ("self", "cls"):
             if _TRANSFORM.search(target.attr.value):
@@ -707,7 +703,7 @@ class LoaderFacts:
             return
         value = node.value
         self._passes_on(scope, value)
-        if isinstance(value, cst.Tuple):
+        if type(value) is cst.Tuple:
             described: list[Json] = [
                 "tuple",
                 [self._dataset(self._flow.values(e.value), 0) for e in value.elements],
@@ -723,7 +719,7 @@ class LoaderFacts:
 
     def _is_self(self, value: cst.BaseExpression) -> bool:
         """Whether ``value`` is the ``self`` parameter of the method being visited."""
-        if not (isinstance(value, cst.Name) and value.value == "self"):
+        if not (type(value) is cst.Name and value.value == "self"):
             return False
         found = self._flow.values(value)
         return len(found) == 1 and found[0].param == (0, "self")
@@ -754,7 +750,7 @@ class LoaderFacts:
             self._yielding.add(id(scope))
         if self._flow.dead:
             return
-        if isinstance(node.value, cst.From):
+        if type(node.value) is cst.From:
             self._passes_on(scope, node.value.item)
             return
         for owner, loop in reversed(self._loops):
@@ -773,11 +769,11 @@ class LoaderFacts:
             self._fact(scope.key, ["lists", row])
             return
         inner = value
-        while isinstance(inner, cst.Call) and id(inner) not in self._call_rows:
+        while type(inner) is cst.Call and id(inner) not in self._call_rows:
             if self._names.qualified_name(inner.func) not in KEEPS_ORDER or not inner.args:
                 return
             inner = inner.args[0].value
-        if isinstance(inner, cst.Call):
+        if type(inner) is cst.Call:
             ref, call_row = self._call_rows[id(inner)]
             self._fact(scope.key, ["relays", ref, call_row])
 
@@ -785,7 +781,7 @@ class LoaderFacts:
         """The row of the unsorted directory listing an expression passes on, if any."""
         if depth > _MAX_DEPTH:
             return None
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             row = self._listing_rows.get(id(node))
             if row is not None:
                 return row
@@ -797,7 +793,7 @@ class LoaderFacts:
             return None
         if isinstance(node, cst.ListComp | cst.GeneratorExp):
             return self._listing_in(node.for_in.iter, depth + 1)
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             for value in self._flow.values(node):
                 if isinstance(value.node, cst.BaseExpression) and value.node is not node:
                     row = self._listing_in(value.node, depth + 1)
@@ -823,7 +819,7 @@ class LoaderFacts:
         ``_rng.normal(...)``: a module-level generator object a function uses."""
         func = node.func
         values: list[cst.BaseExpression] = [arg.value for arg in node.args]
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             values.append(func.value)
         scope = self._flow.scope
         for value in values:
@@ -858,19 +854,19 @@ class LoaderFacts:
         self._flow.escapes(node)
         self._uses(node)
         if qualified in LISTING_CALLS or (
-            isinstance(func, cst.Attribute) and func.attr.value in LISTING_METHODS
+            type(func) is cst.Attribute and func.attr.value in LISTING_METHODS
         ):
             self._listing_rows[id(node)] = where.node_row(node)
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             method = func.attr.value
             if method == "set_epoch":
                 self._flags.add("set_epoch")
-            if isinstance(func.value, cst.Name):
+            if type(func.value) is cst.Name:
                 self._flow.change(func.value.value, method, node)
             if (
                 method == "__init__"
-                and isinstance(func.value, cst.Call)
-                and isinstance(func.value.func, cst.Name)
+                and type(func.value) is cst.Call
+                and type(func.value.func) is cst.Name
                 and func.value.func.value == "super"
             ):
                 self._super_init(node)
@@ -914,11 +910,9 @@ class LoaderFacts:
         """``make_loader(ds)`` for ``make_loader = partial(DataLoader, ...)`` in scope, or
         ``partial(DataLoader, ...)(ds)``; ``self.build(...)`` in a method."""
         func = node.func
-        targets = (
-            [v.node for v in self._flow.values(func)] if isinstance(func, cst.Name) else [func]
-        )
+        targets = [v.node for v in self._flow.values(func)] if type(func) is cst.Name else [func]
         for target in targets:
-            if isinstance(target, cst.Call) and self._names.qualified_name(target.func) == PARTIAL:
+            if type(target) is cst.Call and self._names.qualified_name(target.func) == PARTIAL:
                 described = self._partial(target)
                 if described is not None:
                     self._loader(
@@ -932,14 +926,14 @@ class LoaderFacts:
         klass = self._method_class()
         if (
             klass is not None
-            and isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            and type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value == "self"
         ):
             ref: list[Json] = ["m", klass, func.attr.value, 0]
             self._call_fact(ref, node.args)
             self._call_rows[id(node)] = (ref, where.node_row(node))
-        elif isinstance(func, cst.Name):
+        elif type(func) is cst.Name:
             for scope in reversed(self._flow.scopes):
                 local = scope.locals.get(func.value)
                 if local is not None:
@@ -1039,7 +1033,7 @@ class LoaderFacts:
         for value in self._flow.values(strategy.value):
             current = value.node
             text = literal_str(current) if isinstance(current, cst.BaseExpression) else None
-            if text is None and isinstance(current, cst.Call):
+            if text is None and type(current) is cst.Call:
                 text = self._names.qualified_name(current.func)
             if text is not None and _DISTRIBUTED_STRATEGY.search(text):
                 self._runs_distributed()
@@ -1103,7 +1097,7 @@ class LoaderFacts:
             # What a transform argument is made of, for a dataset built from a parameter.
             described["t"] = parts
         if isinstance(node, cst.Name | cst.Dict) or (
-            isinstance(node, cst.Call) and isinstance(node.func, cst.Name)
+            type(node) is cst.Call and type(node.func) is cst.Name
         ):
             mapping = self._flow.mapping_of(node, self._flow.here_read())
             if mapping is not None:
@@ -1264,7 +1258,7 @@ class LoaderFacts:
         """A dataset passed by name whose transform was set after it was built
         (``train_set.transform = Compose([...])``): what that transform is made of joins
         the parts of the dataset's class."""
-        if not self._set_transforms or not isinstance(node, cst.Name):
+        if not self._set_transforms or type(node) is not cst.Name:
             return
         written = self._set_transforms.get((id(self._flow.scope), node.value))
         if not written or "d" not in described:
@@ -1330,7 +1324,7 @@ class LoaderFacts:
 
     def _sampler_kind(self, value: Value, depth: int) -> str | None:
         node = value.node
-        if not isinstance(node, cst.Call) or depth > _MAX_DEPTH:
+        if type(node) is not cst.Call or depth > _MAX_DEPTH:
             return None
         qualified = self._names.qualified_name(node.func)
         if qualified in RANDOM_SAMPLERS:
@@ -1389,21 +1383,21 @@ class LoaderFacts:
         if isinstance(node, Entered):
             # The project decides: a class whose ``__enter__`` returns ``self``.
             return ["enter", self._dataset(self._flow.values(node.source, value), depth + 1)]
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             index = None
-            if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            if len(node.slice) == 1 and type(node.slice[0].slice) is cst.Index:
                 index = literal_int(node.slice[0].slice.value)
             if index is None:
                 return list(_UNKNOWN)
             return self._element(node.value, index, value, depth)
         if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
+            type(node) is cst.Attribute
+            and type(node.value) is cst.Name
             and node.value.value == "self"
         ):
             klass = self._method_class(value.scope)
             return ["attr", klass, node.attr.value] if klass else list(_UNKNOWN)
-        if not isinstance(node, cst.Call):
+        if type(node) is not cst.Call:
             return list(_UNKNOWN)
         qualified = self._names.qualified_name(node.func)
         if qualified is None:
@@ -1440,7 +1434,7 @@ class LoaderFacts:
         """``Images(...)`` where ``Images`` comes from ``from .datasets import *``: the
         modules it may come from."""
         stars = self._names.star_imports
-        if not stars or not isinstance(func, cst.Name) or self._names.is_bound(func.value):
+        if not stars or type(func) is not cst.Name or self._names.is_bound(func.value):
             return None
         if self._flow.alive(func.value):
             return None
@@ -1494,8 +1488,8 @@ class LoaderFacts:
         klass = self._method_class(value.scope)
         if (
             klass is not None
-            and isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            and type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value == "self"
         ):
             return ["m", klass, func.attr.value, 0]
@@ -1507,7 +1501,7 @@ class LoaderFacts:
         for value in self._flow.values(source, at):
             node = value.node
             described: list[Json] = list(_UNKNOWN)
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 qualified = self._names.qualified_name(node.func)
                 if qualified in SPLITS:
                     inner = argument(node, "dataset", 0)

@@ -93,7 +93,7 @@ def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
         orelse = stmt.orelse
         while orelse is not None:
             yield orelse.body
-            orelse = orelse.orelse if isinstance(orelse, cst.If) else None
+            orelse = orelse.orelse if type(orelse) is cst.If else None
     elif isinstance(stmt, cst.Try | cst.TryStar):
         for handler in stmt.handlers:
             yield handler.body
@@ -104,12 +104,12 @@ def _suites(stmt: cst.BaseCompoundStatement) -> Iterator[cst.BaseSuite]:
 
 
 def _targets(node: cst.BaseExpression | cst.BaseAssignTargetExpression) -> Iterator[str]:
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         yield node.value
     elif isinstance(node, cst.Tuple | cst.List):
         for element in node.elements:
             yield from _targets(element.value)
-    elif isinstance(node, cst.StarredElement):
+    elif type(node) is cst.StarredElement:
         yield from _targets(node.value)
 
 
@@ -121,12 +121,12 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         names.add(param.name.value)
     for star in (params.star_arg, params.star_kwarg):
-        if isinstance(star, cst.Param):
+        if type(star) is cst.Param:
             names.add(star.name.value)
     declared: set[str] = set()
-    if isinstance(function.body, cst.IndentedBlock):
+    if type(function.body) is cst.IndentedBlock:
         for _, small in _iter_simple_statements(function.body.body, module_level=False):
-            if isinstance(small, cst.Assign):
+            if type(small) is cst.Assign:
                 for target in small.targets:
                     names.update(_targets(target.target))
             elif isinstance(small, cst.AnnAssign | cst.AugAssign):
@@ -134,9 +134,9 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
             elif isinstance(small, cst.Global | cst.Nonlocal):
                 declared.update(item.name.value for item in small.names)
         for statement in _iter_compound(function.body.body):
-            if isinstance(statement, cst.For):
+            if type(statement) is cst.For:
                 names.update(_targets(statement.target))
-            elif isinstance(statement, cst.With):
+            elif type(statement) is cst.With:
                 for item in statement.items:
                     if item.asname is not None:
                         names.update(_targets(item.asname.name))
@@ -148,18 +148,18 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
 def _local_aliases(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     """Names ``function`` binds exactly once, by ``name = a.b`` (a Name or Attribute chain),
     and never otherwise (no parameter, loop target, augmented assignment of that name)."""
-    if not isinstance(function.body, cst.IndentedBlock):
+    if type(function.body) is not cst.IndentedBlock:
         return {}
     counts: dict[str, int] = {}
     values: dict[str, cst.BaseExpression] = {}
     for _, small in _iter_simple_statements(function.body.body, module_level=False):
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             for target in small.targets:
                 for name in _targets(target.target):
                     counts[name] = counts.get(name, 0) + 1
                     if (
                         len(small.targets) == 1
-                        and isinstance(target.target, cst.Name)
+                        and type(target.target) is cst.Name
                         and isinstance(small.value, cst.Name | cst.Attribute)
                     ):
                         values[name] = small.value
@@ -172,10 +172,10 @@ def _local_aliases(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
     for param in (*params.posonly_params, *params.params, *params.kwonly_params):
         counts[param.name.value] = 2
     for statement in _iter_compound(function.body.body):
-        if isinstance(statement, cst.For):
+        if type(statement) is cst.For:
             for name in _targets(statement.target):
                 counts[name] = 2
-        elif isinstance(statement, cst.With):
+        elif type(statement) is cst.With:
             for item in statement.items:
                 if item.asname is not None:
                     for name in _targets(item.asname.name):
@@ -211,10 +211,10 @@ def assigned_name(node: cst.CSTNode, value: cst.CSTNode | None = None) -> str | 
     """The name ``node`` binds when it is ``name = value`` with one plain name as its target
     (and, given ``value``, that very node as its value); None otherwise."""
     if not (
-        isinstance(node, cst.Assign)
+        type(node) is cst.Assign
         and (value is None or node.value is value)
         and len(node.targets) == 1
-        and isinstance(node.targets[0].target, cst.Name)
+        and type(node.targets[0].target) is cst.Name
     ):
         return None
     return node.targets[0].target.value
@@ -293,7 +293,7 @@ class Names:
             if type(small) is cst.Import:
                 for alias in small.names:
                     full = dotted_name(alias.name)
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    if alias.asname is not None and type(alias.asname.name) is cst.Name:
                         self._bind(alias.asname.name.value, full, holder, is_import=True)
                     else:
                         top = full.split(".", 1)[0]
@@ -302,7 +302,7 @@ class Names:
                 self._collect_from(small, holder)
             elif type(small) is cst.Assign:
                 for target in small.targets:
-                    if isinstance(target.target, cst.Name):
+                    if type(target.target) is cst.Name:
                         name = target.target.value
                         if len(small.targets) == 1 and isinstance(
                             small.value, cst.Name | cst.Attribute
@@ -311,7 +311,7 @@ class Names:
                         else:
                             self._assigned.add(name)
             elif isinstance(small, cst.AnnAssign | cst.AugAssign):
-                if isinstance(small.target, cst.Name):
+                if type(small.target) is cst.Name:
                     self._assigned.add(small.target.value)
         self._collect_aliases(alias_candidates)
         for name, index in last_definition.items():
@@ -332,7 +332,7 @@ class Names:
         for alias in node.names:
             imported = dotted_name(alias.name)
             local = imported
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            if alias.asname is not None and type(alias.asname.name) is cst.Name:
                 local = alias.asname.name.value
             qualified = f"{base}.{imported}" if base and not base.endswith(".") else base + imported
             self._bind(local, qualified, holder, is_import=True)
@@ -378,9 +378,9 @@ class Names:
         aliases: dict[str, str] = {}
         for name, value in _local_aliases(node).items():
             root = value
-            while isinstance(root, cst.Attribute):
+            while type(root) is cst.Attribute:
                 root = root.value
-            if isinstance(root, cst.Name) and root.value in local:
+            if type(root) is cst.Name and root.value in local:
                 # ``x = param.attr``: a local value, not what a module-level name means.
                 continue
             qualified = self.qualified_name(value)

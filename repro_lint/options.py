@@ -39,7 +39,7 @@ class Option:
         if self.flag:
             return False
         return self.default is None or (
-            isinstance(self.default, cst.Name) and self.default.value == "None"
+            type(self.default) is cst.Name and self.default.value == "None"
         )
 
     def default_int(self) -> int | None:
@@ -93,10 +93,7 @@ class Options:
                 self._parsers.add(param.name.value)
         for decorator in node.decorators:
             call = decorator.decorator
-            if (
-                isinstance(call, cst.Call)
-                and self._names.qualified_name(call.func) in _CLICK_OPTIONS
-            ):
+            if type(call) is cst.Call and self._names.qualified_name(call.func) in _CLICK_OPTIONS:
                 self._click(call)
 
     def _click(self, call: cst.Call) -> None:
@@ -110,10 +107,10 @@ class Options:
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if not isinstance(value, cst.Call) or len(node.targets) != 1:
+        if type(value) is not cst.Call or len(node.targets) != 1:
             return
         target = node.targets[0].target
-        if not isinstance(target, cst.Name):
+        if type(target) is not cst.Name:
             return
         if self._is_parser(value):
             self._parsers.add(target.value)
@@ -122,9 +119,9 @@ class Options:
         """Whether ``call`` is ``parser.parse_args(...)`` on a known argparse parser."""
         func = call.func
         return (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value == "parse_args"
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and func.value.value in self._parsers
         )
 
@@ -137,18 +134,18 @@ class Options:
             return True
         func = call.func
         return (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value in _GROUPS
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and func.value.value in self._parsers
         )
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value == "add_argument"
-            and isinstance(func.value, cst.Name)
+            and type(func.value) is cst.Name
             and func.value.value in self._parsers
         ):
             return
@@ -166,7 +163,7 @@ class Options:
 
     def option_of(self, node: cst.BaseExpression) -> Option | None:
         """The option an expression reads: ``args.seed``, ``opt.manualSeed``."""
-        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name):
+        if type(node) is cst.Attribute and type(node.value) is cst.Name:
             return self.by_dest.get(node.attr.value)
         return None
 

@@ -74,16 +74,16 @@ def is_plain(node: cst.BaseExpression, depth: int = 0) -> bool:
         return False
     if isinstance(node, cst.Name | cst.Integer):
         return True
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return is_plain(node.value, depth + 1)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         index = node.slice[0].slice if len(node.slice) == 1 else None
         return (
-            isinstance(index, cst.Index)
+            type(index) is cst.Index
             and isinstance(index.value, cst.SimpleString | cst.Integer)
             and is_plain(node.value, depth + 1)
         )
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add | cst.Subtract):
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add | cst.Subtract):
         return is_plain(node.left, depth + 1) and is_plain(node.right, depth + 1)
     return False
 
@@ -92,16 +92,16 @@ def root_name(node: cst.BaseExpression) -> str | None:
     """The variable a plain value starts from (``args`` in ``args.seed``); None for a sum."""
     while isinstance(node, cst.Attribute | cst.Subscript):
         node = node.value
-    return node.value if isinstance(node, cst.Name) else None
+    return node.value if type(node) is cst.Name else None
 
 
 def names_in(node: cst.BaseExpression) -> Iterator[str]:
     """The variables a plain value reads (``args`` and ``rank`` in ``args.seed + rank``)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         yield node.value
     elif isinstance(node, cst.Attribute | cst.Subscript):
         yield from names_in(node.value)
-    elif isinstance(node, cst.BinaryOperation):
+    elif type(node) is cst.BinaryOperation:
         yield from names_in(node.left)
         yield from names_in(node.right)
 
@@ -139,13 +139,13 @@ def literal_seed(
     """An integer a call passes as a seed: a seeding call's seed, or the value of a
     seed-named keyword of any call (``train_test_split(..., seed=42)``)."""
     value = seeding_argument(call, qualified, seed_functions)
-    if isinstance(value, cst.Integer):
+    if type(value) is cst.Integer:
         return value.value
     for arg in call.args:
         if (
             arg.keyword is not None
             and rng.is_seed_name(arg.keyword.value)
-            and isinstance(arg.value, cst.Integer)
+            and type(arg.value) is cst.Integer
         ):
             return arg.value.value
     return None
@@ -154,10 +154,10 @@ def literal_seed(
 def none_guard(test: cst.BaseExpression) -> cst.BaseExpression | None:
     """``x`` in a test ``x is not None`` (``x`` a plain value); None for other tests."""
     if (
-        isinstance(test, cst.Comparison)
+        type(test) is cst.Comparison
         and len(test.comparisons) == 1
-        and isinstance(test.comparisons[0].operator, cst.IsNot)
-        and isinstance(test.comparisons[0].comparator, cst.Name)
+        and type(test.comparisons[0].operator) is cst.IsNot
+        and type(test.comparisons[0].comparator) is cst.Name
         and test.comparisons[0].comparator.value == "None"
         and is_plain(test.left)
     ):
@@ -173,7 +173,7 @@ def seed_parameter(function: cst.FunctionDef) -> Seed | None:
         name = param.name.value
         if rng.is_seed_name(name):
             default = param.default
-            optional = isinstance(default, cst.Name) and default.value == "None"
+            optional = type(default) is cst.Name and default.value == "None"
             return Seed(name, optional=optional)
     return None
 
@@ -214,7 +214,7 @@ def _siblings_before(parent: cst.CSTNode, child: cst.CSTNode) -> Sequence[cst.CS
     """The statements that come before ``child`` in the block of ``parent`` holding it."""
     statements: Sequence[cst.CSTNode] = (
         parent.body
-        if isinstance(parent, cst.Module)
+        if type(parent) is cst.Module
         else next((block for block in _blocks(parent) if child in block), ())
     )
     for index, statement in enumerate(statements):
@@ -228,7 +228,7 @@ def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
-        if isinstance(current, cst.Call):
+        if type(current) is cst.Call:
             yield current
         if isinstance(current, cst.FunctionDef | cst.ClassDef | cst.Lambda):
             continue
@@ -238,11 +238,11 @@ def _calls(node: cst.CSTNode) -> Iterator[cst.Call]:
 def _assigned(statement: cst.CSTNode) -> set[str]:
     """The names a simple statement binds."""
     found: set[str] = set()
-    if not isinstance(statement, cst.SimpleStatementLine):
+    if type(statement) is not cst.SimpleStatementLine:
         return found
     for small in statement.body:
         targets: list[cst.BaseExpression] = []
-        if isinstance(small, cst.Assign):
+        if type(small) is cst.Assign:
             targets = [t.target for t in small.targets]
         elif isinstance(small, cst.AnnAssign | cst.AugAssign):
             targets = [small.target]
@@ -250,11 +250,11 @@ def _assigned(statement: cst.CSTNode) -> set[str]:
             stack: list[cst.CSTNode] = [target]
             while stack:
                 current = stack.pop()
-                if isinstance(current, cst.Name):
+                if type(current) is cst.Name:
                     found.add(current.value)
                 elif isinstance(current, cst.Tuple | cst.List | cst.StarredElement):
                     stack.extend(children(current))
-                elif isinstance(current, cst.Element):
+                elif type(current) is cst.Element:
                     stack.append(current.value)
     return found
 
@@ -264,15 +264,15 @@ def _seed_in(
 ) -> tuple[cst.BaseExpression, bool] | None:
     """The seed a statement passes on every path through it (a seeding call at its top),
     or under ``if x is not None:`` (optional); None for anything else."""
-    if isinstance(statement, cst.SimpleStatementLine):
+    if type(statement) is cst.SimpleStatementLine:
         for small in statement.body:
-            if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if type(small) is cst.Expr and type(small.value) is cst.Call:
                 call = small.value
                 value = seeding_argument(call, qualify(call.func), seed_functions)
                 if value is not None and is_plain(value):
                     return value, False
         return None
-    if isinstance(statement, cst.If) and statement.orelse is None:
+    if type(statement) is cst.If and statement.orelse is None:
         guarded = none_guard(statement.test)
         if guarded is None:
             return None
@@ -323,7 +323,7 @@ def literal_seeds(
 
 def enclosing_function(stack: Sequence[cst.CSTNode]) -> cst.FunctionDef | None:
     for node in reversed(stack):
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             return node
     return None
 
@@ -331,7 +331,7 @@ def enclosing_function(stack: Sequence[cst.CSTNode]) -> cst.FunctionDef | None:
 def first_parameter(function: cst.FunctionDef) -> str | None:
     """The name of a method's first parameter (``self``); None for a static method."""
     if any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod"
+        type(d.decorator) is cst.Name and d.decorator.value == "staticmethod"
         for d in function.decorators
     ):
         return None
@@ -348,19 +348,19 @@ def instance_seed(
     ``__init__``), when they all pass the same one, read through the same first parameter
     as the method's."""
     index = next(
-        (i for i in range(len(stack) - 1, -1, -1) if isinstance(stack[i], cst.FunctionDef)),
+        (i for i in range(len(stack) - 1, -1, -1) if type(stack[i]) is cst.FunctionDef),
         None,
     )
     if index is None or index == 0:
         return None
     method, klass = stack[index], stack[index - 1]
-    assert isinstance(method, cst.FunctionDef)
+    assert type(method) is cst.FunctionDef
     first = first_parameter(method)
-    if first is None or not isinstance(klass, cst.ClassDef):
+    if first is None or type(klass) is not cst.ClassDef:
         return None
     found: dict[str, cst.BaseExpression] = {}
     for member in klass.body.body:
-        if not isinstance(member, cst.FunctionDef) or first_parameter(member) != first:
+        if type(member) is not cst.FunctionDef or first_parameter(member) != first:
             continue
         for call in _calls(member.body):
             value = seeding_argument(call, qualify(call.func), seed_functions)

@@ -100,13 +100,13 @@ def _tree_packages(root: str) -> frozenset[str]:
 def _target_text(node: cst.BaseExpression) -> str:
     """The last name of an assignment target (``opt.manualSeed`` -> ``manualSeed``,
     ``os.environ["MASTER_PORT"]`` -> ``MASTER_PORT``)."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return node.attr.value
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+    if type(node) is cst.Subscript and len(node.slice) == 1:
         index = node.slice[0].slice
-        if isinstance(index, cst.Index):
+        if type(index) is cst.Index:
             text = literal_str(index.value)
             if text is not None:
                 return text
@@ -138,14 +138,14 @@ def _dotted_code(node: cst.BaseExpression) -> str | None:
 
 def is_main_check(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"`` (either way round)."""
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
         return False
     target = test.comparisons[0]
-    if not isinstance(target.operator, cst.Equal):
+    if type(target.operator) is not cst.Equal:
         return False
     left, right = test.left, target.comparator
     for name, value in ((left, right), (right, left)):
-        if isinstance(name, cst.Name) and name.value == "__name__":
+        if type(name) is cst.Name and name.value == "__name__":
             return literal_str(value) == "__main__"
     return False
 
@@ -170,9 +170,9 @@ class _Scope:
 
 
 def _lines_in(whitespace: cst.BaseParenthesizableWhitespace) -> int:
-    if isinstance(whitespace, cst.ParenthesizedWhitespace):
+    if type(whitespace) is cst.ParenthesizedWhitespace:
         return 1 + len(whitespace.empty_lines)
-    if isinstance(whitespace, cst.SimpleWhitespace):
+    if type(whitespace) is cst.SimpleWhitespace:
         return len(_LINE_BREAK.findall(whitespace.value))
     return 0
 
@@ -181,7 +181,7 @@ def _pretrained(call: cst.Call) -> bool:
     """``resnet18(weights=...)``, ``create_model(..., pretrained=True)``."""
     weights = argument(call, "weights")
     if weights is not None and not (
-        isinstance(weights.value, cst.Name) and weights.value.value == "None"
+        type(weights.value) is cst.Name and weights.value.value == "None"
     ):
         return True
     pretrained = argument(call, "pretrained")
@@ -191,7 +191,7 @@ def _pretrained(call: cst.Call) -> bool:
 def _is_declaration(statement: cst.CSTNode) -> bool:
     """``global x`` / ``nonlocal x``: code inserted before it would make it a SyntaxError
     (a name used before its global declaration)."""
-    return isinstance(statement, cst.SimpleStatementLine) and all(
+    return type(statement) is cst.SimpleStatementLine and all(
         isinstance(small, cst.Global | cst.Nonlocal) for small in statement.body
     )
 
@@ -199,7 +199,7 @@ def _is_declaration(statement: cst.CSTNode) -> bool:
 def _first_body_statement(body: cst.BaseSuite) -> cst.CSTNode | None:
     """The statement a fix inserts before: the first one after the docstring and the
     ``global``/``nonlocal`` declarations."""
-    if not isinstance(body, cst.IndentedBlock) or not body.body:
+    if type(body) is not cst.IndentedBlock or not body.body:
         return None
     statements = list(body.body)
     if is_docstring(statements[0]):
@@ -397,9 +397,9 @@ class SummaryCollector:
         if self._anchor is None and not (first and is_docstring(node)):
             if not is_future_import(node):
                 self._anchor = [row, 1, ""]
-        if isinstance(node, cst.SimpleStatementLine):
+        if type(node) is cst.SimpleStatementLine:
             for small in node.body:
-                if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+                if type(small) is cst.Expr and type(small.value) is cst.Call:
                     self._bare_calls.add(id(small.value))
 
     def _leave(self, node: cst.CSTNode) -> None:
@@ -411,7 +411,7 @@ class SummaryCollector:
         if (
             not self._open
             and not self._scopes
-            and isinstance(node, cst.SimpleStatementLine)
+            and type(node) is cst.SimpleStatementLine
             and all(isinstance(s, cst.Import | cst.ImportFrom) for s in node.body)
         ):
             self._imports.append([entry.row, self.row - 1])
@@ -528,7 +528,7 @@ class SummaryCollector:
         if id(node) not in self._elifs:
             # An ``elif`` was registered with the ``if`` that leads its chain.
             self._data.branches(node)
-        if isinstance(node.orelse, cst.If):
+        if type(node.orelse) is cst.If:
             self._elifs.add(id(node.orelse))
             self._elif_of[id(node.orelse)] = self._if_arm(node, 1)
         if top and self._main is None and is_main_check(node.test):
@@ -537,7 +537,7 @@ class SummaryCollector:
             first = _first_body_statement(node.body)
             if first is not None:
                 self._body_of[id(first)] = MAIN
-            elif isinstance(node.body, cst.SimpleStatementSuite):
+            elif type(node.body) is cst.SimpleStatementSuite:
                 self._main["suite"] = self._suite(self._open[-1].row)
             self._scopes.append(_Scope("main", MAIN))
 
@@ -576,7 +576,7 @@ class SummaryCollector:
         statements on one condition (``if resume:`` ... ``if not resume:``) share a branch
         (with the arms swapped by ``not``): code in opposite arms never runs together."""
         test = node.test
-        while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
             test = test.expression
             arm ^= 1
         branch = self._test_branches.get(id(test))
@@ -652,11 +652,11 @@ class SummaryCollector:
         clause = None
         if self._clauses and self._clauses[-1][0] == len(self._open):
             clause = self._clauses[-1]
-        if isinstance(node, cst.FunctionDef):
+        if type(node) is cst.FunctionDef:
             return _SCOPE
         if node is self._main_if and clause is None:
             return _SCOPE
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             return self._if_arm(node, 0 if clause is None else 1)
         if isinstance(node, cst.Try | cst.TryStar | cst.Match) and clause is not None:
             if clause[1] in ("except", "case"):
@@ -855,7 +855,7 @@ class SummaryCollector:
             node = entry.node
             if isinstance(node, cst.FunctionDef | cst.ClassDef):
                 return False
-            if isinstance(node, cst.If) and is_main_check(node.test):
+            if type(node) is cst.If and is_main_check(node.test):
                 return False
             if isinstance(node, cst.If | cst.For | cst.While | cst.Try | cst.TryStar | cst.Match):
                 return True
@@ -872,9 +872,9 @@ class SummaryCollector:
         """The seed a seeding call passes, as written (``args.seed``, ``seed + rank``),
         when it is a plain value a fix may repeat right after the call: names, attributes,
         subscripts with literal keys, integers and sums; None otherwise (a draw, a call)."""
-        if not isinstance(node, cst.Call) or not self._open:
+        if type(node) is not cst.Call or not self._open:
             return None
-        if not isinstance(self._open[-1].node, cst.SimpleStatementLine):
+        if type(self._open[-1].node) is not cst.SimpleStatementLine:
             # ``if s: torch.manual_seed(s)``: nothing can go after it inside the guard.
             return None
         arg = argument(node, "seed", 0) or argument(node, "a", 0)
@@ -960,8 +960,8 @@ class SummaryCollector:
         ):
             return True
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else ""
-        if isinstance(func, cst.Name):
+        name = func.attr.value if type(func) is cst.Attribute else ""
+        if type(func) is cst.Name:
             name = func.value
         return "seed" in name.lower()
 
@@ -996,7 +996,7 @@ class SummaryCollector:
         for arg in node.args:
             # By position only: keyword callbacks (``worker_init_fn=``, ``key=``) run
             # elsewhere or only compare.
-            if not isinstance(arg.value, cst.Name) or arg.star or arg.keyword is not None:
+            if type(arg.value) is not cst.Name or arg.star or arg.keyword is not None:
                 continue
             local = self._local(arg.value.value)
             if local is not None:
@@ -1108,14 +1108,14 @@ class SummaryCollector:
         if arg is None:
             return None
         value = arg.value
-        if isinstance(value, cst.Call) and self._names.qualified_name(value.func) in (
+        if type(value) is cst.Call and self._names.qualified_name(value.func) in (
             "functools.partial",
         ):
             first = argument(value, None, 0)
             if first is None:
                 return None
             value = first.value
-        if isinstance(value, cst.Name):
+        if type(value) is cst.Name:
             local = self._local(value.value)
             if local is not None:
                 return ["l", local]
@@ -1124,7 +1124,7 @@ class SummaryCollector:
                 return ["q", qualified]
             if qualified is None and self._stars and not self._names.is_bound(value.value):
                 return ["*", value.value]
-        elif isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name):
+        elif type(value) is cst.Attribute and type(value.value) is cst.Name:
             klass = self._class_key()
             if value.value.value in ("self", "cls") and klass is not None:
                 return ["m", klass, value.attr.value, 0]
@@ -1144,7 +1144,7 @@ class SummaryCollector:
 
     def _unresolved_call(self, node: cst.Call) -> None:
         func = node.func
-        if isinstance(func, cst.Name):
+        if type(func) is cst.Name:
             local = self._local(func.value)
             if local is not None:
                 self._call(node, ["l", local])
@@ -1152,17 +1152,17 @@ class SummaryCollector:
                 # ``from models import *`` then ``Net()``: one of the star-imported modules.
                 self._call(node, ["*", func.value])
             return
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Call):
+        if type(func) is cst.Subscript and type(func.value) is cst.Call:
             if self._names.qualified_name(func.value.func) == "builtins.globals":
                 # ``globals()[name](...)``: any function of this module.
                 self._call(node, ["g"])
             return
-        if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        if type(func) is cst.Subscript and type(func.value) is cst.Name:
             if func.value.value in self._registries:
                 # ``METRICS[name](...)``: any function registered in that dict.
                 self._call(node, ["r", func.value.value])
             return
-        if not isinstance(func, cst.Attribute):
+        if type(func) is not cst.Attribute:
             return
         receiver, attr = func.value, func.attr.value
         klass = self._class_key()
@@ -1187,11 +1187,11 @@ class SummaryCollector:
                 self._submits_jobs = True
             elif not self._library(typed) and typed not in rng.CONFIG_MODELS:
                 self._call(node, ["q", method])
-        if isinstance(receiver, cst.Name) and receiver.value in ("self", "cls") and klass:
+        if type(receiver) is cst.Name and receiver.value in ("self", "cls") and klass:
             self._call(node, ["m", klass, attr, 0])
         elif (
-            isinstance(receiver, cst.Call)
-            and isinstance(receiver.func, cst.Name)
+            type(receiver) is cst.Call
+            and type(receiver.func) is cst.Name
             and receiver.func.value == "super"
             and klass
         ):
@@ -1202,9 +1202,9 @@ class SummaryCollector:
             self._work = self._index(self._open[0])
 
     def _spawn_context(self, receiver: cst.BaseExpression) -> bool:
-        if isinstance(receiver, cst.Name):
+        if type(receiver) is cst.Name:
             return receiver.value in self._spawn_contexts
-        if isinstance(receiver, cst.Call):
+        if type(receiver) is cst.Call:
             return self._fresh_context(receiver)
         return False
 
@@ -1216,7 +1216,7 @@ class SummaryCollector:
 
     def _type_of(self, receiver: cst.BaseExpression) -> str | None:
         """The class a local variable was built from (``model = YOLO(...)``)."""
-        if not isinstance(receiver, cst.Name):
+        if type(receiver) is not cst.Name:
             return None
         return self._types.get(self._function_key(), {}).get(receiver.value)
 
@@ -1224,9 +1224,9 @@ class SummaryCollector:
         """``model.load_state_dict(...)`` (or ``model.module.``...): the random initial
         weights of the model that variable holds are overwritten, if this runs on every
         path that built it (its branches enclose the construction's)."""
-        if isinstance(receiver, cst.Attribute) and receiver.attr.value == "module":
+        if type(receiver) is cst.Attribute and receiver.attr.value == "module":
             receiver = receiver.value
-        if not isinstance(receiver, cst.Name):
+        if type(receiver) is not cst.Name:
             return
         strict = argument(node, "strict", 1)
         if strict is not None and literal_bool(strict.value) is not True:
@@ -1269,7 +1269,7 @@ class SummaryCollector:
         self._targets.pop()
         start = self._assign_start.pop()
         self._ckpt.assign(self._function_key(), targets, value)
-        if len(targets) != 1 or not isinstance(targets[0], cst.Name) or value is None:
+        if len(targets) != 1 or type(targets[0]) is not cst.Name or value is None:
             return
         name = targets[0].value
         key = self._function_key()
@@ -1287,7 +1287,7 @@ class SummaryCollector:
             models.pop(name, None)
         types = self._types.setdefault(key, {})
         qualified = None
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             qualified = self._names.qualified_name(value.func)
         if qualified is not None:
             types[name] = qualified
@@ -1322,9 +1322,9 @@ class SummaryCollector:
             if self._names.qualified_name(target.target) == f"{rng.CUDNN}.deterministic":
                 if literal_bool(node.value) is not False:
                     self._event(node, "d", "cudnn")
-        if isinstance(node.value, cst.Call) and self._fresh_context(node.value):
+        if type(node.value) is cst.Call and self._fresh_context(node.value):
             for target in node.targets:
-                if isinstance(target.target, cst.Name):
+                if type(target.target) is cst.Name:
                     self._spawn_contexts.add(target.target.value)
 
     def _parse_statement(self, node: cst.Assign) -> None:
@@ -1334,8 +1334,8 @@ class SummaryCollector:
             return
         target = node.targets[0].target
         if not (
-            isinstance(target, cst.Name)
-            and isinstance(node.value, cst.Call)
+            type(target) is cst.Name
+            and type(node.value) is cst.Call
             and self._options.parses(node.value)
         ):
             return
@@ -1565,17 +1565,17 @@ def _registries(module: cst.Module) -> dict[str, list[str]]:
     functions = {
         statement.name.value: statement
         for statement in module.body
-        if isinstance(statement, cst.FunctionDef)
+        if type(statement) is cst.FunctionDef
     }
     assigned: set[str] = set()
     found: dict[str, list[str]] = {}
     for statement in module.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            if type(small) is cst.Assign and len(small.targets) == 1:
                 target = small.targets[0].target
-                if isinstance(target, cst.Name):
+                if type(target) is cst.Name:
                     assigned.add(target.value)
                     members = _dict_of_functions(small.value, functions)
                     if members:
@@ -1587,7 +1587,7 @@ def _registries(module: cst.Module) -> dict[str, list[str]]:
             decorators[name] = table
     for name, function in functions.items():
         for decorator in function.decorators:
-            if isinstance(decorator.decorator, cst.Name):
+            if type(decorator.decorator) is cst.Name:
                 table = decorators.get(decorator.decorator.value)
                 if table is not None:
                     found.setdefault(table, []).append(name)
@@ -1598,13 +1598,13 @@ def _dict_of_functions(
     value: cst.BaseExpression, functions: Mapping[str, cst.FunctionDef]
 ) -> list[str]:
     """The module functions a dict literal maps to, when all its values are ones."""
-    if not isinstance(value, cst.Dict) or not value.elements:
+    if type(value) is not cst.Dict or not value.elements:
         return []
     members: list[str] = []
     for element in value.elements:
         if not (
-            isinstance(element, cst.DictElement)
-            and isinstance(element.value, cst.Name)
+            type(element) is cst.DictElement
+            and type(element.value) is cst.Name
             and element.value.value in functions
         ):
             return []
@@ -1616,21 +1616,21 @@ def _stores_argument(function: cst.FunctionDef) -> str | None:
     """The module-level dict a one-parameter decorator stores its argument in
     (``TABLE[...] = fn``), if it does."""
     params = function.params.params
-    if len(params) != 1 or not isinstance(function.body, cst.IndentedBlock):
+    if len(params) != 1 or type(function.body) is not cst.IndentedBlock:
         return None
     param = params[0].name.value
     for statement in function.body.body:
-        if not isinstance(statement, cst.SimpleStatementLine):
+        if type(statement) is not cst.SimpleStatementLine:
             continue
         for small in statement.body:
             if (
-                isinstance(small, cst.Assign)
+                type(small) is cst.Assign
                 and len(small.targets) == 1
-                and isinstance(small.value, cst.Name)
+                and type(small.value) is cst.Name
                 and small.value.value == param
             ):
                 target = small.targets[0].target
-                if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                if type(target) is cst.Subscript and type(target.value) is cst.Name:
                     return target.value.value
     return None
 
@@ -1639,16 +1639,16 @@ def _plain(node: cst.BaseExpression) -> bool:
     """A value without calls: names, attributes, literal subscripts, integers, sums."""
     if isinstance(node, cst.Name | cst.Integer):
         return True
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         return _plain(node.value)
-    if isinstance(node, cst.Subscript):
+    if type(node) is cst.Subscript:
         index = node.slice[0].slice if len(node.slice) == 1 else None
         return (
-            isinstance(index, cst.Index)
+            type(index) is cst.Index
             and isinstance(index.value, cst.SimpleString | cst.Integer)
             and _plain(node.value)
         )
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add | cst.Subtract):
+    if type(node) is cst.BinaryOperation and isinstance(node.operator, cst.Add | cst.Subtract):
         return _plain(node.left) and _plain(node.right)
     return False
 

@@ -208,7 +208,7 @@ class Tensors:
 
     def enter_function(self, node: cst.FunctionDef | cst.Lambda) -> None:
         """A new scope: a function (a method when directly in a class body) or a lambda."""
-        cls = self._method_class() if isinstance(node, cst.FunctionDef) else None
+        cls = self._method_class() if type(node) is cst.FunctionDef else None
         outer = self._functions[-1] if self._functions else None
         params = [*node.params.posonly_params, *node.params.params]
         self_name: str | None = None
@@ -221,7 +221,7 @@ class Tensors:
         is_forward = (
             cls is not None
             and cls.is_module
-            and isinstance(node, cst.FunctionDef)
+            and type(node) is cst.FunctionDef
             and node.name.value == "forward"
         )
         for param in [*params, *node.params.kwonly_params]:
@@ -232,7 +232,7 @@ class Tensors:
                 kind = _ANY_TENSOR
             bindings[param.name.value] = kind
         for star in (node.params.star_arg, node.params.star_kwarg):
-            if isinstance(star, cst.Param):
+            if type(star) is cst.Param:
                 bindings[star.name.value] = None
         if self_name is not None:
             bindings[self_name] = None
@@ -252,7 +252,7 @@ class Tensors:
             # ``values, indices = torch.topk(x, k)``: each part's facts.
             elements = target.elements
             if len(elements) == len(parts) and not any(
-                isinstance(e, cst.StarredElement) for e in elements
+                type(e) is cst.StarredElement for e in elements
             ):
                 for element, facts in zip(elements, parts, strict=True):
                     self._bind_kind(element.value, facts)
@@ -270,19 +270,19 @@ class Tensors:
 
     def declare(self, target: cst.BaseExpression, annotation: cst.BaseExpression) -> None:
         """``x: torch.Tensor`` without a value."""
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self._scope()[target.value] = self._annotated(annotation)
 
     def _bind_kind(self, target: cst.BaseExpression, kind: Kind) -> None:
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             self._scope()[target.value] = kind
         elif isinstance(target, cst.Tuple | cst.List):
             # ``values, indices = torch.sort(x)``: each part of a tensor result is a tensor.
             part: Kind = _ANY_TENSOR if isinstance(kind, TensorFacts) else None
             for element in target.elements:
                 inner = element.value
-                self._bind_kind(inner, None if isinstance(element, cst.StarredElement) else part)
-        elif isinstance(target, cst.Attribute) and self._is_self(target.value):
+                self._bind_kind(inner, None if type(element) is cst.StarredElement else part)
+        elif type(target) is cst.Attribute and self._is_self(target.value):
             cls = self._functions[-1].cls if self._functions else None
             if cls is not None:
                 cls.attributes[target.attr.value] = kind
@@ -348,7 +348,7 @@ class Tensors:
         return self._module_scope.get(name.value)
 
     def _is_module_attribute(self, target: cst.BaseExpression) -> bool:
-        if not (isinstance(target, cst.Attribute) and self._is_self(target.value)):
+        if not (type(target) is cst.Attribute and self._is_self(target.value)):
             return False
         cls = self._functions[-1].cls
         return cls is not None and cls.is_module
@@ -357,15 +357,15 @@ class Tensors:
         """A literal, a display, or a call of something imported from outside torch."""
         if isinstance(value, _NOT_TENSOR_NODES):
             return True
-        if isinstance(value, cst.Name) and value.value in ("True", "False", "None"):
+        if type(value) is cst.Name and value.value in ("True", "False", "None"):
             return True
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             qualified = self.names.qualified_name(value.func)
             return qualified is not None and not qualified.startswith("torch.")
         return False
 
     def _is_self(self, expr: cst.BaseExpression) -> bool:
-        if not self._functions or not isinstance(expr, cst.Name):
+        if not self._functions or type(expr) is not cst.Name:
             return False
         function = self._functions[-1]
         return function.self_name is not None and expr.value == function.self_name
@@ -381,7 +381,7 @@ class Tensors:
     def _is_module_class(self, base: cst.BaseExpression) -> bool:
         qualified = self.names.qualified_name(base)
         if qualified is None:
-            return isinstance(base, cst.Name) and base.value in self._module_classes
+            return type(base) is cst.Name and base.value in self._module_classes
         qualified = canonical(qualified)
         if qualified in MODULE_BASES or qualified in self._module_classes:
             return True
@@ -389,7 +389,7 @@ class Tensors:
         return qualified.startswith("torch.nn.") and qualified.rsplit(".", 1)[1][:1].isupper()
 
     def _annotated(self, annotation: cst.BaseExpression) -> Kind:
-        if isinstance(annotation, cst.SimpleString):
+        if type(annotation) is cst.SimpleString:
             text = evaluated(annotation)
             if not isinstance(text, str):
                 return None
@@ -397,14 +397,14 @@ class Tensors:
                 annotation = cst.parse_expression(text)
             except cst.ParserSyntaxError:
                 return None
-        if isinstance(annotation, cst.BinaryOperation):
+        if type(annotation) is cst.BinaryOperation:
             # ``Tensor | None``
             return self._annotated(annotation.left) or self._annotated(annotation.right)
-        if isinstance(annotation, cst.Subscript):
+        if type(annotation) is cst.Subscript:
             # ``Optional[Tensor]``
             if self.names.qualified_name(annotation.value) in ("typing.Optional", "typing.Union"):
                 for element in annotation.slice:
-                    if isinstance(element.slice, cst.Index):
+                    if type(element.slice) is cst.Index:
                         found = self._annotated(element.slice.value)
                         if found is not None:
                             return found
@@ -441,7 +441,7 @@ class Tensors:
             return self._einops(call)
         if qualified is not None:
             return self._torch_call(canonical(qualified), call)
-        if isinstance(func, cst.Attribute):
+        if type(func) is cst.Attribute:
             base = self.kind(func.value)
             method = func.attr.value
             if isinstance(base, ModuleInstance):
@@ -638,12 +638,12 @@ class Tensors:
         left, right = self.facts(expr.left), self.facts(expr.right)
         if left is None and right is None:
             return None
-        if isinstance(expr.operator, cst.MatrixMultiply):
+        if type(expr.operator) is cst.MatrixMultiply:
             return _ANY_TENSOR
         known = [f for f in (left, right) if f is not None]
         ndims = [f.ndim for f in known]
         ndim = max(n for n in ndims if n is not None) if all(n is not None for n in ndims) else None
-        if isinstance(expr.operator, cst.Divide):
+        if type(expr.operator) is cst.Divide:
             return TensorFacts(ndim, True)
         floats = [f.floating for f in known]
         for side in (expr.left, expr.right):
@@ -656,7 +656,7 @@ class Tensors:
         """The parts of a call that returns a tuple of tensors, when they are known:
         ``topk``/``sort`` (values, and indices distinct along the dimension they ran over),
         ``unique`` with ``return_inverse``/``return_counts``."""
-        if not isinstance(value, cst.Call):
+        if type(value) is not cst.Call:
             return None
         func = value.func
         qualified = self.names.qualified_name(func)
@@ -669,7 +669,7 @@ class Tensors:
             shift = 1
         elif (
             qualified is None
-            and isinstance(func, cst.Attribute)
+            and type(func) is cst.Attribute
             and func.attr.value in ("topk", "sort")
             and self.facts(func.value) is not None
         ):
@@ -694,7 +694,7 @@ class Tensors:
             receiver = first.value if first is not None else None
         elif (
             qualified is None
-            and isinstance(func, cst.Attribute)
+            and type(func) is cst.Attribute
             and func.attr.value in ("unique", "unique_consecutive")
             and self.facts(func.value) is not None
         ):
@@ -712,7 +712,7 @@ class Tensors:
             return None
         base = (self.facts(receiver) if receiver is not None else None) or _ANY_TENSOR
         unique = qualified == "torch.unique" or (
-            qualified is None and isinstance(func, cst.Attribute) and func.attr.value == "unique"
+            qualified is None and type(func) is cst.Attribute and func.attr.value == "unique"
         )
         shift = 1 if qualified is not None else 0
         values = _unique_values(value, base, unique, shift, counted=True)
@@ -766,7 +766,7 @@ def _unique_values(
 
 def _single_index(expr: cst.Subscript) -> int | None:
     """``x[1]``: the literal index, if that is the subscript."""
-    if len(expr.slice) != 1 or not isinstance(expr.slice[0].slice, cst.Index):
+    if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
         return None
     return literal_int(expr.slice[0].slice.value)
 
@@ -775,7 +775,7 @@ def _is_static(node: cst.FunctionDef | cst.Lambda) -> bool:
     if isinstance(node, cst.Lambda):
         return True
     return any(
-        isinstance(d.decorator, cst.Name) and d.decorator.value in ("staticmethod", "classmethod")
+        type(d.decorator) is cst.Name and d.decorator.value in ("staticmethod", "classmethod")
         for d in node.decorators
     )
 
@@ -797,7 +797,7 @@ def _shape_ndim(call: cst.Call) -> int | None:
 
 def _sequence_length(node: cst.BaseExpression) -> int | None:
     if isinstance(node, cst.Tuple | cst.List):
-        if any(isinstance(e, cst.StarredElement) for e in node.elements):
+        if any(type(e) is cst.StarredElement for e in node.elements):
             return None
         return len(node.elements)
     return _leading_dims(node)
@@ -805,17 +805,17 @@ def _sequence_length(node: cst.BaseExpression) -> int | None:
 
 def _leading_dims(node: cst.BaseExpression) -> int | None:
     """``x.shape[:2]`` or ``x.size()[:2]``: the first dimensions of another tensor (2)."""
-    if not isinstance(node, cst.Subscript) or len(node.slice) != 1:
+    if type(node) is not cst.Subscript or len(node.slice) != 1:
         return None
     sizes = node.value
-    if isinstance(sizes, cst.Call) and not sizes.args:
+    if type(sizes) is cst.Call and not sizes.args:
         sizes = sizes.func
-        if not (isinstance(sizes, cst.Attribute) and sizes.attr.value == "size"):
+        if not (type(sizes) is cst.Attribute and sizes.attr.value == "size"):
             return None
-    elif not (isinstance(sizes, cst.Attribute) and sizes.attr.value == "shape"):
+    elif not (type(sizes) is cst.Attribute and sizes.attr.value == "shape"):
         return None
     part = node.slice[0].slice
-    if not isinstance(part, cst.Slice) or part.step is not None or part.upper is None:
+    if type(part) is not cst.Slice or part.step is not None or part.upper is None:
         return None
     if part.lower is not None and literal_int(part.lower) != 0:
         return None
@@ -829,11 +829,11 @@ def _last_positional(call: cst.Call) -> cst.Arg | None:
 
 
 def _number_is_float(node: cst.BaseExpression) -> bool | None:
-    if isinstance(node, cst.Float):
+    if type(node) is cst.Float:
         return True
-    if isinstance(node, cst.Integer) or literal_int(node) is not None:
+    if type(node) is cst.Integer or literal_int(node) is not None:
         return False
-    if isinstance(node, cst.UnaryOperation):
+    if type(node) is cst.UnaryOperation:
         return _number_is_float(node.expression)
     return None
 
@@ -851,7 +851,7 @@ def _literal_data(node: cst.BaseExpression) -> tuple[int | None, bool | None]:
         floats = [floating for _, floating in inner]
         floating = True if any(floats) else (False if all(f is False for f in floats) else None)
         return ndim, floating
-    if isinstance(node, cst.Name) and node.value in ("True", "False"):
+    if type(node) is cst.Name and node.value in ("True", "False"):
         return 0, False
     floating = _number_is_float(node)
     return (0, floating) if floating is not None else (None, None)

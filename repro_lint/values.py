@@ -130,7 +130,7 @@ def _covers(written: str, chain: str) -> bool:
 
 def literal(node: Bound | None) -> tuple[bool, object]:
     """(True, value) for ``True``/``False``/``None``, integer and string literals."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "None"):
+    if type(node) is cst.Name and node.value in ("True", "False", "None"):
         return True, None if node.value == "None" else node.value == "True"
     if isinstance(node, cst.BaseExpression):
         number = literal_int(node)
@@ -145,11 +145,11 @@ def literal(node: Bound | None) -> tuple[bool, object]:
 def is_true(node: cst.BaseExpression) -> bool | None:
     """Whether a condition always holds when the code runs (True) or never does (False): a
     literal, or ``TYPE_CHECKING`` (``typing.TYPE_CHECKING``), true for type checkers only."""
-    if isinstance(node, cst.Name) and node.value in ("True", "False", "TYPE_CHECKING"):
+    if type(node) is cst.Name and node.value in ("True", "False", "TYPE_CHECKING"):
         return node.value == "True"
-    if isinstance(node, cst.Attribute) and node.attr.value == "TYPE_CHECKING":
+    if type(node) is cst.Attribute and node.attr.value == "TYPE_CHECKING":
         return False
-    if isinstance(node, cst.Integer):
+    if type(node) is cst.Integer:
         return int(evaluated(node)) != 0
     return None
 
@@ -169,7 +169,7 @@ def condition(test: cst.BaseExpression) -> tuple[str, bool] | None:
     """``(a.b, True)`` for a test that is a name or attribute chain, ``(a.b, False)`` for
     ``not a.b`` (as many ``not`` as written); None for any other test."""
     holds = True
-    while isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+    while type(test) is cst.UnaryOperation and type(test.operator) is cst.Not:
         test = test.expression
         holds = not holds
     chain = name_chain(test)
@@ -178,11 +178,11 @@ def condition(test: cst.BaseExpression) -> tuple[str, bool] | None:
 
 def _leaves(block: cst.BaseSuite) -> bool:
     """Whether a block always ends in ``raise`` or ``return`` (its last statement)."""
-    if isinstance(block, cst.SimpleStatementSuite):
+    if type(block) is cst.SimpleStatementSuite:
         small = block.body
     else:
         last = block.body[-1] if block.body else None
-        small = last.body if isinstance(last, cst.SimpleStatementLine) else []
+        small = last.body if type(last) is cst.SimpleStatementLine else []
     return bool(small) and isinstance(small[-1], cst.Raise | cst.Return)
 
 
@@ -192,7 +192,7 @@ def _guard(node: cst.If) -> tuple[str, bool] | None:
     whose every other arm leaves, proves ``x`` too."""
     arms: list[cst.BaseSuite] = []
     orelse: cst.If | cst.Else | None = node
-    while isinstance(orelse, cst.If):
+    while type(orelse) is cst.If:
         arms.append(orelse.body)
         orelse = orelse.orelse
     found = condition(node.test)
@@ -202,7 +202,7 @@ def _guard(node: cst.If) -> tuple[str, bool] | None:
     if len(arms) == 1 and _leaves(node.body):
         return text, not holds
     if (
-        isinstance(orelse, cst.Else)
+        type(orelse) is cst.Else
         and _leaves(orelse.body)
         and not _leaves(arms[0])
         and all(_leaves(arm) for arm in arms[1:])
@@ -288,13 +288,13 @@ class Flow:
 
     def branches(self, node: cst.CSTNode) -> None:
         """Register the blocks of a compound statement that may or may not run."""
-        if isinstance(node, cst.If):
+        if type(node) is cst.If:
             self._began[id(node)] = self._seq
             always = self._truth(node.test)
             self._blocks[id(node.body)] = always is not False
             self._orelse(node.orelse, always is not True)
         elif isinstance(node, cst.For | cst.While):
-            never = isinstance(node, cst.While) and is_true(node.test) is False
+            never = type(node) is cst.While and is_true(node.test) is False
             self._blocks[id(node.body)] = not never
             self._orelse(node.orelse, True)
         elif isinstance(node, cst.Try | cst.TryStar):
@@ -305,14 +305,14 @@ class Flow:
             self._orelse(node.orelse, True)
             if node.finalbody is not None:
                 self._finals[id(node.finalbody.body)] = self._seq
-        elif isinstance(node, cst.Match):
+        elif type(node) is cst.Match:
             for case in node.cases:
                 self._blocks[id(case.body)] = True
 
     def _orelse(self, orelse: cst.CSTNode | None, runs: bool) -> None:
-        if isinstance(orelse, cst.Else):
+        if type(orelse) is cst.Else:
             self._blocks[id(orelse.body)] = runs
-        elif isinstance(orelse, cst.If):
+        elif type(orelse) is cst.If:
             # ``elif``: its blocks are branches of their own, dead if the chain is.
             always = self._truth(orelse.test)
             self._blocks[id(orelse.body)] = runs and always is not False
@@ -373,9 +373,9 @@ class Flow:
         if not self._known and not self._began:
             return
         for arg in call.args:
-            if isinstance(arg.value, cst.Name):
+            if type(arg.value) is cst.Name:
                 self.written(arg.value.value)
-        if isinstance(call.func, cst.Attribute):
+        if type(call.func) is cst.Attribute:
             receiver = name_chain(call.func.value)
             if receiver is not None:
                 self.written(receiver)
@@ -420,7 +420,7 @@ class Flow:
         if isinstance(value, cst.BaseExpression):
             here = Value(value, scope, self._seq, binding.path)
             binding.mapping = self.mapping(here)
-            if isinstance(value, cst.List) and not value.elements:
+            if type(value) is cst.List and not value.elements:
                 binding.elements = []
         scope.history.setdefault(name, []).append(binding)
         return binding
@@ -519,7 +519,7 @@ class Flow:
         node = value.node
         if depth > _MAX_DEPTH or not isinstance(node, cst.BaseExpression):
             return None
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return self.mapping_of(node, value, depth + 1)
         if isinstance(node, cst.IfExp | cst.BooleanOperation):
             arms = (
@@ -535,24 +535,24 @@ class Flow:
                 else:
                     result.union(found)
             return result
-        if isinstance(node, cst.Dict):
+        if type(node) is cst.Dict:
             built = Mapping()
             for element in node.elements:
-                if isinstance(element, cst.StarredDictElement):
+                if type(element) is cst.StarredDictElement:
                     inner = self.mapping_of(element.value, value, depth + 1)
                     if inner is None:
                         built.opaque = True
                     else:
                         built.merge(inner)
                     continue
-                assert isinstance(element, cst.DictElement)
+                assert type(element) is cst.DictElement
                 key = literal_str(element.key)
                 if key is None:
                     built.opaque = True
                 else:
                     built.items[key] = [self._at(element.value, value)]
             return built
-        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        if type(node) is cst.Call and type(node.func) is cst.Name:
             if node.func.value != "dict":
                 return None
             built = Mapping()
@@ -567,8 +567,8 @@ class Flow:
                     built.merge(inner)
             return built
         if (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Attribute)
+            type(node) is cst.Call
+            and type(node.func) is cst.Attribute
             and node.func.attr.value == "copy"
             and not node.args
         ):
@@ -717,22 +717,22 @@ def parameters(
         yield param.name.value, index, param.default
     for param in params.kwonly_params:
         yield param.name.value, None, param.default
-    if isinstance(node.params.star_arg, cst.Param):
+    if type(node.params.star_arg) is cst.Param:
         yield node.params.star_arg.name.value, "*", None
-    if isinstance(params.star_kwarg, cst.Param):
+    if type(params.star_kwarg) is cst.Param:
         yield params.star_kwarg.name.value, "**", None
 
 
 def target_names(target: cst.BaseExpression) -> Sequence[str]:
     """The names an assignment or loop target binds."""
-    if isinstance(target, cst.Name):
+    if type(target) is cst.Name:
         return [target.value]
     if isinstance(target, cst.Tuple | cst.List):
         found: list[str] = []
         for element in target.elements:
             found.extend(target_names(element.value))
         return found
-    if isinstance(target, cst.StarredElement):
+    if type(target) is cst.StarredElement:
         return target_names(target.value)
     return []
 

@@ -96,10 +96,10 @@ class AutotuneEnabled(Rule):
             if name is not None and name.startswith(INDUCTOR_CONFIG + "."):
                 self._option(name.rsplit(".", 1)[1], node.value, node)
             elif (
-                isinstance(target.target, cst.Subscript)
+                type(target.target) is cst.Subscript
                 and self.qualified_name(target.target.value) == "os.environ"
                 and len(target.target.slice) == 1
-                and isinstance(target.target.slice[0].slice, cst.Index)
+                and type(target.target.slice[0].slice) is cst.Index
             ):
                 key = literal_str(target.target.slice[0].slice.value)
                 if key in AUTOTUNE_ENV and literal_str(node.value) == "1":

@@ -169,20 +169,18 @@ class CudnnBenchmarkEnabled(Rule):
         """``dict(cudnn_benchmark=True)`` / ``{"cudnn_benchmark": True}``."""
         if dict_literal_items(value) is None:
             return
-        if isinstance(value, cst.Call):
+        if type(value) is cst.Call:
             for arg in value.args:
                 if arg.keyword is not None and arg.keyword.value == ENV_BENCHMARK:
                     self._flag(arg.value, arg)
-        elif isinstance(value, cst.Dict):
+        elif type(value) is cst.Dict:
             for element in value.elements:
-                if isinstance(element, cst.DictElement) and (
-                    literal_str(element.key) == ENV_BENCHMARK
-                ):
+                if type(element) is cst.DictElement and (literal_str(element.key) == ENV_BENCHMARK):
                     self._flag(element.value, element)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(self.context.statement_stack) == 1 and any(
-            isinstance(t.target, cst.Name) and t.target.value == ENV_CFG for t in node.targets
+            type(t.target) is cst.Name and t.target.value == ENV_CFG for t in node.targets
         ):
             # A config module's top-level setting (mmengine reads it into Runner.setup_env).
             self._env_cfg(node.value)

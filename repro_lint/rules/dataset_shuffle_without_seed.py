@@ -185,7 +185,7 @@ class DatasetShuffleWithoutSeed(Rule):
         self._attributes.append(set())
         # An attribute set in any method counts in every method of the class.
         for statement in node.body.body:
-            if isinstance(statement, cst.FunctionDef):
+            if type(statement) is cst.FunctionDef:
                 for child in _assignments(statement):
                     if self._is_dataset(child.value, outside=True):
                         for target in child.targets:
@@ -210,7 +210,7 @@ class DatasetShuffleWithoutSeed(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in (
+        if type(func) is not cst.Attribute or func.attr.value not in (
             "shuffle",
             "train_test_split",
         ):
@@ -231,9 +231,7 @@ class DatasetShuffleWithoutSeed(Rule):
             if any(argument(node, k) is not None for k in ("generator", "seeds", "generators")):
                 return
             seed = argument(node, "seed", _SHUFFLE_SEED)
-        if seed is not None and not (
-            isinstance(seed.value, cst.Name) and seed.value.value == "None"
-        ):
+        if seed is not None and not (type(seed.value) is cst.Name and seed.value.value == "None"):
             return
         # A split exists on map-style datasets only (seeded from numpy's global state); an
         # IterableDataset's shuffle without a seed takes fresh entropy from the OS.
@@ -271,18 +269,18 @@ class DatasetShuffleWithoutSeed(Rule):
         ``outside``: judged before the traversal reaches it (names are not followed)."""
         if depth > 16:
             return False
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             qualified = self.qualified_name(node.func)
             if qualified is not None:
                 return self._source(qualified)
             func = node.func
-            if isinstance(func, cst.Attribute) and func.attr.value in _DATASET_METHODS:
+            if type(func) is cst.Attribute and func.attr.value in _DATASET_METHODS:
                 return self._is_dataset(func.value, outside, depth + 1)
             return False
-        if isinstance(node, cst.Subscript):
+        if type(node) is cst.Subscript:
             # ``data["train"]``: a split of a dict of splits.
             return self._is_dataset(node.value, outside, depth + 1)
-        if isinstance(node, cst.Name) and not outside:
+        if type(node) is cst.Name and not outside:
             return any(
                 node.value in scope.datasets for scope in (self._scopes[-1], self._scopes[0])
             )
@@ -307,11 +305,7 @@ class DatasetShuffleWithoutSeed(Rule):
 
 
 def _self_attribute(node: cst.BaseExpression) -> str | None:
-    if (
-        isinstance(node, cst.Attribute)
-        and isinstance(node.value, cst.Name)
-        and node.value.value == "self"
-    ):
+    if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
         return node.attr.value
     return None
 

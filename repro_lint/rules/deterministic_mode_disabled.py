@@ -123,11 +123,11 @@ class DeterministicModeDisabled(Rule):
         # function does so for its callers, on their request (``deterministic=False``):
         # switching it on there would take that choice away.
         self._library = not any(
-            isinstance(s, cst.If) and is_main_check(s.test) for s in context.module.body
+            type(s) is cst.If and is_main_check(s.test) for s in context.module.body
         )
 
     def _fixable(self) -> bool:
-        in_function = any(isinstance(s, cst.FunctionDef) for s in self.context.statement_stack)
+        in_function = any(type(s) is cst.FunctionDef for s in self.context.statement_stack)
         return not (self._library and in_function)
 
     def _flag(

@@ -122,10 +122,10 @@ class HashseedSetInProcess(Rule):
         for target in node.targets:
             subscript = target.target
             if (
-                isinstance(subscript, cst.Subscript)
+                type(subscript) is cst.Subscript
                 and self.qualified_name(subscript.value) == "os.environ"
                 and len(subscript.slice) == 1
-                and isinstance(subscript.slice[0].slice, cst.Index)
+                and type(subscript.slice[0].slice) is cst.Index
                 and literal_str(subscript.slice[0].slice.value) == VARIABLE
             ):
                 self._found.append(node)
@@ -169,9 +169,9 @@ class HashseedSetInProcess(Rule):
             program = literal_str(value)
         else:
             text = literal_str(value)
-            if isinstance(value, cst.FormattedString) and value.parts:
+            if type(value) is cst.FormattedString and value.parts:
                 head = value.parts[0]
-                text = head.value if isinstance(head, cst.FormattedStringText) else None
+                text = head.value if type(head) is cst.FormattedStringText else None
             program = text.split()[0] if text and text.split() else None
         if program is None:
             # ``sys.executable``, a variable, an f-string starting with a value: may be Python.

@@ -176,7 +176,7 @@ class MissingCublasWorkspaceConfig(Rule):
         for target in node.targets:
             # os.environ["CUBLAS_WORKSPACE_CONFIG"] = ...
             if (
-                isinstance(target.target, cst.Subscript)
+                type(target.target) is cst.Subscript
                 and self.qualified_name(target.target.value) == "os.environ"
                 and mentions_string(target.target, VARIABLE)
             ):
@@ -218,7 +218,7 @@ def _last_import_after(module: cst.Module, statement: cst.CSTNode) -> cst.CSTNod
         return None
     found = None
     for following in body[body.index(statement) + 1 :]:
-        if not isinstance(following, cst.SimpleStatementLine):
+        if type(following) is not cst.SimpleStatementLine:
             break
         if all(isinstance(small, cst.Import | cst.ImportFrom) for small in following.body):
             found = following

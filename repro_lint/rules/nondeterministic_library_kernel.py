@@ -292,13 +292,13 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
         found = self._dgl(original_node.value)
         for target in original_node.targets:
             name = target.target
-            if isinstance(name, cst.Name):
+            if type(name) is cst.Name:
                 if found is None:
                     self._dgl_names[-1].pop(name.value, None)
                 else:
                     self._dgl_names[-1][name.value] = found
             elif (
-                isinstance(name, cst.Attribute)
+                type(name) is cst.Attribute
                 and found is not None
                 and self._dgl_attributes
                 and self.calls.autograd.is_self(name.value)
@@ -308,20 +308,20 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
 
     def _dgl(self, expr: cst.BaseExpression | None) -> frozenset[str] | None:
         """The DGL built-in functions ``expr`` is (or calls), if it is one."""
-        if isinstance(expr, cst.Call):
+        if type(expr) is cst.Call:
             expr = expr.func
         if expr is None:
             return None
         qualified = self.names.qualified_name(expr)
         if qualified is not None:
             return frozenset({qualified}) if qualified.startswith(DGL_FUNCTIONS) else None
-        if isinstance(expr, cst.Name):
+        if type(expr) is cst.Name:
             for scope in reversed(self._dgl_names):
                 if expr.value in scope:
                     return scope[expr.value]
             return None
         if (
-            isinstance(expr, cst.Attribute)
+            type(expr) is cst.Attribute
             and self._dgl_attributes
             and self.calls.autograd.is_self(expr.value)
         ):
@@ -335,7 +335,7 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
         if not self._file_enables:
             self._file_enables = enables(node, self.names)
         func = node.func
-        if not isinstance(func, cst.Attribute) or func.attr.value not in DGL_MESSAGE_PASSING:
+        if type(func) is not cst.Attribute or func.attr.value not in DGL_MESSAGE_PASSING:
             return
         position = DGL_MESSAGE_PASSING[func.attr.value]
         message = argument(node, "message_func", position - 1)

@@ -113,10 +113,7 @@ class CatalogCalls:
         or the function's first argument."""
         api = finding.api
         if api.kind is ApiKind.METHOD:
-            if (
-                isinstance(node.func, cst.Attribute)
-                and self.names.qualified_name(node.func) is None
-            ):
+            if type(node.func) is cst.Attribute and self.names.qualified_name(node.func) is None:
                 return node.func.value
             first = argument(node, None, 0)
             return first.value if first is not None else None
@@ -127,18 +124,18 @@ class CatalogCalls:
 
     def value_of(self, expr: cst.BaseExpression) -> Value:
         """An argument as a literal, a tensor's facts, a resolved name, or UNKNOWN."""
-        if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+        if type(expr) is cst.Name and expr.value in ("True", "False", "None"):
             return {"True": True, "False": False, "None": None}[expr.value]
         number = literal_int(expr)
         if number is not None:
             return number
-        if isinstance(expr, cst.Float):
+        if type(expr) is cst.Float:
             return float(expr.value)
         text = literal_str(expr)
         if text is not None:
             return text
         if isinstance(expr, cst.Tuple | cst.List):
-            if any(isinstance(e, cst.StarredElement) for e in expr.elements):
+            if any(type(e) is cst.StarredElement for e in expr.elements):
                 return UNKNOWN
             return tuple(self.value_of(e.value) for e in expr.elements)
         facts = self.tensors.argument_facts(expr)
@@ -188,7 +185,7 @@ class CatalogCalls:
                 elif not (api.kind is ApiKind.MODULE and api.judged_at_call):
                     yield entry, api, _View(self, api, node), spelling
             return
-        if isinstance(func, cst.Attribute) and func.attr.value in BY_METHOD:
+        if type(func) is cst.Attribute and func.attr.value in BY_METHOD:
             # Never a bare ``.median`` on an unknown receiver: it must be a likely tensor.
             if self.tensors.facts(func.value) is None:
                 return
@@ -471,13 +468,13 @@ class CatalogTraversal:
 
     def _scope(self) -> cst.CSTNode | None:
         for scope in reversed(self._waiting.scopes):
-            if isinstance(scope, cst.FunctionDef):
+            if type(scope) is cst.FunctionDef:
                 return scope
         return None
 
     def _class(self) -> cst.CSTNode | None:
         for scope in reversed(self._waiting.scopes):
-            if isinstance(scope, cst.ClassDef):
+            if type(scope) is cst.ClassDef:
                 return scope
         return None
 
@@ -487,9 +484,9 @@ class CatalogTraversal:
         if not targets:
             return None
         target = targets[-1]
-        if isinstance(target, cst.Name):
+        if type(target) is cst.Name:
             return (self._scope(), target.value)
-        if isinstance(target, cst.Attribute) and self.calls.autograd.is_self(target.value):
+        if type(target) is cst.Attribute and self.calls.autograd.is_self(target.value):
             return (self._class(), target.attr.value)
         return None
 
@@ -800,7 +797,7 @@ def function_key(anchor: tuple[cst.CSTNode, ...]) -> str | None:
     """The summary key of the function the statements ``anchor`` lead into (None at module
     level or in the ``__main__`` block's own code)."""
     scopes = [n for n in anchor if isinstance(n, cst.FunctionDef | cst.ClassDef)]
-    if not scopes or not isinstance(scopes[-1], cst.FunctionDef):
+    if not scopes or type(scopes[-1]) is not cst.FunctionDef:
         return None
     return ".".join(scope.name.value for scope in scopes)
 

@@ -55,7 +55,7 @@ def enables(node: cst.Call, names: Names) -> bool:
         return (
             arg is not None
             and literal_bool(arg.value) is not False
-            and not (isinstance(arg.value, cst.Name) and arg.value.value == "None")
+            and not (type(arg.value) is cst.Name and arg.value.value == "None")
         )
     return name in _ENABLING_HELPERS
 
@@ -106,28 +106,28 @@ def switches_off(node: cst.Call, names: Names) -> bool:
 
 def _is_main_guard(statement: cst.CSTNode) -> bool:
     """``if __name__ == "__main__":`` (either operand order)."""
-    if not isinstance(statement, cst.If) or not isinstance(statement.test, cst.Comparison):
+    if type(statement) is not cst.If or type(statement.test) is not cst.Comparison:
         return False
     test = statement.test
-    if len(test.comparisons) != 1 or not isinstance(test.comparisons[0].operator, cst.Equal):
+    if len(test.comparisons) != 1 or type(test.comparisons[0].operator) is not cst.Equal:
         return False
     operands = (test.left, test.comparisons[0].comparator)
-    names = [o for o in operands if isinstance(o, cst.Name) and o.value == "__name__"]
+    names = [o for o in operands if type(o) is cst.Name and o.value == "__name__"]
     strings = [o for o in operands if literal_str(o) == "__main__"]
     return len(names) == 1 and len(strings) == 1
 
 
 def _is_import_line(statement: cst.CSTNode) -> bool:
-    return isinstance(statement, cst.SimpleStatementLine) and all(
+    return type(statement) is cst.SimpleStatementLine and all(
         isinstance(small, cst.Import | cst.ImportFrom) for small in statement.body
     )
 
 
 def _is_docstring(statement: cst.CSTNode) -> bool:
     return (
-        isinstance(statement, cst.SimpleStatementLine)
+        type(statement) is cst.SimpleStatementLine
         and len(statement.body) == 1
-        and isinstance(statement.body[0], cst.Expr)
+        and type(statement.body[0]) is cst.Expr
         and isinstance(statement.body[0].value, cst.SimpleString | cst.ConcatenatedString)
     )
 
@@ -546,7 +546,7 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     def _fix(self, module: cst.Module) -> list[NodeEdit]:
         body = list(module.body)
         main = next((s for s in body if _is_main_guard(s)), None)
-        if isinstance(main, cst.If) and isinstance(main.body, cst.IndentedBlock):
+        if type(main) is cst.If and type(main.body) is cst.IndentedBlock:
             return self._insert(InsertBefore, main.body.body[0], before=main.body.body[0])
         if main is not None:
             # ``if __name__ == "__main__": main()`` has no line of its own to insert into.

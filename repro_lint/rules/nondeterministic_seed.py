@@ -98,15 +98,15 @@ class _Assigned:
 def _text(node: cst.BaseExpression) -> str | None:
     """A target or argument as the same text wherever it is written: ``opt.manualSeed``,
     ``opt['manual_seed']``; None for anything else."""
-    if isinstance(node, cst.Name):
+    if type(node) is cst.Name:
         return node.value
-    if isinstance(node, cst.Attribute):
+    if type(node) is cst.Attribute:
         base = _text(node.value)
         return None if base is None else f"{base}.{node.attr.value}"
-    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+    if type(node) is cst.Subscript and len(node.slice) == 1:
         index = node.slice[0].slice
         base = _text(node.value)
-        key = literal_str(index.value) if isinstance(index, cst.Index) else None
+        key = literal_str(index.value) if type(index) is cst.Index else None
         return None if base is None or key is None else f"{base}[{key!r}]"
     return None
 
@@ -160,9 +160,7 @@ class _Sources(cst.CSTVisitor):
         value = call.args[0].value
         if isinstance(value, cst.SimpleString | cst.FormattedString | cst.ConcatenatedString):
             return True
-        return (
-            isinstance(value, cst.Call) and self.rule.qualified_name(value.func) == "builtins.str"
-        )
+        return type(value) is cst.Call and self.rule.qualified_name(value.func) == "builtins.str"
 
 
 class NondeterministicSeed(Rule):
@@ -397,7 +395,7 @@ class NondeterministicSeed(Rule):
         # document what they do for their callers.
         module = context.module
         self._library = "." in (context.module_name or "") and not any(
-            isinstance(s, cst.If) and is_main_check(s.test) for s in module.body
+            type(s) is cst.If and is_main_check(s.test) for s in module.body
         )
         self._statements: set[int] = set()
         self._pending: list[tuple[cst.Call, cst.Arg, cst.BaseExpression]] = []
@@ -413,7 +411,7 @@ class NondeterministicSeed(Rule):
     def none_by_default(self, node: cst.BaseExpression) -> bool:
         """Whether ``node`` reads an option that defaults to None (``args.seed``), directly
         or in a test (``args.seed is not None``)."""
-        if isinstance(node, cst.Comparison):
+        if type(node) is cst.Comparison:
             node = node.left
         option = self._options.option_of(node)
         return option is not None and option.default_is_none
@@ -464,7 +462,7 @@ class NondeterministicSeed(Rule):
 
     def visit_Expr(self, node: cst.Expr) -> None:
         # ``torch.seed()`` as a statement: its value is unused, so manual_seed can replace it.
-        if isinstance(node.value, cst.Call):
+        if type(node.value) is cst.Call:
             self._statements.add(id(node.value))
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -517,7 +515,7 @@ class NondeterministicSeed(Rule):
         stack: list[cst.CSTNode] = [value]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 qualified = self.qualified_name(node.func)
                 if qualified is not None and (random_draw(qualified) or numpy_draw(qualified)):
                     return True
@@ -580,7 +578,7 @@ class NondeterministicSeed(Rule):
             # entropy on purpose, after the reproducible part; a constant would undo that.
             self.report(node, fix=fix)
             return
-        if id(node) in self._statements and isinstance(func, cst.Attribute) and not node.args:
+        if id(node) in self._statements and type(func) is cst.Attribute and not node.args:
             receiver = self.context.module.code_for_node(func.value)
             new = cst.parse_expression(f"{receiver}.{replacement}({self.context.config.seed})")
             fix = [Replace(node, new)]
@@ -588,4 +586,4 @@ class NondeterministicSeed(Rule):
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"

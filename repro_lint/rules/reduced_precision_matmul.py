@@ -120,5 +120,5 @@ class ReducedPrecisionMatmul(Rule):
 
 
 def _string(original: cst.BaseExpression, value: str) -> cst.SimpleString:
-    quote = original.quote if isinstance(original, cst.SimpleString) else '"'
+    quote = original.quote if type(original) is cst.SimpleString else '"'
     return cst.SimpleString(f"{quote}{value}{quote}")

@@ -13,7 +13,7 @@ from repro_lint.walker import children
 
 
 def _is_none(node: cst.BaseExpression) -> bool:
-    return isinstance(node, cst.Name) and node.value == "None"
+    return type(node) is cst.Name and node.value == "None"
 
 
 class SeedDefaultsToNone(Rule):
@@ -156,21 +156,21 @@ class SeedDefaultsToNone(Rule):
     def _guarded(self, test: cst.BaseExpression) -> list[Option]:
         """Options whose absence (their default) the test rules out: ``x is not None``,
         ``x != -1``, ``x >= 0``, ``x`` (also inside ``and``)."""
-        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        if type(test) is cst.BooleanOperation and type(test.operator) is cst.And:
             return self._guarded(test.left) + self._guarded(test.right)
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if type(test) is cst.Comparison and len(test.comparisons) == 1:
             target = test.comparisons[0]
             operator, value = target.operator, target.comparator
             if isinstance(operator, cst.IsNot | cst.NotEqual) and _is_none(value):
                 return [o for o in self._options_of(test.left) if o.default_is_none]
             sentinel = literal_int(value)
-            if sentinel is not None and sentinel < 0 and isinstance(operator, cst.NotEqual):
+            if sentinel is not None and sentinel < 0 and type(operator) is cst.NotEqual:
                 return [o for o in self._options_of(test.left) if o.default_int() == sentinel]
             if sentinel is not None and isinstance(
                 operator, cst.GreaterThanEqual | cst.GreaterThan
             ):
                 # ``seed >= 0`` rules out a default below 0, ``seed > 0`` one of 0 or less.
-                bound = sentinel if isinstance(operator, cst.GreaterThanEqual) else sentinel + 1
+                bound = sentinel if type(operator) is cst.GreaterThanEqual else sentinel + 1
                 return [
                     o
                     for o in self._options_of(test.left)
@@ -185,10 +185,10 @@ class SeedDefaultsToNone(Rule):
         option = self._options.option_of(node)
         if option is not None:
             return [option] if is_seed_name(option.dest) else []
-        if isinstance(node, cst.Call) and len(node.args) == 1:
+        if type(node) is cst.Call and len(node.args) == 1:
             # ``int(seed)``
             return self._options_of(node.args[0].value)
-        if isinstance(node, cst.Name) and is_seed_name(node.value):
+        if type(node) is cst.Name and is_seed_name(node.value):
             return [o for o in self._options.by_dest.values() if is_seed_name(o.dest)]
         return []
 
@@ -198,7 +198,7 @@ class SeedDefaultsToNone(Rule):
         stack: list[cst.CSTNode] = [body]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Call):
+            if type(node) is cst.Call:
                 qualified = self.qualified_name(node.func)
                 if qualified is not None and (
                     qualified in SEEDS
@@ -207,8 +207,8 @@ class SeedDefaultsToNone(Rule):
                 ):
                     return True
                 func = node.func
-                name = func.attr.value if isinstance(func, cst.Attribute) else ""
-                if isinstance(func, cst.Name):
+                name = func.attr.value if type(func) is cst.Attribute else ""
+                if type(func) is cst.Name:
                     name = func.value
                 if is_seed_name(name):
                     return True

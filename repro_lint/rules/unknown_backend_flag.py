@@ -147,7 +147,7 @@ class UnknownBackendFlag(Rule):
     def visit_Assign(self, node: cst.Assign) -> None:
         for target in node.targets:
             expression = target.target
-            if not isinstance(expression, cst.Attribute):
+            if type(expression) is not cst.Attribute:
                 continue
             qualified = self.qualified_name(expression)
             if qualified is None:
@@ -165,8 +165,8 @@ class UnknownBackendFlag(Rule):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        name = func.attr.value if isinstance(func, cst.Attribute) else None
-        if isinstance(func, cst.Name):
+        name = func.attr.value if type(func) is cst.Attribute else None
+        if type(func) is cst.Name:
             name = func.value
         if name != "setattr" or self.qualified_name(func) != "builtins.setattr":
             return
@@ -186,7 +186,7 @@ class UnknownBackendFlag(Rule):
         if suggestion is not None and "." not in suggestion:
             message += f" (did you mean `{suggestion}`?)"
             string = attribute.value
-            quote = string.quote if isinstance(string, cst.SimpleString) else '"'
+            quote = string.quote if type(string) is cst.SimpleString else '"'
             fix = [Replace(string, cst.SimpleString(f"{quote}{suggestion}{quote}"))]
         self.report(node, message, fix=fix)
 

@@ -145,9 +145,9 @@ class UnseededGenerator(Rule):
             self._numpy(node, *spec)
             return
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _SEEDING_METHODS:
+        if type(func) is cst.Attribute and func.attr.value in _SEEDING_METHODS:
             receiver = func.value
-            if isinstance(receiver, cst.Call):
+            if type(receiver) is cst.Call:
                 self._receivers.add(id(receiver))
             else:
                 text = _target_text(receiver)
@@ -156,7 +156,7 @@ class UnseededGenerator(Rule):
 
     def visit_Arg(self, node: cst.Arg) -> None:
         value = node.value
-        if isinstance(value, cst.Call) and self.qualified_name(value.func) == TORCH_GENERATOR:
+        if type(value) is cst.Call and self.qualified_name(value.func) == TORCH_GENERATOR:
             self._torch_inline.append(value)
             return
         text = _target_text(value)
@@ -165,7 +165,7 @@ class UnseededGenerator(Rule):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         value = node.value
-        if not (isinstance(value, cst.Call) and self.qualified_name(value.func) == TORCH_GENERATOR):
+        if not (type(value) is cst.Call and self.qualified_name(value.func) == TORCH_GENERATOR):
             return
         for target in node.targets:
             text = _target_text(target.target)
@@ -193,7 +193,7 @@ class UnseededGenerator(Rule):
             if has_double_star(node) or any(a.star for a in node.args):
                 return
             fix = [Replace(node, node.with_changes(args=[cst.Arg(seed), *node.args]))]
-        elif isinstance(arg.value, cst.Name) and arg.value.value == "None":
+        elif type(arg.value) is cst.Name and arg.value.value == "None":
             fix = [Replace(arg.value, seed)]
         else:
             return

@@ -348,7 +348,7 @@ class UnsortedFileListing(SettledRule):
         methods = {
             statement.name.value
             for statement in node.body.body
-            if isinstance(statement, cst.FunctionDef)
+            if type(statement) is cst.FunctionDef
         }
         bases = [self._text(base.value) or "" for base in node.bases]
         self._data_classes.append(
@@ -428,7 +428,7 @@ class UnsortedFileListing(SettledRule):
         # its caller.
         iterated = node.iter
         if (
-            isinstance(iterated, cst.Call)
+            type(iterated) is cst.Call
             and self.qualified_name(iterated.func) == "builtins.enumerate"
             and iterated.args
             and self._numbers_only_logged(node.target, node.body)
@@ -453,12 +453,12 @@ class UnsortedFileListing(SettledRule):
     def _one_match(self, test: cst.BaseExpression) -> None:
         """``assert len(files) == 1`` (or an ``if`` on it): a listing that holds one file
         has no order."""
-        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        if type(test) is not cst.Comparison or len(test.comparisons) != 1:
             return
         left, right = test.left, test.comparisons[0].comparator
         if literal_int(left) is not None:
             left, right = right, left
-        if literal_int(right) not in (0, 1) or not isinstance(left, cst.Call):
+        if literal_int(right) not in (0, 1) or type(left) is not cst.Call:
             return
         if self.qualified_name(left.func) != "builtins.len" or len(left.args) != 1:
             return
@@ -476,14 +476,14 @@ class UnsortedFileListing(SettledRule):
             # (``self.files = files`` after ``files = [f for f in os.listdir(d) if ...]``).
             if not self._listing_value(value) and scope.pending.get(text) is held:
                 scope.pending.pop(text, None)
-            if isinstance(target, cst.Name):
+            if type(target) is cst.Name:
                 scope.values[target.value] = value
             if self._is_path(value):
-                if isinstance(target, cst.Name):
+                if type(target) is cst.Name:
                     scope.paths.add(target.value)
                 elif text.startswith("self.") and self._classes:
                     self._classes[-1].add(text)
-        elif isinstance(target, cst.Subscript):
+        elif type(target) is cst.Subscript:
             # ``index[key] = files``: kept in a container. Its order matters to a class that
             # serves samples; elsewhere it is a lookup table, not known to reach data.
             serves = bool(self._data_classes and self._data_classes[-1])
@@ -499,22 +499,22 @@ class UnsortedFileListing(SettledRule):
         found: list[str] = []
         while stack:
             current = stack.pop()
-            if isinstance(current, cst.Yield):
+            if type(current) is cst.Yield:
                 return [RETURN if len(self._scopes) > 1 else ORDER]
             target: cst.BaseExpression | None = None
             if (
-                isinstance(current, cst.Call)
-                and isinstance(current.func, cst.Attribute)
+                type(current) is cst.Call
+                and type(current.func) is cst.Attribute
                 and current.func.attr.value in _COLLECTING
             ):
                 target = current.func.value
-            elif isinstance(current, cst.AugAssign) and isinstance(current.operator, cst.AddAssign):
+            elif type(current) is cst.AugAssign and type(current.operator) is cst.AddAssign:
                 target = current.target
             elif (
-                isinstance(current, cst.Assign)
+                type(current) is cst.Assign
                 and len(current.targets) == 1
-                and isinstance(current.value, cst.BinaryOperation)
-                and isinstance(current.value.operator, cst.Add)
+                and type(current.value) is cst.BinaryOperation
+                and type(current.value.operator) is cst.Add
                 and self._text(current.value.left) is not None
                 and self._text(current.value.left) == self._text(current.targets[0].target)
             ):
@@ -533,20 +533,20 @@ class UnsortedFileListing(SettledRule):
     ) -> bool:
         """``for i, x in enumerate(...)`` whose ``i`` is only shown (printed, logged) or
         tested for progress (``if (i + 1) % 100 == 0``), never kept or used as a label."""
-        if not isinstance(target, cst.Tuple) or len(target.elements) != 2:
+        if type(target) is not cst.Tuple or len(target.elements) != 2:
             return False
         number = target.elements[0].value
-        if not isinstance(number, cst.Name):
+        if type(number) is not cst.Name:
             return False
         return self._only_logged(number.value, body, False)
 
     def _only_logged(self, name: str, node: cst.CSTNode, allowed: bool) -> bool:
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             return allowed or node.value != name
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             func = node.func
-            called = func.attr.value if isinstance(func, cst.Attribute) else None
-            if isinstance(func, cst.Name):
+            called = func.attr.value if type(func) is cst.Attribute else None
+            if type(func) is cst.Name:
                 called = func.value
             if called in _LOGGING:
                 allowed = True
@@ -569,7 +569,7 @@ class UnsortedFileListing(SettledRule):
             return
         callee = self._candidate(node)
         if callee is not None and context != FREE:
-            assert isinstance(node, cst.Call)
+            assert type(node) is cst.Call
             self._found(node, context, callee)
             for arg in node.args:
                 self._scan(arg.value, FREE)
@@ -608,7 +608,7 @@ class UnsortedFileListing(SettledRule):
             self._scan(node.body, context)
             self._scan(node.orelse, context)
         elif type(node) is cst.UnaryOperation:
-            self._scan(node.expression, FREE if isinstance(node.operator, cst.Not) else ORDER)
+            self._scan(node.expression, FREE if type(node.operator) is cst.Not else ORDER)
         elif type(node) is cst.Comparison:
             membership = all(isinstance(c.operator, cst.In | cst.NotIn) for c in node.comparisons)
             inner = FREE if membership else ORDER
@@ -652,17 +652,17 @@ class UnsortedFileListing(SettledRule):
             self._scan(node.key, FREE)
             self._scan(node.value, FREE)
         else:
-            self._scan(node.elt, FREE if isinstance(node, cst.SetComp) else inner)
+            self._scan(node.elt, FREE if type(node) is cst.SetComp else inner)
 
     def _names_one_file(self, test: cst.BaseExpression) -> bool:
         """A comprehension filter that selects by a specific name (``"clean" in name``,
         ``name.startswith("model_")``, ``name == x``) or by a model/config extension."""
-        if isinstance(test, cst.BooleanOperation):
+        if type(test) is cst.BooleanOperation:
             return self._names_one_file(test.left) or self._names_one_file(test.right)
-        if isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+        if type(test) is cst.Comparison and len(test.comparisons) == 1:
             operator = test.comparisons[0].operator
             return isinstance(operator, cst.In | cst.Equal)
-        if isinstance(test, cst.Call) and isinstance(test.func, cst.Attribute):
+        if type(test) is cst.Call and type(test.func) is cst.Attribute:
             method = test.func.attr.value
             first = test.args[0].value if test.args else None
             text = literal_str(first) if first is not None else None
@@ -674,7 +674,7 @@ class UnsortedFileListing(SettledRule):
 
     def _single_index(self, node: cst.Subscript) -> bool:
         """``files[0]``, ``files[-1]``: one entry taken."""
-        if len(node.slice) != 1 or not isinstance(node.slice[0].slice, cst.Index):
+        if len(node.slice) != 1 or type(node.slice[0].slice) is not cst.Index:
             return False
         return literal_int(node.slice[0].slice.value) is not None
 
@@ -687,7 +687,7 @@ class UnsortedFileListing(SettledRule):
             inner = context
         elif qualified == "builtins.next":
             inner = PICK
-        elif isinstance(func, cst.Attribute) and func.attr.value == "sort":
+        elif type(func) is cst.Attribute and func.attr.value == "sort":
             text = self._text(func.value)
             if text is not None:
                 self._resolve_pending(text)
@@ -700,7 +700,7 @@ class UnsortedFileListing(SettledRule):
             inner = FREE
         for arg in node.args:
             self._scan(arg.value, inner)
-        if isinstance(func, cst.Attribute) and qualified is None:
+        if type(func) is cst.Attribute and qualified is None:
             # A method of the listing's result (``files.index(x)``) depends on its order;
             # adding to it (``files.append(x)``) does not read it.
             self._scan(func.value, FREE if func.attr.value in _COLLECTING else ORDER)
@@ -709,10 +709,10 @@ class UnsortedFileListing(SettledRule):
         if qualified is not None:
             if qualified in _ORDER_SENSITIVE or qualified.startswith(_DATA_MODULES):
                 return True
-        elif isinstance(func, cst.Attribute) and func.attr.value in _RNG_METHODS:
+        elif type(func) is cst.Attribute and func.attr.value in _RNG_METHODS:
             return True
         # A class built from the listing (``Images(files)``, ``SegmentationDataset(files)``).
-        name = func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", "")
+        name = func.attr.value if type(func) is cst.Attribute else getattr(func, "value", "")
         return isinstance(name, str) and name[:1].isupper()
 
     def _use(self, node: cst.Name | cst.Attribute, context: str) -> None:
@@ -751,7 +751,7 @@ class UnsortedFileListing(SettledRule):
             scope.pending.pop(text, None)
 
     def _found(self, node: cst.BaseExpression, context: str, callee: str | None = None) -> None:
-        assert isinstance(node, cst.Call)
+        assert type(node) is cst.Call
         selective = callee is None and (self._selective > 0 or self._pattern_names_one(node))
         template = "" if callee is not None else self._listing(node) or ""
         listing = _Listing(node, self.anchor(), selective, callee, template)
@@ -765,26 +765,26 @@ class UnsortedFileListing(SettledRule):
         (``idx + ".*"``, ``"*_clean.csv"``), or a model/config extension (``"*.xml"``)."""
         qualified = self.qualified_name(call.func)
         if qualified in ("glob.glob", "glob.iglob") or (
-            isinstance(call.func, cst.Attribute) and call.func.attr.value in ("glob", "rglob")
+            type(call.func) is cst.Attribute and call.func.attr.value in ("glob", "rglob")
         ):
             if not call.args:
                 return False
             pattern = call.args[0].value
-            if isinstance(pattern, cst.Call) and pattern.args:
+            if type(pattern) is cst.Call and pattern.args:
                 # ``os.path.join(root, "*.xml")``: the last part names the file.
                 pattern = pattern.args[-1].value
             last = pattern
-            if isinstance(last, cst.BinaryOperation) and isinstance(last.operator, cst.Add):
+            if type(last) is cst.BinaryOperation and type(last.operator) is cst.Add:
                 # ``root + "/" + name + ".*"``: a name from a variable.
                 return any(
-                    not isinstance(part, cst.SimpleString) for part in _added(last)[1:]
+                    type(part) is not cst.SimpleString for part in _added(last)[1:]
                 ) or _single_pattern(_joined_text(last))
-            if isinstance(last, cst.BinaryOperation) and isinstance(last.operator, cst.Modulo):
+            if type(last) is cst.BinaryOperation and type(last.operator) is cst.Modulo:
                 last = last.left
             text = literal_str(last)
-            if isinstance(last, cst.FormattedString):
+            if type(last) is cst.FormattedString:
                 text = "".join(
-                    p.value if isinstance(p, cst.FormattedStringText) else "{}" for p in last.parts
+                    p.value if type(p) is cst.FormattedStringText else "{}" for p in last.parts
                 )
                 if "{}" in text.rsplit("/", 1)[-1]:
                     return True
@@ -799,7 +799,7 @@ class UnsortedFileListing(SettledRule):
             return True
         if isinstance(node, cst.ListComp | cst.GeneratorExp):
             return self._listing_value(node.for_in.iter)
-        if isinstance(node, cst.Call) and self.qualified_name(node.func) in _ORDER_KEEPING:
+        if type(node) is cst.Call and self.qualified_name(node.func) in _ORDER_KEEPING:
             return any(self._listing_value(arg.value) for arg in node.args)
         return False
 
@@ -813,7 +813,7 @@ class UnsortedFileListing(SettledRule):
             return LISTINGS[qualified]
         func = node.func
         if (
-            isinstance(func, cst.Attribute)
+            type(func) is cst.Attribute
             and func.attr.value in PATH_LISTINGS
             and self._is_path(func.value)
         ):
@@ -832,11 +832,11 @@ class UnsortedFileListing(SettledRule):
             if rng.is_library(qualified, own) or qualified.startswith("builtins."):
                 return None
             return self._text(func)
-        if isinstance(func, cst.Name) and any(func.value in names for names in self._locals):
+        if type(func) is cst.Name and any(func.value in names for names in self._locals):
             return func.value
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
+            type(func) is cst.Attribute
+            and type(func.value) is cst.Name
             and func.value.value == "self"
             and self._classes
         ):
@@ -846,26 +846,26 @@ class UnsortedFileListing(SettledRule):
     def _is_path(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         if depth > 8:
             return False
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             if self.qualified_name(node.func) in PATH_CLASSES:
                 return True
             func = node.func
             return (
-                isinstance(func, cst.Attribute)
+                type(func) is cst.Attribute
                 and func.attr.value in _PATH_STEPS
                 and (
                     self.qualified_name(func.value) in PATH_CLASSES
                     or self._is_path(func.value, depth + 1)
                 )
             )
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Divide):
+        if type(node) is cst.BinaryOperation and type(node.operator) is cst.Divide:
             return self._is_path(node.left, depth + 1)
-        if isinstance(node, cst.Attribute):
+        if type(node) is cst.Attribute:
             text = self._text(node)
             if text is not None and self._classes and text in self._classes[-1]:
                 return True
             return node.attr.value == "parent" and self._is_path(node.value, depth + 1)
-        if isinstance(node, cst.Name):
+        if type(node) is cst.Name:
             # A local name, else a module-level one (``ROOT = Path(__file__).parent``).
             for scope in (self._scopes[-1], self._scopes[0]):
                 if node.value in scope.paths:
@@ -908,7 +908,7 @@ class UnsortedFileListing(SettledRule):
         if qualified in LISTINGS:
             return qualified
         func = call.func
-        assert isinstance(func, cst.Attribute)
+        assert type(func) is cst.Attribute
         return f"Path.{func.attr.value}"
 
     # -- the whole program --------------------------------------------------------------------
@@ -953,7 +953,7 @@ def _direct(diagnostic: Diagnostic) -> bool:
 
 def _added(node: cst.BaseExpression) -> list[cst.BaseExpression]:
     """The operands of ``a + b + c``."""
-    if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+    if type(node) is cst.BinaryOperation and type(node.operator) is cst.Add:
         return [*_added(node.left), *_added(node.right)]
     return [node]
 
