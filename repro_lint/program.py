@@ -1537,7 +1537,7 @@ class Program:
     def runs_listed(self, entry: EntryPoint, listed: str) -> bool:
         """Whether the entry point's program may run (as ``reached_files`` finds the functions
         it runs) a function that its module's data summary lists under ``listed``
-        (``distributed_in``, ``launched_in``)."""
+        (``distributed_in``, ``launched_in``, ``mpi_in``)."""
         self.reached_files(entry)
         return any(
             key in self.units[index].summary.get("data", {}).get(listed, ())
