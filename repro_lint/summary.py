@@ -46,9 +46,16 @@ from repro_lint.walker import code_children
 
 _SCOPE = "scope"  # a block that starts a function's (or the __main__ block's) own code
 _LINE_BREAK = re.compile(r"\r\n?|\n")
-# Names a seed fix may need to import; a file that binds one of them to something else
-# gets no fix for that family.
-_FIX_MODULES = ("torch", "numpy", "random", "os", "mpi4py")
+# Names a seed fix may need to import (also the packages of the modules it imports from a
+# package: ``mpi4py`` for ``MPI``); a file that binds one of them to something else gets no
+# fix for that family.
+_FIX_MODULES = (
+    "torch",
+    "numpy",
+    "random",
+    "os",
+    *(module.split(".", 1)[0] for module in FROM_IMPORTED),
+)
 # Names a fix may bind: the modules above, the conventional aliases it imports them as and
 # the modules it imports from a package (``MPI``).
 _FIX_NAMES = (
