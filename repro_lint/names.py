@@ -146,8 +146,9 @@ def _local_names(function: cst.FunctionDef) -> frozenset[str]:
 
 
 def _local_aliases(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
-    """Names ``function`` binds exactly once, by ``name = a.b`` (a Name or Attribute chain),
-    and never otherwise (no parameter, loop target, augmented assignment of that name)."""
+    """Names ``function`` binds exactly once, by ``name = a.b`` (a Name or Attribute chain)
+    or ``name = a.b if test else c.d`` (two of them), and never otherwise (no parameter, loop
+    target, augmented assignment of that name)."""
     if type(function.body) is not cst.IndentedBlock:
         return {}
     counts: dict[str, int] = {}
@@ -160,7 +161,7 @@ def _local_aliases(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
                     if (
                         len(small.targets) == 1
                         and type(target.target) is cst.Name
-                        and isinstance(small.value, cst.Name | cst.Attribute)
+                        and (_is_chain(small.value) or _is_chain_choice(small.value))
                     ):
                         values[name] = small.value
         elif isinstance(small, cst.AnnAssign | cst.AugAssign):
@@ -181,6 +182,15 @@ def _local_aliases(function: cst.FunctionDef) -> dict[str, cst.BaseExpression]:
                     for name in _targets(item.asname.name):
                         counts[name] = 2
     return {name: value for name, value in values.items() if counts.get(name) == 1}
+
+
+def _is_chain(node: cst.BaseExpression) -> bool:
+    return isinstance(node, cst.Name | cst.Attribute)
+
+
+def _is_chain_choice(node: cst.BaseExpression) -> bool:
+    """``a.b if test else c.d``: a choice between two Name or Attribute chains."""
+    return type(node) is cst.IfExp and _is_chain(node.body) and _is_chain(node.orelse)
 
 
 def _iter_compound(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseCompoundStatement]:
@@ -266,6 +276,10 @@ class Names:
         # Names a function binds once to a module or a function (``npr = np.random``),
         # innermost last: they resolve as written.
         self._aliases: list[dict[str, str]] = []
+        # Names a function binds once to one of two (``loss_fn = F.cross_entropy if log else
+        # F.nll_loss``), innermost last: they resolve to neither (``alternatives`` has both,
+        # each with its text).
+        self._choices: list[dict[str, tuple[tuple[str, str], ...]]] = []
         # ``qualified_name``'s answers in the current scope, by node (kept with the node: an
         # id is unique only while its object lives). Rules ask about the same nodes again and
         # again; entering or leaving a function forgets them.
@@ -376,24 +390,51 @@ class Names:
         except one-step aliases it assigns once (``npr = np.random``)."""
         local = _local_names(node)
         aliases: dict[str, str] = {}
+        choices: dict[str, tuple[tuple[str, str], ...]] = {}
         for name, value in _local_aliases(node).items():
-            root = value
-            while type(root) is cst.Attribute:
-                root = root.value
-            if type(root) is cst.Name and root.value in local:
-                # ``x = param.attr``: a local value, not what a module-level name means.
+            if type(value) is cst.IfExp:
+                first = self._alias_target(value.body, local)
+                second = self._alias_target(value.orelse, local)
+                if first is not None and second is not None:
+                    choices[name] = (
+                        (first, dotted_name(value.body)),
+                        (second, dotted_name(value.orelse)),
+                    )
                 continue
-            qualified = self.qualified_name(value)
-            if qualified is not None and not qualified.startswith("builtins."):
+            qualified = self._alias_target(value, local)
+            if qualified is not None:
                 aliases[name] = qualified
         self._shadows.append(local)
         self._aliases.append(aliases)
+        self._choices.append(choices)
         self._answered.clear()
+
+    def _alias_target(self, value: cst.BaseExpression, local: frozenset[str]) -> str | None:
+        """What a local alias's value names, outside the function (None for a value of the
+        function's own: ``x = param.attr``, or a builtin)."""
+        root = value
+        while type(root) is cst.Attribute:
+            root = root.value
+        if type(root) is cst.Name and root.value in local:
+            return None
+        qualified = self.qualified_name(value)
+        if qualified is None or qualified.startswith("builtins."):
+            return None
+        return qualified
 
     def leave_function(self) -> None:
         self._shadows.pop()
         self._aliases.pop()
+        self._choices.pop()
         self._answered.clear()
+
+    def alternatives(self, node: cst.CSTNode) -> tuple[tuple[str, str], ...] | None:
+        """What a local name bound once by a conditional expression may refer to (``loss_fn
+        = F.cross_entropy if log else F.nll_loss``), each choice's qualified name with its
+        text as written; None for any other node."""
+        if type(node) is cst.Name and self._choices:
+            return self._choices[-1].get(node.value)
+        return None
 
     def import_base(self, node: cst.ImportFrom) -> str:
         """The module ``from <base> import ...`` imports from, relative imports qualified."""

@@ -3,6 +3,7 @@ QualifiedNameProvider wherever that gives one answer."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import libcst as cst
@@ -101,6 +102,31 @@ def test_does_not_guess(source: str) -> None:
     assert Names(module, "train").qualified_name(expression) is None
 
 
+def _asked_in_scope(source: str, ask: Callable[[Names, cst.CSTNode], Any]) -> list[Any]:
+    """``ask(names, expression)`` for the last expression of ``source``, asked while the
+    engine's traversal stands at it (inside its function)."""
+    from repro_lint.config import Config
+    from repro_lint.rule import FileContext
+    from repro_lint.settings import Settings
+    from repro_lint.traversal import Dispatcher
+
+    module, expression = _last_expression(source)
+    names = Names(module, "train")
+    seen: list[Any] = []
+    settings = Settings.from_config(Config())
+    context = FileContext(module, names, settings.config, settings.target.version, None, "m")
+
+    class Recorder(Dispatcher):
+        def on_visit(self, node: cst.CSTNode) -> bool:
+            result = super().on_visit(node)
+            if node is expression:
+                seen.append(ask(names, node))
+            return result
+
+    module.visit(Recorder([], context, None))
+    return seen
+
+
 @pytest.mark.parametrize(
     ("source", "shadowed"),
     [
@@ -115,27 +141,39 @@ def test_does_not_guess(source: str) -> None:
     ],
 )
 def test_function_locals_hide_imports(source: str, shadowed: bool) -> None:
-    from repro_lint.config import Config
-    from repro_lint.rule import FileContext
-    from repro_lint.settings import Settings
-    from repro_lint.traversal import Dispatcher
-
-    module, expression = _last_expression(source)
-    names = Names(module, "train")
-    seen: list[str | None] = []
-
-    settings = Settings.from_config(Config())
-    context = FileContext(module, names, settings.config, settings.target.version, None, "m")
-
-    class Recorder(Dispatcher):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            result = super().on_visit(node)
-            if node is expression:
-                seen.append(names.qualified_name(node))
-            return result
-
-    module.visit(Recorder([], context, None))
+    seen = _asked_in_scope(source, Names.qualified_name)
     assert (seen == [None]) is shadowed
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (
+            "import torch.nn.functional as F\ndef f(log):\n"
+            "    fn = F.cross_entropy if log else F.nll_loss\n    fn\n",
+            (
+                ("torch.nn.functional.cross_entropy", "F.cross_entropy"),
+                ("torch.nn.functional.nll_loss", "F.nll_loss"),
+            ),
+        ),
+        # One choice is the function's own value, or the name is bound twice: no answer.
+        ("import torch\ndef f(m, log):\n    fn = torch.exp if log else m.exp\n    fn\n", None),
+        (
+            "import torch\ndef f(log):\n    fn = torch.exp if log else torch.log\n"
+            "    fn = print\n    fn\n",
+            None,
+        ),
+        # At module level a choice is not followed.
+        ("import torch\nfn = torch.exp if log else torch.log\nfn\n", None),
+    ],
+)
+def test_a_name_bound_once_to_one_of_two_has_both_as_alternatives(
+    source: str, expected: tuple[tuple[str, str], ...] | None
+) -> None:
+    seen = _asked_in_scope(
+        source, lambda names, node: (names.qualified_name(node), names.alternatives(node))
+    )
+    assert seen == [(None, expected)]
 
 
 def test_expression_for_prefers_the_shortest_module_level_spelling() -> None:

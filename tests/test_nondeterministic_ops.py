@@ -680,6 +680,28 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         ],
     ),
     (
+        "a local name bound once to one of two ops may call either",
+        """
+        import torch
+        import torch.nn.functional as F
+        def loss(target, log_probs):
+            loss_fn = F.cross_entropy if not log_probs else F.nll_loss
+            return loss_fn(torch.randn(2, 3, 8, 8, device="cuda"), target)
+        def other(target, log_probs, mod):
+            loss_fn = F.cross_entropy if not log_probs else mod.loss
+            return loss_fn(torch.randn(2, 3, 8, 8, device="cuda"), target)
+        def rebound(target, flag):
+            g = F.nll_loss if flag else F.cross_entropy
+            g = F.mse_loss
+            return g(torch.randn(2, 3, 8, 8, device="cuda"), target)
+        def neither(target, flag):
+            g = F.mse_loss if flag else F.l1_loss
+            return g(torch.randn(2, 3, 8, 8, device="cuda"), target)
+        """,
+        "2.13",
+        [("RPL401", 5, "loss_fn(")],
+    ),
+    (
         "a suppressed line",
         """
         import torch

@@ -3,7 +3,7 @@ the op catalog for the target torch version. Also the call classifier RPL402 sha
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import MethodType
 from typing import Any, ClassVar
@@ -176,14 +176,13 @@ class CatalogCalls:
             spelling = (
                 dotted_name(func) if isinstance(func, cst.Name | cst.Attribute) else qualified
             )
-            for entry, api in apis_named(qualified):
-                if api.kind is ApiKind.METHOD:
-                    # ``torch.Tensor.index_add_(t, ...)``: the tensor is the first argument.
-                    first = argument(node, None, 0)
-                    receiver = first.value if first is not None else None
-                    yield entry, api, _View(self, api, node, receiver, shift=1), spelling
-                elif not (api.kind is ApiKind.MODULE and api.judged_at_call):
-                    yield entry, api, _View(self, api, node), spelling
+            yield from self._named(node, qualified, spelling)
+            return
+        choices = self.names.alternatives(func)
+        if choices is not None:
+            # ``loss_fn = F.cross_entropy if log else F.nll_loss``: the call may be either.
+            for choice, written in choices:
+                yield from self._named(node, choice, written)
             return
         if type(func) is cst.Attribute and func.attr.value in BY_METHOD:
             # Never a bare ``.median`` on an unknown receiver: it must be a likely tensor.
@@ -202,6 +201,19 @@ class CatalogCalls:
                 if api.kind is ApiKind.MODULE and api.judged_at_call:
                     view = _View(self, api, instance.call, forward_call=node)
                     yield entry, api, view, spelling
+
+    def _named(
+        self, node: cst.Call, qualified: str, spelling: str
+    ) -> Iterator[tuple[Entry, Api, _View, str]]:
+        """The candidates of a call of the op ``qualified``."""
+        for entry, api in apis_named(qualified):
+            if api.kind is ApiKind.METHOD:
+                # ``torch.Tensor.index_add_(t, ...)``: the tensor is the first argument.
+                first = argument(node, None, 0)
+                receiver = first.value if first is not None else None
+                yield entry, api, _View(self, api, node, receiver, shift=1), spelling
+            elif not (api.kind is ApiKind.MODULE and api.judged_at_call):
+                yield entry, api, _View(self, api, node), spelling
 
 
 @dataclass(frozen=True, slots=True)
@@ -926,7 +938,9 @@ class NondeterministicOp(CatalogRule, SettledRule):
     `cumsum` of a boolean or integer tensor, also cast to float32/float64
     (`mask.float().cumsum(-1)`), and `scatter_add_`/`index_add_` into an integer tensor.
     Tensor methods (`x.median(dim=1)`) are reported only when `x` is likely a torch tensor,
-    never on numpy arrays or pandas objects.
+    never on numpy arrays or pandas objects. A call through a local name that a function
+    binds once to one of two ops (`loss_fn = F.cross_entropy if not log_probs else
+    F.nll_loss`) is judged as either, the more hazardous reported.
 
     A hazard of the backward pass is reported only where a backward can reach it: not under
     `torch.no_grad()`/`inference_mode()`, in data code (a Dataset, a transform, a collate
