@@ -6,9 +6,10 @@ writes the ``ckpt`` part of the summary:
 
 - ``saves``: every ``torch.save`` of something a checkpoint holds, with its kind:
   ``resume`` (optimizer or scheduler state, an epoch or step counter), ``weights`` (model
-  state only), or, inside a function that saves what its caller passes, ``param`` (a named
-  parameter: the function is a checkpoint saver, judged by its callers' arguments) or
-  ``args`` (``*args``/``**kwargs``: a generic helper, judged at its call sites);
+  state only), ``full`` (both: a whole training state), or, inside a function that saves
+  what its caller passes, ``param`` (a named parameter: the function is a checkpoint saver,
+  judged by its callers' arguments) or ``args`` (``*args``/``**kwargs``: a generic helper,
+  judged at its call sites);
 - ``calls``: calls into project code whose arguments hold checkpoint content, with its kind;
 - ``wrappers``: the functions that save what their caller passes (``param`` or ``args``);
 - ``resume``: the module loads a checkpoint back to continue: an optimizer's
@@ -35,6 +36,7 @@ import libcst as cst
 
 from repro_lint.arguments import literal_str
 from repro_lint.names import Names
+from repro_lint.summary_format import strongest
 from repro_lint.walker import code_children
 
 Json = Any
@@ -82,34 +84,37 @@ def _counter(text: str) -> bool:
 def content(node: cst.CSTNode) -> str | None:
     """What checkpoint content an expression holds: ``resume`` (optimizer or scheduler
     state, epoch or step counters: keys, keywords, ``optimizer.state_dict()``),
-    ``weights`` (a ``state_dict``), or None."""
-    found: str | None = None
+    ``weights`` (a ``state_dict``), ``full`` (both), or None."""
+    resume = weights = False
     stack: list[cst.CSTNode] = [node]
     while stack:
         current = stack.pop()
         if type(current) is cst.DictElement:
             key = literal_str(current.key)
             if key is not None and _resumable(key):
-                return "resume"
+                resume = True
         elif type(current) is cst.Arg and current.keyword is not None:
             if _resumable(current.keyword.value):
-                return "resume"
+                resume = True
         elif type(current) is cst.Call and type(current.func) is cst.Attribute:
             if current.func.attr.value == "state_dict":
                 receiver = current.func.value
                 if type(receiver) is cst.Attribute:
                     receiver = receiver.attr
                 if type(receiver) is cst.Name and _resumable(receiver.value):
-                    return "resume"
-                found = "weights"
+                    resume = True  # (the optimizer's state, not the model's weights)
+                    continue
+                weights = True
         elif type(current) is cst.Name:
             if "state_dict" in current.value.lower():
-                found = found or "weights"
+                weights = True
         elif type(current) is cst.Attribute:
             if "state_dict" in current.attr.value.lower():
-                found = found or "weights"
+                weights = True
         stack.extend(code_children(current))
-    return found
+    if resume:
+        return "full" if weights else "resume"
+    return "weights" if weights else None
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:
@@ -240,7 +245,7 @@ class CheckpointFacts:
         ):
             self._restores.append(ref)
         kinds = [self._kind(key, arg.value) for arg in node.args]
-        found = "resume" if "resume" in kinds else "weights" if "weights" in kinds else None
+        found = strongest(kinds)
         if found is not None:
             self._calls.append([key, site[0], site[1], ref, found])
 

@@ -3,9 +3,9 @@ imports libcst): its version, and the keys of a deferred summary and of a module
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-SUMMARY_VERSION = 26
+SUMMARY_VERSION = 27
 # The summary of a file not summarised yet: it cannot be an entry point and no per-file rule
 # parsed it; the project phase loads its real summary if an entry point reaches it.
 DEFERRED_KEY = "deferred"
@@ -13,4 +13,26 @@ DEFERRED: Mapping[str, bool] = {DEFERRED_KEY: True}
 MODULE = ""  # key of a module's top-level code
 MAIN = "<main>"  # key of its ``if __name__ == "__main__":`` block
 
-__all__ = ["DEFERRED", "DEFERRED_KEY", "MAIN", "MODULE", "SUMMARY_VERSION"]
+# What a checkpoint save holds (``checkpoints.content``), weakest first: model weights
+# alone, what only a resume needs (optimizer or scheduler state, counters), both (a whole
+# training state); and the kinds a resume continues from.
+CHECKPOINT_KINDS = ("weights", "resume", "full")
+RESUMABLE = frozenset({"resume", "full"})
+
+
+def strongest(kinds: Iterable[str | None]) -> str | None:
+    """The strongest of some checkpoint contents (``CHECKPOINT_KINDS``), None for none."""
+    known = [CHECKPOINT_KINDS.index(kind) for kind in kinds if kind is not None]
+    return CHECKPOINT_KINDS[max(known)] if known else None
+
+
+__all__ = [
+    "CHECKPOINT_KINDS",
+    "DEFERRED",
+    "DEFERRED_KEY",
+    "MAIN",
+    "MODULE",
+    "RESUMABLE",
+    "SUMMARY_VERSION",
+    "strongest",
+]

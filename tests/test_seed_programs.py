@@ -298,6 +298,67 @@ def test_checkpoint_saver_in_one_file_resume_in_another(tmp_path: Path) -> None:
     assert {f for f in findings(tmp_path) if f[1] == "RPL109"} == set()
 
 
+EXPORTING = (
+    "import torch\n{imports}\n\n"
+    "def main(model, optimizer, args):\n"
+    "    start = 0\n"
+    "    if args.resume:\n"
+    "        ckpt = torch.load('checkpoint.pth')\n"
+    "        model.load_state_dict(ckpt['model'])\n"
+    "        {restore}\n"
+    "    for epoch in range(start, 9):\n"
+    "        train_one_epoch(model, optimizer)\n"
+    "        {save}\n"
+    "    torch.save(model.backbone.state_dict(), 'resnet50.pth')\n\n\n"
+    "if __name__ == '__main__':\n    main(*build())\n"
+)
+SAVER = "import torch\n\n\ndef save_checkpoint(state, path):\n    torch.save(state, path)\n"
+RESUMABLE = "{'model': model.state_dict(), 'optimizer': optimizer.state_dict(), 'epoch': epoch}"
+
+
+@pytest.mark.parametrize(
+    ("imports", "restore", "save", "expected"),
+    [
+        # The program resumes from its whole training state (reported); the final weights
+        # beside it are an export.
+        (
+            "",
+            "optimizer.load_state_dict(ckpt['optimizer'])",
+            f"torch.save({RESUMABLE}, 'checkpoint.pth')",
+            {("train.py", "RPL109", 12)},
+        ),
+        # The same through a checkpoint saver in another module.
+        (
+            "from utils import save_checkpoint",
+            "optimizer.load_state_dict(ckpt['optimizer'])",
+            f"save_checkpoint({RESUMABLE}, 'checkpoint.pth')",
+            {("utils.py", "RPL109", 5)},
+        ),
+        # The optimizer's state saved apart: the resume needs the weights saved too.
+        (
+            "",
+            "optimizer.load_state_dict(ckpt['optimizer'])",
+            "torch.save(optimizer.state_dict(), 'optimizer.pth')",
+            {("train.py", "RPL109", 12), ("train.py", "RPL109", 13)},
+        ),
+        # Weights alone, loaded back to continue: both saves are what a resume reads.
+        (
+            "",
+            "start = ckpt['epoch']",
+            "torch.save({'model': model.state_dict()}, 'checkpoint.pth')",
+            {("train.py", "RPL109", 12), ("train.py", "RPL109", 13)},
+        ),
+    ],
+    ids=["resumable", "through-a-saver", "optimizer-apart", "weights-only"],
+)
+def test_final_weights_beside_a_whole_training_state_are_an_export(
+    tmp_path: Path, imports: str, restore: str, save: str, expected: set[tuple[str, str, int]]
+) -> None:
+    source = EXPORTING.format(imports=imports, restore=restore, save=save)
+    write(tmp_path, {"train.py": source, "utils.py": SAVER})
+    assert {f for f in findings(tmp_path) if f[1] == "RPL109"} == expected
+
+
 RESTORING = (
     "import torch\n\n\ndef save_on_master(*args, **kwargs):\n    torch.save(*args, **kwargs)\n\n\n"
     "def restart_from_checkpoint(path, run_variables=None, **kwargs):\n"

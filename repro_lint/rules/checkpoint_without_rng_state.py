@@ -8,6 +8,7 @@ from typing import Any
 from repro_lint.diagnostics import FixSafety
 from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
 from repro_lint.rule import Invalid, Valid
+from repro_lint.summary_format import RESUMABLE, strongest
 
 Json = Any
 
@@ -39,7 +40,12 @@ class CheckpointWithoutRngState(ProjectRule):
     then trains on the same path (a final evaluation of the best weights after training is
     not a resume). A checkpoint is what a save writes: model,
     optimizer or scheduler state and counters. A checkpoint of model weights alone is
-    reported only in a program that loads weights back to continue training. The finding
+    reported only in a program that loads weights back to continue training and does not
+    also save its whole training state (the model's weights with the optimizer or scheduler
+    state or a counter, in one checkpoint): a program that does resumes from that one, which
+    is reported, and its weights alone are an export (a backbone's weights saved after the
+    last epoch).
+    The finding
     sits on the `torch.save`; where a generic helper saves whatever it is given
     (`save_on_master(*args, **kwargs)`), on the call that hands it the checkpoint.
 
@@ -193,13 +199,22 @@ class CheckpointWithoutRngState(ProjectRule):
         }
         if not resumes and not reloads:
             return
-        # Files run by a program that loads its checkpoints back to continue.
-        resuming: set[str] = set()
+        wrappers, handed = cls._wrappers(program, units)
+        # The files that save a whole training state (the model's weights with the optimizer
+        # or scheduler state or a counter).
+        whole = {
+            unit.filename for unit in units if cls._saves_whole(program, unit, wrappers, handed)
+        }
+        # The files of the programs that load checkpoints back to continue and save model
+        # weights alone: a program that also saves its whole training state resumes from
+        # that (reported), and its weights alone are an export.
+        weights: set[str] = set()
         for entry in entries:
             reached = program.reached_files(entry)
-            if any(program.units[i].filename in reached for i in resumes | reloads):
-                resuming |= reached
-        wrappers, handed = cls._wrappers(program, units)
+            if whole.isdisjoint(reached) and any(
+                program.units[i].filename in reached for i in resumes | reloads
+            ):
+                weights |= reached
         for unit in units:
             if not unit.linted:
                 continue
@@ -208,7 +223,7 @@ class CheckpointWithoutRngState(ProjectRule):
                 if saved == "args":
                     continue
                 kind = handed.get((unit.index, str(key))) if saved == "param" else saved
-                if cls._reported(kind, unit, resuming):
+                if cls._reported(kind, unit, weights):
                     yield cls._report(unit, int(statement))
             for _key, statement, _row, ref, kind in facts.get("calls", ()):
                 target = program.referent(unit, ref)
@@ -216,8 +231,31 @@ class CheckpointWithoutRngState(ProjectRule):
                     continue
                 if wrappers.get((target[1].index, target[2])) != "args":
                     continue
-                if cls._reported(str(kind), unit, resuming):
+                if cls._reported(str(kind), unit, weights):
                     yield cls._report(unit, int(statement))
+
+    @staticmethod
+    def _saves_whole(
+        program: Program,
+        unit: Unit,
+        wrappers: dict[tuple[int, str], str],
+        handed: dict[tuple[int, str], str],
+    ) -> bool:
+        """Whether a file saves a whole training state: itself, through a function of its
+        own that saves what its callers hand it, or by handing one to a generic helper."""
+        facts = _facts(unit)
+        for key, _statement, _row, saved in facts.get("saves", ()):
+            kind = handed.get((unit.index, str(key))) if saved == "param" else saved
+            if kind == "full":
+                return True
+        for _key, _statement, _row, ref, kind in facts.get("calls", ()):
+            if kind != "full":
+                continue
+            target = program.referent(unit, ref)
+            if target is not None and target[0] == "function":
+                if wrappers.get((target[1].index, target[2])) == "args":
+                    return True
+        return False
 
     @staticmethod
     def _wrappers(
@@ -237,17 +275,18 @@ class CheckpointWithoutRngState(ProjectRule):
                 if target is None or target[0] != "function":
                     continue
                 where = (target[1].index, target[2])
-                if where in wrappers and handed.get(where) != "resume":
-                    handed[where] = str(kind)
+                if where in wrappers:
+                    handed[where] = str(strongest((handed.get(where), str(kind))))
         return wrappers, handed
 
     @staticmethod
-    def _reported(kind: str | None, unit: Unit, resuming: set[str]) -> bool:
+    def _reported(kind: str | None, unit: Unit, weights: set[str]) -> bool:
         """A resumable checkpoint is reported in a project that resumes; model weights
-        alone only where a program that reaches them loads checkpoints back."""
-        if kind == "resume":
+        alone only where a program that reaches them loads checkpoints back and saves no
+        whole training state."""
+        if kind in RESUMABLE:
             return True
-        return kind == "weights" and unit.filename in resuming
+        return kind == "weights" and unit.filename in weights
 
     @classmethod
     def _report(cls, unit: Unit, statement: int) -> ProjectReport:
