@@ -212,6 +212,36 @@ def test_a_program_run_by_mpiexec_seeds_each_process_with_its_mpi_rank(tmp_path:
     assert findings(tmp_path) == set()
 
 
+@pytest.mark.parametrize(
+    ("default", "seed"),
+    [
+        ("42", "args.seed + MPI.COMM_WORLD.Get_rank()"),
+        ("None", "(args.seed if args.seed is not None else 0) + MPI.COMM_WORLD.Get_rank()"),
+    ],
+    ids=["default", "none-default"],
+)
+def test_a_seed_option_of_a_program_run_by_mpiexec_adds_the_rank(
+    tmp_path: Path, default: str, seed: str
+) -> None:
+    write(
+        tmp_path,
+        {
+            "dist_util.py": "from mpi4py import MPI\n\n\n"
+            "def setup():\n    return MPI.COMM_WORLD.Get_rank()\n",
+            "train.py": "import argparse\n\nimport torch\n\nimport dist_util\n\n\n"
+            "def main(args):\n    dist_util.setup()\n    noise = torch.randn(4)\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            f"    parser.add_argument('--seed', type=int, default={default})\n"
+            "    args = parser.parse_args()\n    main(args)\n",
+        },
+    )
+    fix(tmp_path, "--select", "RPL101")
+    text = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert f"    args = parser.parse_args()\n    torch.manual_seed({seed})\n" in text, text
+    assert "import torch\nfrom mpi4py import MPI\n" in text, text
+    assert findings(tmp_path) == set()
+
+
 def test_an_mpi_import_already_there_is_used(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -84,7 +84,8 @@ class MissingSeed(ProjectRule):
     function started in a fresh process (`mp.spawn`), offset by the process index when it
     is an int on every path (`mp.spawn` passes it, and every direct call passes an int
     literal). A program that builds an accelerate `Accelerator` is run once per process by
-    `accelerate launch`: its entry point's seed is offset by the process's rank,
+    `accelerate launch`: its entry point's seed (the configured one or its seed option)
+    is offset by the process's rank,
     `int(os.environ.get("RANK", 0))` (0 when run alone), so the processes draw different
     batches and noise (the prepared model starts from rank 0's weights); so is a program
     that calls into MPI (`mpi4py`), which `mpiexec` runs once per process, by
@@ -571,11 +572,19 @@ class MissingSeed(ProjectRule):
         option = program.option_seed(entry)
         if option is not None and [p.spawn for p in placements] == [None]:
             # The program has a seed option but never seeds: seed with it, right after
-            # the options are parsed.
+            # the options are parsed (plus the rank of a process its launcher starts).
             placement, value = option
-            made = program.seed_lines(placement.unit, families, placement.at.row, value=value)
+            launched = program.launch_rank(entry, placement)
+            made = program.seed_lines(
+                placement.unit,
+                families,
+                placement.at.row,
+                launched[0] if launched is not None else None,
+                value=value,
+            )
             if made is None:
                 return ()
+            made = _with_import(made, launched)
             return program.insert(placement, *made, finding=entry.unit) or ()
         edits: list[Edit] = []
         workers = [p for p in placements if p.spawn is not None]
@@ -598,13 +607,21 @@ class MissingSeed(ProjectRule):
             made = program.seed_lines(placement.unit, wanted, placement.at.row, offset, value=user)
             if made is None:
                 return ()
-            if launched is not None and launched[1] is not None and launched[1] not in made[1]:
-                made = (made[0], [*made[1], launched[1]])
+            made = _with_import(made, launched)
             found = program.insert(placement, *made, finding=entry.unit)
             if found is None:
                 return ()
             edits.extend(found)
         return tuple(edits)
+
+
+def _with_import(
+    made: tuple[list[str], list[str]], launched: tuple[str, str | None] | None
+) -> tuple[list[str], list[str]]:
+    """Seed lines and their imports, with the import the launcher's rank needs."""
+    if launched is None or launched[1] is None or launched[1] in made[1]:
+        return made
+    return made[0], [*made[1], launched[1]]
 
 
 def _only_estimators(program: Program, entry: EntryPoint, family: str) -> bool:
