@@ -44,10 +44,9 @@ class CheckpointWithoutRngState(ProjectRule):
     also save its whole training state (the model's weights with the optimizer or scheduler
     state or a counter, in one checkpoint): a program that does resumes from that one, which
     is reported, and its weights alone are an export (a backbone's weights saved after the
-    last epoch).
-    The finding
-    sits on the `torch.save`; where a generic helper saves whatever it is given
-    (`save_on_master(*args, **kwargs)`), on the call that hands it the checkpoint.
+    last epoch). The finding sits on the `torch.save`; where a generic helper saves
+    whatever it is given (`save_on_master(*args, **kwargs)`), on the call that hands it
+    the checkpoint.
 
     ## Why is this bad?
     A resumed run restarts every generator from the seed (or from entropy), not from the
