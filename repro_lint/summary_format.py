@@ -1,5 +1,6 @@
 """The constants of a module summary's format that the run reads without the collector (which
-imports libcst): its version, and the keys of a deferred summary and of a module's code."""
+imports libcst): its version, the keys of a deferred summary and of a module's code, and the
+kinds of checkpoint content its checkpoint facts name (read by RPL109)."""
 
 from __future__ import annotations
 
