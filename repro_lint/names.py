@@ -318,9 +318,7 @@ class Names:
                 for target in small.targets:
                     if type(target.target) is cst.Name:
                         name = target.target.value
-                        if len(small.targets) == 1 and isinstance(
-                            small.value, cst.Name | cst.Attribute
-                        ):
+                        if len(small.targets) == 1 and _is_chain(small.value):
                             alias_candidates.append((holder, name, small.value))
                         else:
                             self._assigned.add(name)

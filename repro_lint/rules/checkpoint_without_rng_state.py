@@ -202,7 +202,9 @@ class CheckpointWithoutRngState(ProjectRule):
         # The files that save a whole training state (the model's weights with the optimizer
         # or scheduler state or a counter).
         whole = {
-            unit.filename for unit in units if cls._saves_whole(program, unit, wrappers, handed)
+            unit.filename
+            for unit in units
+            if any(kind == "full" for kind, _ in cls._saves(program, unit, wrappers, handed))
         }
         # The files of the programs that load checkpoints back to continue and save model
         # weights alone: a program that also saves its whole training state resumes from
@@ -217,44 +219,32 @@ class CheckpointWithoutRngState(ProjectRule):
         for unit in units:
             if not unit.linted:
                 continue
-            facts = _facts(unit)
-            for key, statement, _row, saved in facts.get("saves", ()):
-                if saved == "args":
-                    continue
-                kind = handed.get((unit.index, str(key))) if saved == "param" else saved
+            for kind, statement in cls._saves(program, unit, wrappers, handed):
                 if cls._reported(kind, unit, weights):
-                    yield cls._report(unit, int(statement))
-            for _key, statement, _row, ref, kind in facts.get("calls", ()):
-                target = program.referent(unit, ref)
-                if target is None or target[0] != "function":
-                    continue
-                if wrappers.get((target[1].index, target[2])) != "args":
-                    continue
-                if cls._reported(str(kind), unit, weights):
-                    yield cls._report(unit, int(statement))
+                    yield cls._report(unit, statement)
 
     @staticmethod
-    def _saves_whole(
+    def _saves(
         program: Program,
         unit: Unit,
         wrappers: dict[tuple[int, str], str],
         handed: dict[tuple[int, str], str],
-    ) -> bool:
-        """Whether a file saves a whole training state: itself, through a function of its
-        own that saves what its callers hand it, or by handing one to a generic helper."""
+    ) -> Iterator[tuple[str | None, int]]:
+        """A file's checkpoint saves, each with what it holds and its statement: its own
+        (a function that saves what its callers hand it holds the strongest of that), and
+        the calls that hand a checkpoint to a generic helper."""
         facts = _facts(unit)
-        for key, _statement, _row, saved in facts.get("saves", ()):
-            kind = handed.get((unit.index, str(key))) if saved == "param" else saved
-            if kind == "full":
-                return True
-        for _key, _statement, _row, ref, kind in facts.get("calls", ()):
-            if kind != "full":
+        for key, statement, _row, saved in facts.get("saves", ()):
+            if saved == "args":
                 continue
+            kind = handed.get((unit.index, str(key))) if saved == "param" else saved
+            yield kind, int(statement)
+        for _key, statement, _row, ref, kind in facts.get("calls", ()):
             target = program.referent(unit, ref)
-            if target is not None and target[0] == "function":
-                if wrappers.get((target[1].index, target[2])) == "args":
-                    return True
-        return False
+            if target is None or target[0] != "function":
+                continue
+            if wrappers.get((target[1].index, target[2])) == "args":
+                yield str(kind), int(statement)
 
     @staticmethod
     def _wrappers(
