@@ -9,8 +9,10 @@ In one process, every file (every N-th with ``--stride``) is linted as a cold ru
     catalog-only   parsed for catalog trigger words (RPL401-RPL403) alone, no finding
     rules-only     parsed for other rules' trigger words, no finding
     entry-only     parsed only because it may be an entry point (no rule triggered)
-    deferred       not parsed: its summary is deferred (a cold run summarises these ahead,
-                   in its workers: the "ahead" column times that, ``summarise=True``)
+    deferred       not parsed: its summary is deferred (a cold run's workers summarise up
+                   to ``engine.AHEAD_BYTES`` of these as they lint them, and a worker beside
+                   its project pass the rest: the "ahead" column times summarising every
+                   one, ``summarise=True``, an upper bound on that work)
     settled        not parsed and no summary at all (a file that imports nothing)
 
 It also times libcst's parse of the same files (the floor ``bench.py`` compares a cold run

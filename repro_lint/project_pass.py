@@ -71,7 +71,7 @@ def summary_loader(
             return None
         data, stamp, text = read
         content = digest(data)
-        ready = ahead.get(str(path)) if ahead else None
+        ready = ahead.get(str(path)) if ahead is not None else None
         if ready is not None and ready[0].filename == file.display and ready[1] == content:
             result = ready[0]
         else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import textwrap
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -589,13 +590,15 @@ def test_the_loader_takes_a_summary_made_ahead_only_for_the_same_bytes(tmp_path:
     assert answer is not None and "funcs" in answer[1]
 
 
-def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
+def test_deferred_files_an_entry_point_reaches_are_summarised_in_parallel(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Without a record of an earlier pass, a parallel run summarises the deferred files before
-    the pass, on every core (the per-file pass's workers, as they lint them), and the pass
-    lints none of them itself; the findings are those of a serial run, which summarises them
-    one at a time as the pass reaches them."""
+    """Without a record of an earlier pass, a parallel run summarises the deferred files
+    before the pass (the per-file pass's workers, as they lint them) up to ``AHEAD_BYTES``,
+    the others in fresh workers while the pass runs, and the pass takes those done when it
+    reaches them; the findings are those of a serial run, which summarises them one at a
+    time as the pass reaches them. With a record, the files it summarised whole are
+    summarised before the pass, on every core."""
     count = 20
     for index in range(count):
         (tmp_path / f"block{index:02d}.py").write_text(
@@ -639,6 +642,38 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_ahead_in_parallel(
     assert started == ["fork"]
     assert parallel.results == serial.results
     assert parallel.project == serial.project
+    # Over ``AHEAD_BYTES``: the files are summarised beside the pass, by workers that start
+    # afresh (forked from this process, which by then holds every file's result, they would
+    # share and copy it).
+    monkeypatch.setattr(engine, "AHEAD_BYTES", 0)
+    started.clear()
+    beside_run = lint_run(files, settings, jobs=2)
+    assert started == ["fork", "spawn"]
+    assert beside_run.results == serial.results
+    assert beside_run.project == serial.project
+    # How many the pass took from the workers depends on the timing; once they are all
+    # done, it summarises none itself, and takes what it would have made.
+    linted.clear()
+    deferred = {f.display: (FileResult(f.display, (), summary=dict(DEFERRED)), None) for f in files}
+    beside = engine._summarised_ahead(files, deferred, settings, 2, None, None, {})
+    assert isinstance(beside, engine._Alongside)
+    try:
+        deadline = time.monotonic() + 120
+        while len(beside) < count + 1:
+            assert time.monotonic() < deadline, "the workers did not summarise the files"
+            time.sleep(0.05)
+        assert sorted(beside) == sorted(str(real_path(f.path)) for f in files)
+        loaded = [summary_loader(settings, None, beside)(real_path(f.path), False) for f in files]
+        assert linted == []
+    finally:
+        beside.close()
+    assert loaded == [summary_loader(settings)(real_path(f.path), False) for f in files]
+    # Closed while its worker is still busy, it leaves no process behind (a run may end with
+    # ``os._exit``: a worker left waiting would hold its stdout).
+    busy = engine._summarised_ahead(files, deferred, settings, 2, None, None, {})
+    assert isinstance(busy, engine._Alongside)
+    busy.close()
+    assert multiprocessing.active_children() == []
     assert any(d.code == "RPL101" for r in serial.results for d in r.diagnostics)
     # A run that keeps no record of its project pass (without a cache) works out no digests,
     # and finds the same.
@@ -1152,3 +1187,24 @@ def test_a_file_deferred_and_summarised_at_once_is_checked_once(
     train.write_text("import torch\n\ntorch.manual_seed(0)\nmain()\n", encoding="utf-8")
     linted = engine._lint_file_alone(SourceFile("train.py", Path("train.py")), settings, ahead=True)
     assert "funcs" in linted.result.summary and linted.ahead is None
+
+
+def test_a_worker_summarises_deferred_files_at_once_within_its_share(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker of the per-file pass summarises the deferred files it lints at once only while
+    its share of ``AHEAD_BYTES`` lasts (the project pass may read none of them); the others
+    are left to ``_summarised_ahead``."""
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(
+            "import torch\n\n\ndef block(x):\n    return torch.relu(x)\n", encoding="utf-8"
+        )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(engine, "_WORKER_SETTINGS", Settings.from_config(Config(root=tmp_path)))
+    monkeypatch.setattr(engine, "_WORKER_AHEAD", 1)
+    files = [SourceFile(name, Path(name)) for name in ("a.py", "b.py")]
+    sent = engine._lint_in_worker(files, ahead=True)
+    assert [linted.result.summary for linted in sent] == [DEFERRED, DEFERRED]
+    assert [linted.ahead is not None for linted in sent] == [True, False]
+    assert engine._WORKER_AHEAD < 0
+    assert not any(linted.ahead for linted in engine._lint_in_worker(files))

@@ -1,0 +1,88 @@
+"""Cold runs of two checkouts of repro-lint on one tree, in interleaved rounds, beside libcst's
+parse floor.
+
+    python benchmarks/cold_rounds.py TREE BASELINE [--runs N]
+
+BASELINE is a checkout of another commit (``git worktree add /tmp/base COMMIT``). TREE is
+copied to a temporary directory first (as ``bench.py`` does: the corpus under ``benchmarks/``
+is git-ignored here, and a run skips ignored files). Each round parses every file of the copy
+once with libcst on all cores (``bench.parse_floor``), then runs
+``python -m repro_lint . --no-cache -q`` in it with BASELINE's code and with this checkout's,
+each on ``PYTHONPATH`` in turn (same interpreter, same packages). Interleaving spreads a
+machine's drift over both; ``bench.py`` measures one checkout against everything else. Prints
+each run's wall seconds, then the medians, each as a ratio of the floor, and fails if the two
+checkouts' findings differ. Not run by the test suite; ``tests/test_cold_rounds_bench.py``
+keeps it working.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from bench import parse_floor
+
+HERE = Path(__file__).resolve().parent.parent
+
+
+def cold_run(tree: Path, code: Path) -> tuple[float, str]:
+    """Wall seconds of a cold run of ``code``'s repro-lint over ``tree``, and its output."""
+    env = {**os.environ, "PYTHONPATH": str(code), "REPRO_LINT_NO_DAEMON": "1"}
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "repro_lint", ".", "--no-cache", "-q"],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"repro-lint of {code} failed ({done.returncode}): {done.stderr}")
+    return elapsed, done.stdout
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("tree", type=Path)
+    parser.add_argument("baseline", type=Path)
+    parser.add_argument("--runs", type=int, default=3)
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory() as temp:
+        tree = Path(temp) / "tree"
+        shutil.copytree(args.tree, tree, symlinks=True)
+        rounds(tree, args.baseline.resolve(), args.runs)
+
+
+def rounds(tree: Path, baseline: Path, runs: int) -> None:
+    files = sorted(tree.rglob("*.py"))
+    times: dict[str, list[float]] = {"floor": [], "baseline": [], "this": []}
+    outputs: dict[str, str] = {}
+    for index in range(runs):
+        times["floor"].append(parse_floor(files))
+        for name, code in (("baseline", baseline), ("this", HERE)):
+            elapsed, outputs[name] = cold_run(tree, code)
+            times[name].append(elapsed)
+        shown = ", ".join(f"{name} {values[-1]:.1f} s" for name, values in times.items())
+        print(f"round {index + 1}/{runs}: {shown}", flush=True)
+    floor = statistics.median(times["floor"])
+    for name, values in times.items():
+        median = statistics.median(values)
+        each = ", ".join(f"{value:.1f}" for value in values)
+        ratio = f"{median / floor:.2f}x floor" if floor else ""
+        print(f"{name:<9} median {median:8.2f} s  ({each})  {ratio}")
+    if outputs["baseline"] != outputs["this"]:
+        raise SystemExit("the two checkouts' findings differ")
+    print(f"findings identical: {len(outputs['this'].splitlines())} lines")
+
+
+if __name__ == "__main__":
+    main()

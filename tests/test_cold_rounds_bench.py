@@ -1,0 +1,27 @@
+"""benchmarks/cold_rounds.py on a two-file project, with this checkout as its own baseline:
+not part of the suite's timing, but it must keep running both and comparing their findings."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import cold_rounds
+
+
+def test_both_checkouts_run_and_their_findings_are_compared(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "train.py").write_text(
+        "import torch\n\ntorch.backends.cudnn.benchmark = True\n", encoding="utf-8"
+    )
+    (tmp_path / "helpers.py").write_text("WIDTH = 3\n", encoding="utf-8")
+    cold_rounds.main([str(tmp_path), str(cold_rounds.HERE), "--runs", "1"])
+    out = capsys.readouterr().out
+    assert "round 1/1: floor" in out
+    assert [line.split()[0] for line in out.splitlines()[1:4]] == ["floor", "baseline", "this"]
+    assert "findings identical: 1 lines" in out
