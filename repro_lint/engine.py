@@ -52,6 +52,10 @@ if TYPE_CHECKING:
 # to 20% slower; libraries read few (timm 48 of 142 files, 1.8 MB; the benchmark corpus
 # 331 of 1,803, 11.8 MB), and summarising all of them first made theirs 6 to 20% slower.
 AHEAD_BYTES = 1_500_000
+# The most workers that summarise beside the project pass (``_Alongside``): the pass reads one
+# summary at a time, and each worker is a fresh process of its own (about 70 MiB on the
+# benchmark corpus), whatever the machine's cores.
+BESIDE_WORKERS = 2
 # Below this many files a process pool costs more than it saves.
 POOL_THRESHOLD = 16
 # The source bytes whose parses a run after an edit keeps for the lint behind the shift
@@ -775,8 +779,8 @@ def _summarised_ahead(
     module, for type checkers only), in timm 48 of 142, but in Lightning 98 of 111 and in a
     training project most of them. The per-file pass's workers summarised up to
     ``AHEAD_BYTES`` of them as they linted them (what the pass never reads costs little);
-    the rest are summarised beside the pass (``_Alongside``), on the cores it leaves free,
-    and the pass takes those done by the time it reaches them. Files whose summary the cache
+    the rest are summarised beside the pass (``_Alongside``), on the cores it leaves free (at
+    most ``BESIDE_WORKERS``), and the pass takes those done by the time it reaches them. Files whose summary the cache
     holds are left to the loader (its own entries: by resolved path)."""
     count = jobs or default_jobs()
     if not settings.needs_project or count <= 1:
@@ -801,7 +805,7 @@ def _summarised_ahead(
     found = {path: linted for path, linted in made.items() if linted.digest is not None}
     if previous is None or previous.project is None:
         if len(files) >= POOL_THRESHOLD:
-            return _Alongside(files, settings, count - 1, found)
+            return _Alongside(files, settings, min(count - 1, BESIDE_WORKERS), found)
     elif len(files) >= POOL_THRESHOLD:
         found.update(
             (str(linted.file.path), linted)

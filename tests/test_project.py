@@ -674,6 +674,14 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_in_parallel(
     assert isinstance(busy, engine._Alongside)
     busy.close()
     assert multiprocessing.active_children() == []
+    # However many cores, at most ``BESIDE_WORKERS`` processes run beside the pass.
+    many = engine._summarised_ahead(files, deferred, settings, 8, None, None, {})
+    assert isinstance(many, engine._Alongside)
+    try:
+        assert len(multiprocessing.active_children()) == engine.BESIDE_WORKERS
+    finally:
+        many.close()
+    assert multiprocessing.active_children() == []
     assert any(d.code == "RPL101" for r in serial.results for d in r.diagnostics)
     # A run that keeps no record of its project pass (without a cache) works out no digests,
     # and finds the same.
