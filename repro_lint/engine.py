@@ -780,8 +780,9 @@ def _summarised_ahead(
     training project most of them. The per-file pass's workers summarised up to
     ``AHEAD_BYTES`` of them as they linted them (what the pass never reads costs little);
     the rest are summarised beside the pass (``_Alongside``), on the cores it leaves free (at
-    most ``BESIDE_WORKERS``), and the pass takes those done by the time it reaches them. Files whose summary the cache
-    holds are left to the loader (its own entries: by resolved path)."""
+    most ``BESIDE_WORKERS``), and the pass takes those done by the time it reaches them.
+    Files whose summary the cache holds are left to the loader (its own entries: by resolved
+    path)."""
     count = jobs or default_jobs()
     if not settings.needs_project or count <= 1:
         return {}
