@@ -21,14 +21,12 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import parse_floor
+from bench import parse_floor, timed_output
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -36,18 +34,8 @@ HERE = Path(__file__).resolve().parent.parent
 def cold_run(tree: Path, code: Path) -> tuple[float, str]:
     """Wall seconds of a cold run of ``code``'s repro-lint over ``tree``, and its output."""
     env = {**os.environ, "PYTHONPATH": str(code), "REPRO_LINT_NO_DAEMON": "1"}
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "repro_lint", ".", "--no-cache", "-q"],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
-    elapsed = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"repro-lint of {code} failed ({done.returncode}): {done.stderr}")
-    return elapsed, done.stdout
+    command = [sys.executable, "-m", "repro_lint", ".", "--no-cache", "-q"]
+    return timed_output(command, tree, env)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

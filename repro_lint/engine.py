@@ -804,10 +804,9 @@ def _summarised_ahead(
         # Those the loader finds summarised in the cache (from an earlier pass) are left to it.
         files = [file for file in files if not _summarised_in(cache, file)]
     found = {path: linted for path, linted in made.items() if linted.digest is not None}
-    if previous is None or previous.project is None:
-        if len(files) >= POOL_THRESHOLD:
+    if len(files) >= POOL_THRESHOLD:
+        if previous is None or previous.project is None:
             return _Alongside(files, settings, min(count - 1, BESIDE_WORKERS), found)
-    elif len(files) >= POOL_THRESHOLD:
         found.update(
             (str(linted.file.path), linted)
             # Fresh workers: this process holds every file's result by now.
