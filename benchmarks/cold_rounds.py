@@ -11,7 +11,11 @@ once with libcst on all cores (``bench.parse_floor``), then runs
 each on ``PYTHONPATH`` in turn (same interpreter, same packages). Interleaving spreads a
 machine's drift over both; ``bench.py`` measures one checkout against everything else. Prints
 each run's wall seconds, then the medians, each as a ratio of the floor, and fails if the two
-checkouts' findings differ. Not run by the test suite; ``tests/test_cold_rounds_bench.py``
+checkouts' findings differ. Each run's CPU-seconds (user and system, of every process it
+waited for: a run's workers, the floor's pool) are printed beside its wall seconds, with their
+medians as a ratio of the floor's: on a machine whose speed drifts between runs they move less
+than wall time (a change of a few percent is seen in them before it is in the wall seconds;
+the target is wall time). Not run by the test suite; ``tests/test_cold_rounds_bench.py``
 keeps it working.
 """
 
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import sys
@@ -38,6 +43,12 @@ def cold_run(tree: Path, code: Path) -> tuple[float, str]:
     return timed_output(command, tree, env)
 
 
+def children_cpu() -> float:
+    """CPU-seconds (user and system) of the processes this one waited for, so far."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("tree", type=Path)
@@ -53,20 +64,34 @@ def main(argv: Sequence[str] | None = None) -> None:
 def rounds(tree: Path, baseline: Path, runs: int) -> None:
     files = sorted(tree.rglob("*.py"))
     times: dict[str, list[float]] = {"floor": [], "baseline": [], "this": []}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
     outputs: dict[str, str] = {}
     for index in range(runs):
+        before = children_cpu()
         times["floor"].append(parse_floor(files))
+        cpu["floor"].append(children_cpu() - before)
         for name, code in (("baseline", baseline), ("this", HERE)):
+            before = children_cpu()
             elapsed, outputs[name] = cold_run(tree, code)
+            cpu[name].append(children_cpu() - before)
             times[name].append(elapsed)
-        shown = ", ".join(f"{name} {values[-1]:.1f} s" for name, values in times.items())
+        shown = ", ".join(
+            f"{name} {values[-1]:.1f} s ({cpu[name][-1]:.1f} CPU-s)"
+            for name, values in times.items()
+        )
         print(f"round {index + 1}/{runs}: {shown}", flush=True)
     floor = statistics.median(times["floor"])
+    floor_cpu = statistics.median(cpu["floor"])
     for name, values in times.items():
         median = statistics.median(values)
         each = ", ".join(f"{value:.1f}" for value in values)
         ratio = f"{median / floor:.2f}x floor" if floor else ""
         print(f"{name:<9} median {median:8.2f} s  ({each})  {ratio}")
+    for name, values in cpu.items():
+        median = statistics.median(values)
+        each = ", ".join(f"{value:.1f}" for value in values)
+        ratio = f"{median / floor_cpu:.2f}x floor" if floor_cpu else ""
+        print(f"{name:<9} median {median:8.2f} CPU-s  ({each})  {ratio}")
     if outputs["baseline"] != outputs["this"]:
         raise SystemExit("the two checkouts' findings differ")
     print(f"findings identical: {len(outputs['this'].splitlines())} lines")

@@ -23,5 +23,14 @@ def test_both_checkouts_run_and_their_findings_are_compared(
     cold_rounds.main([str(tmp_path), str(cold_rounds.HERE), "--runs", "1"])
     out = capsys.readouterr().out
     assert "round 1/1: floor" in out
-    assert [line.split()[0] for line in out.splitlines()[1:4]] == ["floor", "baseline", "this"]
+    lines = out.splitlines()
+    assert [line.split()[0] for line in lines[1:4]] == ["floor", "baseline", "this"]
+    # CPU-seconds of each, counted from the processes waited for: each run's is at least an
+    # interpreter's start; the floor's pool, forked from a process that may have imported
+    # libcst already, may parse two small files in next to nothing.
+    cpu = [line.split() for line in lines[4:7]]
+    assert [words[0] for words in cpu] == ["floor", "baseline", "this"]
+    assert all(words[3] == "CPU-s" for words in cpu)
+    assert float(cpu[0][2]) >= 0
+    assert float(cpu[1][2]) > 0.05 and float(cpu[2][2]) > 0.05
     assert "findings identical: 1 lines" in out
