@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import compileall
 import contextlib
 import datetime
 import json
@@ -128,6 +129,45 @@ def timed_output(
 
 def run_output(command: Sequence[str], cwd: Path, env: dict[str, str] | None = None) -> str:
     return timed_output(command, cwd, env)[1]
+
+
+# A script whose check parses it and runs the project pass: the run imports libcst, the rules
+# and the program model, whose dataclasses' compiled code it then stores.
+_WARM_UP_SCRIPT = """import torch
+from torch.utils.data import DataLoader
+
+torch.backends.cudnn.benchmark = True
+
+
+def main():
+    loader = DataLoader(list(range(8)), batch_size=2, shuffle=True, num_workers=2)
+    for batch in loader:
+        torch.nn.functional.interpolate(batch, scale_factor=2, mode="bilinear").sum().backward()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def as_installed(code: Path) -> None:
+    """Make the repro-lint of checkout ``code`` start as an installed copy does, whatever the
+    environment says: its modules compiled to bytecode, and the compiled code of dataclasses'
+    methods stored (``repro_lint.dataclass_code``: a run writes it as it exits, but not where
+    Python writes no bytecode). Where ``PYTHONDONTWRITEBYTECODE`` is set, a fresh worktree's
+    run would otherwise compile every module it imports, in every process, on every run (a run
+    after a one-file edit measured twice as slow), and a checkout whose code changed since its
+    bytecode was written, the modules that changed: two checkouts compare only so."""
+    if not compileall.compile_dir(str(code / "repro_lint"), quiet=1):
+        raise SystemExit(f"{code}: repro_lint does not compile")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update(PYTHONPATH=str(code), REPRO_LINT_NO_DAEMON="1")
+    with tempfile.TemporaryDirectory(prefix="repro-lint-warm-up-") as temp:
+        Path(temp, "train.py").write_text(_WARM_UP_SCRIPT, encoding="utf-8")
+        command = [sys.executable, "-m", "repro_lint", ".", "--no-cache", "-q"]
+        done = subprocess.run(command, cwd=temp, env=env, capture_output=True, text=True)
+        if done.returncode not in OK or "Traceback" in done.stderr:
+            raise SystemExit(f"{code}: the warm-up run failed:\n{done.stderr[-3000:]}")
 
 
 @contextlib.contextmanager
@@ -382,6 +422,7 @@ def main() -> None:
     os.environ["REPRO_LINT_NO_DAEMON"] = "1"
     if not args.corpus.is_dir():
         sys.exit("no corpus: run `bash benchmarks/corpus.sh` first")
+    as_installed(ROOT)
     if args.edges_only:
         with tempfile.TemporaryDirectory(prefix="repro-lint-bench-") as temp:
             report = edges_only(args, str(BIN / "repro-lint"), Path(temp))

@@ -15,8 +15,9 @@ checkouts' findings differ. Each run's CPU-seconds (user and system, of every pr
 waited for: a run's workers, the floor's pool) are printed beside its wall seconds, with their
 medians as a ratio of the floor's: on a machine whose speed drifts between runs they move less
 than wall time (a change of a few percent is seen in them before it is in the wall seconds;
-the target is wall time). Not run by the test suite; ``tests/test_cold_rounds_bench.py``
-keeps it working.
+the target is wall time). Both checkouts are first made to start as installed copies do
+(``bench.as_installed``: compiled, with their dataclass code stored). Not run by the test
+suite; ``tests/test_cold_rounds_bench.py`` keeps it working.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from bench import parse_floor, timed_output
+from bench import as_installed, parse_floor, timed_output
 
 HERE = Path(__file__).resolve().parent.parent
 
@@ -55,10 +56,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("baseline", type=Path)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args(argv)
+    baseline = args.baseline.resolve()
+    for code in (baseline, HERE):
+        as_installed(code)
     with tempfile.TemporaryDirectory() as temp:
         tree = Path(temp) / "tree"
         shutil.copytree(args.tree, tree, symlinks=True)
-        rounds(tree, args.baseline.resolve(), args.runs)
+        rounds(tree, baseline, args.runs)
 
 
 def rounds(tree: Path, baseline: Path, runs: int) -> None:

@@ -34,3 +34,34 @@ def test_both_checkouts_run_and_their_findings_are_compared(
     seconds = [float(words[2]) for words in cpu]
     assert seconds[1] > 0.05 and seconds[2] > 0.05
     assert "findings identical: 1 lines" in out
+
+
+def test_a_checkout_is_made_to_start_as_an_installed_copy_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``bench.as_installed`` compiles a checkout that has no bytecode and has its dataclass
+    code stored, even where the environment says not to write bytecode (a fresh worktree's
+    runs would otherwise compile every module they import, every time)."""
+    import importlib.util
+    import shutil
+
+    import bench
+
+    from repro_lint import dataclass_code
+
+    code = tmp_path / "checkout"
+    shutil.copytree(
+        Path(bench.ROOT) / "repro_lint",
+        code / "repro_lint",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    bench.as_installed(code)
+    modules = sorted((code / "repro_lint").rglob("*.py"))
+    assert modules
+    uncompiled = [
+        m for m in modules if not Path(importlib.util.cache_from_source(str(m))).is_file()
+    ]
+    assert uncompiled == []
+    stored = code / "repro_lint" / "__pycache__" / Path(dataclass_code.default_path()).name
+    assert stored.is_file() and stored.stat().st_size > 0
