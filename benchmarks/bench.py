@@ -164,10 +164,7 @@ def as_installed(code: Path) -> None:
     env.update(PYTHONPATH=str(code), REPRO_LINT_NO_DAEMON="1")
     with tempfile.TemporaryDirectory(prefix="repro-lint-warm-up-") as temp:
         Path(temp, "train.py").write_text(_WARM_UP_SCRIPT, encoding="utf-8")
-        command = [sys.executable, "-m", "repro_lint", ".", "--no-cache", "-q"]
-        done = subprocess.run(command, cwd=temp, env=env, capture_output=True, text=True)
-        if done.returncode not in OK or "Traceback" in done.stderr:
-            raise SystemExit(f"{code}: the warm-up run failed:\n{done.stderr[-3000:]}")
+        run_output([sys.executable, "-m", "repro_lint", ".", "--no-cache", "-q"], Path(temp), env)
 
 
 @contextlib.contextmanager

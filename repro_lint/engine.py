@@ -816,7 +816,31 @@ def _summarised_ahead(
     return _Unpacking(found) if found else {}
 
 
-class _Alongside(Mapping[str, tuple[FileResult, str]]):
+class _Unpacking(Mapping[str, tuple[FileResult, str]]):
+    """Results linted by workers, by path, each with the content hash it was made from;
+    a summary is unpacked when its result is first looked up (by the project pass's
+    loader, which asks once for each file it reaches), so that the run does not hold all
+    of them unpacked while the workers still run."""
+
+    def __init__(self, linted: dict[str, _Linted]) -> None:
+        self._linted = linted
+
+    def __getitem__(self, path: str) -> tuple[FileResult, str]:
+        linted = self._linted[path]
+        if linted.packed is not None:
+            linted = self._linted[path] = _unpacked(linted)
+        assert linted.digest is not None
+        return linted.result, linted.digest
+
+    def __iter__(self) -> Iterator[str]:
+        # (A snapshot: ``_Alongside``'s readers add entries meanwhile.)
+        return iter(list(self._linted))
+
+    def __len__(self) -> int:
+        return len(self._linted)
+
+
+class _Alongside(_Unpacking):
     """Files summarised by ``workers`` fresh worker processes while this process runs the
     project pass: by path, the result and the content hash it was made from, for the files
     done so far and those ``done`` already (a file not done yet is not in the mapping: the
@@ -846,7 +870,7 @@ class _Alongside(Mapping[str, tuple[FileResult, str]]):
         # Fresh workers: this process holds every file's result by now (see ``_per_file``).
         context = multiprocessing.get_context("spawn")
         ordered = sorted(files, key=_size)
-        self._done: dict[str, _Linted] = dict(done or {})
+        super().__init__(dict(done or {}))
         self._workers = []
         for index in range(workers):
             receiving, sending = context.Pipe(duplex=False)
@@ -865,23 +889,10 @@ class _Alongside(Mapping[str, tuple[FileResult, str]]):
             try:
                 while True:
                     sent: _Linted = receiving.recv()
-                    self._done[str(sent.file.path)] = sent
+                    if sent.digest is not None:  # (a file that could not be read is left out)
+                        self._linted[str(sent.file.path)] = sent
             except (EOFError, OSError):
                 return  # (the worker is done, or stopped)
-
-    def __getitem__(self, path: str) -> tuple[FileResult, str]:
-        linted = self._done[path]
-        if linted.packed is not None:
-            linted = self._done[path] = _unpacked(linted)
-        if linted.digest is None:
-            raise KeyError(path)
-        return linted.result, linted.digest
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(list(self._done))
-
-    def __len__(self) -> int:
-        return len(self._done)
 
     def close(self) -> None:
         for worker, _ in self._workers:
@@ -900,29 +911,6 @@ def _summarise_beside(sending: Connection, files: Sequence[SourceFile], settings
                 sending.send(_packed(_lint_file_alone(file, settings, True)))
             except (BrokenPipeError, OSError):
                 return  # (the run is over)
-
-
-class _Unpacking(Mapping[str, tuple[FileResult, str]]):
-    """Results linted by workers, by path, each with the content hash it was made from;
-    a summary is unpacked when its result is first looked up (by the project pass's
-    loader, which asks once for each file it reaches), so that the run does not hold all
-    of them unpacked while the workers still run."""
-
-    def __init__(self, linted: dict[str, _Linted]) -> None:
-        self._linted = linted
-
-    def __getitem__(self, path: str) -> tuple[FileResult, str]:
-        linted = self._linted[path]
-        if linted.packed is not None:
-            linted = self._linted[path] = _unpacked(linted)
-        assert linted.digest is not None
-        return linted.result, linted.digest
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._linted)
-
-    def __len__(self) -> int:
-        return len(self._linted)
 
 
 def _with_summaries(
