@@ -19,10 +19,7 @@ import hashlib
 import hmac
 import marshal
 import os
-import secrets
-import shutil
 import stat
-import tempfile
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,7 +30,7 @@ from repro_lint import __version__
 from repro_lint.codec import FormatError, result_from_json, result_to_json
 from repro_lint.collector import decoding
 from repro_lint.diagnostics import FileResult
-from repro_lint.files import SourceFile, leftover_of
+from repro_lint.files import SourceFile, leftover_of, make_temp
 from repro_lint.source import SourceError, Stamp, is_internal_error, read_bytes
 
 CACHE_DIR_NAME = ".repro_lint_cache"
@@ -140,6 +137,11 @@ def _read_key(path: Path) -> bytes:
     return key
 
 
+def _random_key() -> bytes:
+    """A new secret key: 32 random bytes, as 64 hexadecimal digits."""
+    return os.urandom(32).hex().encode()
+
+
 def _new_sealing_key() -> tuple[bytes, str | None]:
     """This user's secret cache key, created on first use; with a note when it cannot be kept
     (then a key for this process only: nothing is reused, and nothing planted is trusted)."""
@@ -150,21 +152,21 @@ def _new_sealing_key() -> tuple[bytes, str | None]:
     except FileNotFoundError:
         pass
     except OSError as exc:
-        return secrets.token_hex(32).encode(), f"cache key unusable ({exc}); results not reused"
+        return _random_key(), f"cache key unusable ({exc}); results not reused"
     try:
         home.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(secrets.token_hex(32).encode() + b"\n")
+            handle.write(_random_key() + b"\n")
     except FileExistsError:
         pass  # another process created it first: use theirs
     except OSError as exc:
         note = f"cannot keep a cache key ({exc}); results not reused"
-        return secrets.token_hex(32).encode(), note
+        return _random_key(), note
     try:
         return _read_key(path), None
     except OSError as exc:
-        return secrets.token_hex(32).encode(), f"cache key unusable ({exc}); results not reused"
+        return _random_key(), f"cache key unusable ({exc}); results not reused"
 
 
 _KEY: tuple[bytes, str | None] | None = None
@@ -224,7 +226,7 @@ def write_sealed(directory: Path, name: str, data: Any, key: bytes) -> None:
     ValueError when ``data`` holds anything but plain data."""
     payload = marshal.dumps(data, _MARSHAL_VERSION)
     header = b" ".join([_MAGIC, str(SCHEMA).encode(), _seal(key, payload).encode()])
-    fd, temp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=SUFFIX)
+    fd, temp = make_temp(directory, ".tmp-", SUFFIX)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(header + b"\n" + payload)
@@ -508,6 +510,8 @@ def prune(directory: Path, records: bool, keep: Path) -> list[Path]:
             if records:
                 path.unlink()
             else:
+                import shutil
+
                 shutil.rmtree(path)
         except OSError:
             continue
@@ -536,6 +540,8 @@ def clean(root: Path) -> list[Path]:
                 directory.unlink()
                 removed.append(directory)
         elif directory.is_dir():
+            import shutil
+
             shutil.rmtree(directory, ignore_errors=True)
             removed.append(directory)
     return removed

@@ -7,9 +7,7 @@ import json
 import os
 import stat
 import sys
-import tempfile
 import time
-import traceback
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -108,7 +106,7 @@ def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
     The new content goes to a temporary file next to it, named after it and us
     (``files.temp_prefix``), which is renamed into place; one an interrupted run leaves is
     removed by a later run (``_remove_leftovers``)."""
-    from repro_lint.files import TEMP_SUFFIX, temp_prefix
+    from repro_lint.files import TEMP_SUFFIX, make_temp, temp_prefix
     from repro_lint.source import SourceError, read_bytes
 
     target = Path(os.path.realpath(path))
@@ -118,9 +116,7 @@ def _write_atomic(path: Path, original: bytes, data: bytes) -> str | None:
             return "file is read-only; fixes not written"
         if read_bytes(target)[0] != original:
             return "file changed while it was being fixed; not written (run again)"
-        fd, temp = tempfile.mkstemp(
-            dir=target.parent, prefix=temp_prefix(target.name), suffix=TEMP_SUFFIX
-        )
+        fd, temp = make_temp(target.parent, temp_prefix(target.name), TEMP_SUFFIX)
     except SourceError as exc:
         return f"cannot write: {exc}"
     except OSError as exc:
@@ -1726,5 +1722,7 @@ def execute(args: list[str]) -> int:
 
 
 def _unexpected(exc: Exception) -> None:
+    import traceback
+
     click.echo(f"error: repro-lint failed unexpectedly: {exc!r}", err=True)
     traceback.print_exc()

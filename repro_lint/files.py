@@ -38,6 +38,22 @@ def temp_prefix(name: str) -> str:
     return f".{name}.{os.getpid()}."
 
 
+def make_temp(directory: Path, prefix: str, suffix: str) -> tuple[int, str]:
+    """A new file in ``directory``, readable and writable by this user alone, opened for
+    writing: its descriptor and path. Named ``prefix``, eight random characters, ``suffix``
+    (as ``tempfile.mkstemp`` names it, whose module, with the ``shutil`` and ``random`` it
+    imports, costs a check about 8 ms to import)."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        path = os.path.join(directory, f"{prefix}{os.urandom(4).hex()}{suffix}")
+        try:
+            return os.open(path, flags, 0o600), path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no unused temporary file name in {directory}")
+
+
 def leftover_of(name: str) -> tuple[str, int | None] | None:
     """(the file it was for, the process that wrote it) if ``name`` is one of our
     temporary files."""

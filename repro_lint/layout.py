@@ -23,11 +23,7 @@ from typing import Any
 import libcst as cst
 
 from repro_lint.arguments import equal_like, expression_code
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised only on 3.10
-    import tomli as tomllib
+from repro_lint.config import parse_toml
 
 DEFAULT_LINE_LENGTH = 88
 # How the community spells a module it imports (ruff's ICN001 defaults): a fix that imports
@@ -49,8 +45,8 @@ def _toml(path: Path) -> dict[str, Any] | None:
     # Read once per process: the line length and the formatter come from the same files.
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
+            return parse_toml(handle.read())
+    except (OSError, ValueError):
         return None
 
 

@@ -3,15 +3,11 @@
 from __future__ import annotations
 
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
+from repro_lint.config import parse_toml
 
 DEFAULT_TARGET = "2.0"
 # A plain release (``2.1``, ``2.4.0``): read without packaging, whose import costs more than
@@ -96,8 +92,8 @@ def _text(path: Path) -> str | None:
 def _from_pyproject(path: Path) -> TorchVersion | None:
     text = _text(path)
     try:
-        data = tomllib.loads(text) if text is not None else {}
-    except tomllib.TOMLDecodeError:
+        data = parse_toml(text) if text is not None else {}
+    except ValueError:
         return None
     project = data.get("project", {})
     for line in project.get("dependencies", []) if isinstance(project, dict) else []:

@@ -74,6 +74,18 @@ def test_invalid_toml_exits_2(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     assert result.exit_code == 2 and "pyproject.toml" in result.stderr
 
 
+def test_a_toml_file_that_is_not_utf8_exits_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # (It ended the run with a traceback.)
+    (tmp_path / "pyproject.toml").write_bytes(b'[tool.repro-lint]\nselect = ["\xff"]\n')
+    (tmp_path / "train.py").write_text(HAZARDS, encoding="utf-8")
+    result = check(tmp_path, monkeypatch)
+    assert result.exit_code == 2
+    assert "pyproject.toml" in result.stderr and "not valid TOML" in result.stderr
+    assert "utf-8" in result.stderr
+
+
 @pytest.mark.parametrize(
     ("table", "args", "expected"),
     [

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from repro_lint.config import Config
-from repro_lint.files import discover, module_name
+from repro_lint.files import TEMP_SUFFIX, discover, leftover_of, make_temp, module_name, temp_prefix
 
 
 def tree(root: Path, files: list[str]) -> None:
@@ -111,3 +111,37 @@ def test_module_names_follow_packages(tmp_path: Path) -> None:
     assert module_name(tmp_path / "src/pkg/sub/m.py") == ("pkg.sub.m", False)
     assert module_name(tmp_path / "src/pkg/__init__.py") == ("pkg", True)
     assert module_name(tmp_path / "scripts/run.py") == ("run", False)
+
+
+def test_make_temp_makes_a_private_file_named_as_a_leftover_is_recognised(
+    tmp_path: Path,
+) -> None:
+    fd, path = make_temp(tmp_path, temp_prefix("train.py"), TEMP_SUFFIX)
+    os.close(fd)
+    name = os.path.basename(path)
+    assert os.path.dirname(path) == str(tmp_path)
+    assert leftover_of(name) == ("train.py", os.getpid())
+    if os.name == "posix":
+        assert os.stat(path).st_mode & 0o777 == 0o600
+    fd, other = make_temp(tmp_path, temp_prefix("train.py"), TEMP_SUFFIX)
+    os.close(fd)
+    assert other != path
+
+
+def test_make_temp_never_opens_a_file_that_is_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every name it draws is taken: it tries others, then gives up rather than reuse one.
+    monkeypatch.setattr(os, "urandom", lambda n: b"\0" * n)
+    taken = tmp_path / ".tmp-00000000.marshal"
+    taken.write_bytes(b"kept")
+    with pytest.raises(FileExistsError):
+        make_temp(tmp_path, ".tmp-", ".marshal")
+    assert taken.read_bytes() == b"kept"
+    if os.name == "posix":
+        # Nor does it follow a symlink left where its file would go.
+        taken.unlink()
+        taken.symlink_to(tmp_path / "elsewhere")
+        with pytest.raises(FileExistsError):
+            make_temp(tmp_path, ".tmp-", ".marshal")
+        assert not (tmp_path / "elsewhere").exists()
