@@ -75,21 +75,18 @@ ONE_FILE_IMPORTS = (
 )
 PARSED_IMPORTS = f"{ONE_FILE_IMPORTS}; repro_lint.engine.import_analysis()"
 sys.path.insert(0, str(HERE))
-import lsp_latency  # noqa: E402  (a sibling script, not a package)
+import lsp_latency  # noqa: E402  (sibling scripts, not a package)
+import saved  # noqa: E402
+from saved import cores  # noqa: E402
 
 ROOT = HERE.parent
 CORPUS = HERE / "corpus" / "src"
 TOOLS = HERE / "corpus" / "tools-venv"
-RESULTS = HERE / "results"
 TOOL_PINS = ("torchfix==0.7.0", "fixit==2.2.1", "ruff==0.17.6")
 BIN = Path(sys.executable).parent
 RUFF_RULES = "E4,E7,E9,F"
 # Exit status 1 means "found something" for every tool measured here.
 OK = (0, 1)
-
-
-def cores() -> int:
-    return len(os.sched_getaffinity(0))
 
 
 def cpu_model() -> str:
@@ -424,10 +421,7 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="repro-lint-bench-") as temp:
             report = edges_only(args, str(BIN / "repro-lint"), Path(temp))
         print(report)
-        RESULTS.mkdir(exist_ok=True)
-        name = f"{datetime.date.today().isoformat()}-{cores()}cores-edges.txt"
-        (RESULTS / name).write_text(report + "\n", encoding="utf-8")
-        print(f"\nsaved benchmarks/results/{name}")
+        print(f"\nsaved {saved.save(report, 'edges').relative_to(ROOT)}")
         return
     tools = ensure_tools()
     if tools is None:
@@ -446,10 +440,8 @@ def main() -> None:
         with daemon(repro, Path(temp) / "daemon") as daemon_env:
             report = run_all(args, tools, repro, work, files, subset_dir, daemon_env)
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    name = f"{datetime.date.today().isoformat()}-{cores()}cores.txt"
-    (RESULTS / name).write_text(report + "\n", encoding="utf-8")
-    print(f"\nsaved benchmarks/results/{name}")
+    # (A run of the waits alone is saved apart: it lacks the cold rows of a full run.)
+    print(f"\nsaved {saved.save(report, 'waits' if args.waits_only else '').relative_to(ROOT)}")
 
 
 def run_all(

@@ -28,7 +28,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import bench  # noqa: E402  (a sibling script, not a package)
+import bench  # noqa: E402  (sibling scripts, not a package)
+import saved  # noqa: E402
 
 ALLOWED = 0.4  # seconds: issue 13's pre-commit target
 
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"  {index}/{len(files)} {ours[name]:.3f} s {name}", file=sys.stderr)
     print(f"repro-lint one-file runs, {date.today().isoformat()}")
     print(
-        f"machine: {bench.cores()} cores ({bench.cpu_model()}), {platform.system()} "
+        f"machine: {saved.cores()} cores ({bench.cpu_model()}), {platform.system()} "
         f"{platform.machine()}, Python {platform.python_version()}; "
         f"load average at the end {os.getloadavg()[0]:.1f}"
     )

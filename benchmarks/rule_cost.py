@@ -37,9 +37,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import saved  # (a sibling script, not a package)
+
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus" / "src"
-RESULTS = HERE / "results"
 CONSOLE = Path(sys.executable).parent / "repro-lint"
 LIMIT = 0.10  # the bound: at most 10% slower
 
@@ -152,9 +154,7 @@ def main() -> int:
     )
     report = "\n".join(lines)
     print(report)
-    RESULTS.mkdir(exist_ok=True)
-    name = f"{datetime.date.today().isoformat()}-{len(os.sched_getaffinity(0))}cores-rule-cost.txt"
-    (RESULTS / name).write_text(report + "\n", encoding="utf-8")
+    print(f"saved {saved.save(report, 'rule-cost').relative_to(HERE.parent)}")
     return 1 if over else 0
 
 

@@ -19,7 +19,6 @@ and saves it under benchmarks/results/ with the date and the core count.
 from __future__ import annotations
 
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -32,10 +31,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import saved  # (a sibling script, not a package)
+from saved import cores
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "verify"
-RESULTS = HERE / "results"
 
 
 @dataclass(frozen=True)
@@ -64,10 +66,6 @@ SCENARIOS = (
     ),
     Scenario("differ: kernel", "scatter_threads.py", ("{steps}",), "not-reproducible", 6.0),
 )
-
-
-def cores() -> int:
-    return len(os.sched_getaffinity(0))
 
 
 def timed(command: list[str], cwd: Path) -> tuple[float, subprocess.CompletedProcess[str]]:
@@ -153,11 +151,7 @@ def main() -> None:
     load = f"{before:.1f}, {os.getloadavg()[0]:.1f}"
     text = f"torch {torch.__version__}\n" + table(rows, options.steps, options.runs, load)
     print(text, end="")
-    RESULTS.mkdir(exist_ok=True)
-    day = datetime.date.today().isoformat()
-    path = RESULTS / f"{day}-{cores()}cores-verify-twice.txt"
-    path.write_text(text, encoding="utf-8")
-    print(f"saved to {path.relative_to(ROOT)}")
+    print(f"saved to {saved.save(text, 'verify-twice').relative_to(ROOT)}")
 
 
 if __name__ == "__main__":
