@@ -144,8 +144,10 @@ class CheckpointFacts:
         self._loaded: dict[str, set[str]] = {}
         self._params: dict[str, tuple[tuple[str, ...], frozenset[str]]] = {}
         self._stores: set[int] = set()
-        # Per function whose body reads its ``**kwargs``: that name.
-        self._keywords: dict[str, str] = {}
+        # Per function with ``**kwargs``: that name and the function's body, and whether the
+        # body reads it once that is asked (``_reads_keywords``: rarely, so not per function).
+        self._keywords: dict[str, tuple[str, cst.BaseSuite]] = {}
+        self._reads: dict[str, bool] = {}
         self._restorers: list[str] = []
         self._restores: list[list[Json]] = []
 
@@ -164,8 +166,8 @@ class CheckpointFacts:
         )
         self._params[key] = (named, stars or _NO_NAMES)
         keywords = params.star_kwarg
-        if type(keywords) is cst.Param and _mentions(node.body, keywords.name.value):
-            self._keywords[key] = keywords.name.value
+        if type(keywords) is cst.Param:
+            self._keywords[key] = (keywords.name.value, node.body)
 
     def targets(self, targets: Sequence[cst.BaseExpression]) -> None:
         """Assignment targets about to be visited: their subscripts are stores."""
@@ -227,7 +229,7 @@ class CheckpointFacts:
             if any(self._from_load(key, arg.value) for arg in node.args):
                 if (
                     type(receiver) is cst.Name
-                    and key in self._keywords
+                    and self._reads_keywords(key)
                     and receiver.value not in self._params[key][0]
                     and key not in self._restorers
                 ):
@@ -250,6 +252,14 @@ class CheckpointFacts:
             self._calls.append([key, site[0], site[1], ref, found])
 
     # -- helpers ------------------------------------------------------------------------------
+
+    def _reads_keywords(self, key: str) -> bool:
+        """Whether function ``key`` has ``**kwargs`` and its body reads them."""
+        found = self._reads.get(key)
+        if found is None:
+            keywords = self._keywords.get(key)
+            found = self._reads[key] = keywords is not None and _mentions(keywords[1], keywords[0])
+        return found
 
     def _from_load(self, key: str, value: cst.BaseExpression) -> bool:
         """Whether a value comes from ``torch.load`` (the call, a name bound to its

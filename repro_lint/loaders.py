@@ -1069,12 +1069,14 @@ class LoaderFacts:
         pos: list[Json] = []
         kw: dict[str, Json] = {}
         telling = ranked = False
+        described_args: list[tuple[cst.Arg, dict[str, Json]]] = []
         for arg in args:
             if arg.star == "*":
                 break
             if arg.star == "**":
                 continue
             described = self._argument(arg)
+            described_args.append((arg, described))
             telling = telling or _telling(described)
             if not ranked and self._mentions_rank(arg.value):
                 ranked = True
@@ -1083,19 +1085,20 @@ class LoaderFacts:
             else:
                 pos.append(described)
         if telling:
+            # (What transforms are made of is no part of whether a call tells anything: it
+            # is looked for only in the calls that do, a few of the many into project code.)
+            for arg, described in described_args:
+                self._add_parts(arg, described)
             self._fact(self._key, ["call", ref, pos, kw])
         if ranked:
             # ``set_seed(args.seed + rank)``: a project helper may seed each rank apart.
             self._fact(self._key, ["rankcall", ref])
 
     def _argument(self, arg: cst.Arg) -> dict[str, Json]:
+        """What a call passes as ``arg`` (``_add_parts`` adds what transforms it holds)."""
         node = arg.value
         values = self._flow.values(node)
         described = self._describe(values, dataset=True)
-        parts = self._parts([arg], self._flow.here_read(), 0)
-        if parts:
-            # What a transform argument is made of, for a dataset built from a parameter.
-            described["t"] = parts
         if isinstance(node, cst.Name | cst.Dict) or (
             type(node) is cst.Call and type(node.func) is cst.Name
         ):
@@ -1105,6 +1108,17 @@ class LoaderFacts:
                 if mapping.opaque:
                     described["mo"] = True
         return described
+
+    def _add_parts(self, arg: cst.Arg, described: dict[str, Json]) -> None:
+        """What a transform argument is made of, for a dataset built from a parameter: added
+        to ``_argument``'s description of ``arg`` (before its mapping, as it was made)."""
+        parts = self._parts([arg], self._flow.here_read(), 0)
+        if parts:
+            mapping: dict[str, Json] = {
+                key: described.pop(key) for key in ("m", "mo") if key in described
+            }
+            described["t"] = parts
+            described.update(mapping)
 
     def _partial(self, call: cst.Call) -> dict[str, Json] | None:
         """``functools.partial(DataLoader, ...)``: the loader it calls and its arguments."""
