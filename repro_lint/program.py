@@ -15,7 +15,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, TypeVar, cast
+from typing import Any, TypeVar, cast
 
 from repro_lint import determinism as det
 from repro_lint import layout
@@ -24,7 +24,7 @@ from repro_lint.config import ROOT_MARKERS, find_project_root
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety, Location
 from repro_lint.files import real_path
 from repro_lint.fixes import INDENT, reindent, touches
-from repro_lint.rule import Rule
+from repro_lint.rule import ProjectRule, SettledRule
 from repro_lint.rules import FIX_PARTNERS
 from repro_lint.source import Stamp
 from repro_lint.summary_format import DEFERRED_KEY, MAIN, MODULE, SUMMARY_VERSION
@@ -546,29 +546,6 @@ class ProjectReport:
 # set (wanted only for its import-time code), a file whose text never mentions seeding may
 # be answered with DEFERRED instead, unparsed.
 Loader = Callable[[Path, bool], tuple[str, Mapping[str, Json]] | None]
-
-
-class ProjectRule(Rule):
-    """A rule judged on whole programs (entry points and what they reach), not single files."""
-
-    PROJECT: ClassVar[bool] = True
-
-    @classmethod
-    def check(cls, program: Program) -> Iterator[ProjectReport]:
-        raise NotImplementedError
-
-
-class SettledRule(Rule):
-    """A per-file rule whose verdict depends on the whole program: its findings are revised
-    by ``settle`` once the project pass knows which entry points reach the file."""
-
-    @classmethod
-    def settle(
-        cls, program: Program, filename: str, diagnostics: list[Diagnostic]
-    ) -> list[Diagnostic]:
-        """Revise this file's findings of this rule. Runs on every run with the project
-        pass, also on cached results."""
-        return diagnostics
 
 
 _Built = TypeVar("_Built")

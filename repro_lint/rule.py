@@ -14,8 +14,12 @@ from repro_lint.diagnostics import FixSafety
 from repro_lint.positions import Positions
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from repro_lint.config import Config
+    from repro_lint.diagnostics import Diagnostic
     from repro_lint.names import Names
+    from repro_lint.program import Program, ProjectReport
     from repro_lint.torch_versions import TorchVersion
 
 
@@ -267,6 +271,32 @@ class Rule:
             return text, [AddImport(binding.qualified, _asname(binding), before)]
         top = module.split(".", 1)[0]
         return qualified, [AddImport(module if module == top else top, None, before)]
+
+
+class ProjectRule(Rule):
+    """A rule judged on whole programs (entry points and what they reach), not single files."""
+
+    PROJECT: ClassVar[bool] = True
+
+    @classmethod
+    def check(cls, program: Program) -> Iterator[ProjectReport]:
+        raise NotImplementedError
+
+
+class SettledRule(Rule):
+    """A per-file rule whose verdict depends on the whole program: its findings are revised
+    by ``settle`` once the project pass knows which entry points reach the file.
+
+    (Defined here, not with the program model: the per-file pass runs these rules without
+    importing ``program``, which the project pass imports when it needs it.)"""
+
+    @classmethod
+    def settle(
+        cls, program: Program, filename: str, diagnostics: list[Diagnostic]
+    ) -> list[Diagnostic]:
+        """Revise this file's findings of this rule. Runs on every run with the project
+        pass, also on cached results."""
+        return diagnostics
 
 
 def _asname(binding: Any) -> str | None:

@@ -41,10 +41,12 @@ print(json.dumps([code, sorted(set(optional) & set(sys.modules))]))
 """
 
 
-def _python(directory: Path, code: str) -> object:
+def _python(directory: Path, code: str, modules: tuple[str, ...] = OPTIONAL) -> object:
+    """What ``code`` prints, run in a fresh interpreter in ``directory`` with ``modules`` as
+    its arguments (the modules it is asked about)."""
     env = {**os.environ, "REPRO_LINT_NO_DAEMON": "1", "REPRO_LINT_NO_HELPER": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", code, *OPTIONAL],
+        [sys.executable, "-c", code, *modules],
         cwd=directory,
         env=env,
         capture_output=True,
@@ -76,3 +78,17 @@ def test_a_project_with_a_toml_file_still_reads_it(tmp_path: Path) -> None:
     (tmp_path / "train.py").write_text("import torch\n\ntorch.backends.cudnn.benchmark = True\n")
     ran = _python(tmp_path, _CHECK)
     assert ran in ([0, ["tomllib"]], [0, ["tomli"]])
+
+
+def test_the_per_file_pass_runs_the_catalog_rules_without_the_program_model(
+    tmp_path: Path,
+) -> None:
+    # RPL401/RPL402 are settled by the project pass; linting a file for them (what a helper
+    # does after an edit) needs only their base class, not ``repro_lint.program``.
+    (tmp_path / "model.py").write_text(
+        "import torch.nn.functional as F\n\n\n"
+        "def up(x):\n    return F.interpolate(x, scale_factor=2, mode='bilinear')\n"
+    )
+    code = _HELPER.replace('"train.py", "train.py"', '"model.py", "model.py"')
+    heavy = ("repro_lint.program", "repro_lint.rules.nondeterministic_op")
+    assert _python(tmp_path, code, heavy) == ["repro_lint.rules.nondeterministic_op"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from types import MethodType
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import libcst as cst
 
@@ -35,11 +35,14 @@ from repro_lint.catalog import (
 )
 from repro_lint.diagnostics import Diagnostic
 from repro_lint.names import Names, dotted_name
-from repro_lint.program import Program, SettledRule, Unit
-from repro_lint.rule import FileContext, Invalid, Note, Rule, Valid
+from repro_lint.rule import FileContext, Invalid, Note, Rule, SettledRule, Valid
 from repro_lint.tensors import Tensors
 from repro_lint.torch_versions import TorchVersion
 from repro_lint.walker import code_children
+
+if TYPE_CHECKING:
+    # (The program model only judges what the per-file pass found: see ``SettledRule``.)
+    from repro_lint.program import Program, Unit
 
 # -- classifying calls ------------------------------------------------------------------------
 

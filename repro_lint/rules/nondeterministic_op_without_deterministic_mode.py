@@ -4,6 +4,7 @@ turns deterministic mode on."""
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
@@ -12,9 +13,16 @@ from repro_lint.catalog import NEEDS_DETERMINISTIC_MODE
 from repro_lint.diagnostics import Diagnostic, Edit, Fix, FixSafety
 from repro_lint.fixes import touches
 from repro_lint.names import Names
-from repro_lint.program import EntryPoint, Placement, Program, SettledRule, Unit
 from repro_lint.randomness import LIGHTNING_TRAINERS
-from repro_lint.rule import FileContext, InsertAfter, InsertBefore, Invalid, NodeEdit, Valid
+from repro_lint.rule import (
+    FileContext,
+    InsertAfter,
+    InsertBefore,
+    Invalid,
+    NodeEdit,
+    SettledRule,
+    Valid,
+)
 from repro_lint.rules.nondeterministic_op import (
     CATALOG_TRIGGERS,
     IN_FUNCTION,
@@ -29,6 +37,9 @@ from repro_lint.rules.nondeterministic_op import (
     settle_across_files,
 )
 from repro_lint.torch_versions import TorchVersion
+
+if TYPE_CHECKING:
+    from repro_lint.program import EntryPoint, Placement, Program, Unit
 
 ENABLE = "torch.use_deterministic_algorithms"
 # Library helpers that call ``torch.use_deterministic_algorithms(True)`` themselves.
