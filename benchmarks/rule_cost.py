@@ -37,10 +37,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import saved  # (a sibling script, not a package)
-
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import saved  # noqa: E402  (a sibling script, not a package)
+
 CORPUS = HERE / "corpus" / "src"
 CONSOLE = Path(sys.executable).parent / "repro-lint"
 LIMIT = 0.10  # the bound: at most 10% slower

@@ -31,11 +31,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import saved  # (a sibling script, not a package)
-from saved import cores
-
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import saved  # noqa: E402  (a sibling script, not a package)
+from saved import cores  # noqa: E402
+
 ROOT = HERE.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "verify"
 
