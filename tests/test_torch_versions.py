@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from repro_lint.torch_versions import TorchVersion, parse_version, resolve_target
+from repro_lint.torch_versions import TorchVersion, _lower_bound, parse_version, resolve_target
 
 
 @pytest.mark.parametrize(
@@ -71,3 +74,54 @@ def test_configured_version_wins(tmp_path: Path) -> None:
 )
 def test_parse_version(text: str, expected: tuple[int, int] | None) -> None:
     assert parse_version(text) == (TorchVersion(*expected) if expected else None)
+
+
+@pytest.mark.parametrize(
+    ("requirement", "expected"),
+    [
+        (" Torch [cuda] >= 2.3", (2, 3)),
+        ("torch(>=2.0)", (2, 0)),
+        ("torch-geometric>=2.3", None),
+        ("torch_scatter>=2.1", None),
+        ("torch.utils>=2.1", None),
+        ("torch2>=1.0", None),
+        ("pytorch>=1.0", None),
+    ],
+)
+def test_only_a_requirement_named_torch_counts(
+    requirement: str, expected: tuple[int, int] | None
+) -> None:
+    assert _lower_bound(requirement) == (TorchVersion(*expected) if expected else None)
+
+
+_RESOLVE = """
+import json, sys
+from pathlib import Path
+from repro_lint.torch_versions import resolve_target
+target = resolve_target(None, Path("."))
+print(json.dumps([str(target.version), "packaging.requirements" in sys.modules]))
+"""
+
+
+@pytest.mark.parametrize(
+    ("dependencies", "expected"),
+    [
+        (["numpy>=1.24", "click", "torchvision>=0.15"], ["2.0", False]),
+        (["numpy>=1.24", "torch"], ["2.0", False]),
+        (["numpy>=1.24", "torch >= 2.2, < 3"], ["2.2", False]),
+        (["numpy>=1.24", "torch~=2.3.0"], ["2.3", True]),
+        (["numpy>=1.24", "torch[cuda]>=2.4"], ["2.4", True]),
+    ],
+)
+def test_the_requirement_parser_is_imported_only_where_needed(
+    tmp_path: Path, dependencies: list[str], expected: list[object]
+) -> None:
+    # Importing packaging's requirement parser costs a run about 40 ms, in the check and in
+    # its helper: it is needed only for a requirement of torch in a form other than a plain
+    # name and plain releases.
+    listed = ", ".join(f'"{line}"' for line in dependencies)
+    (tmp_path / "pyproject.toml").write_text(f"[project]\ndependencies = [{listed}]\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _RESOLVE], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert json.loads(done.stdout) == expected
