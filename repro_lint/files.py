@@ -206,7 +206,7 @@ def discover(paths: Sequence[Path], config: Config, *, force_exclude: bool = Fal
         if absolute.is_dir():
             if force_exclude and matching().excluded(absolute, is_dir=True):
                 continue
-            _walk(absolute, matching(), found, result, cwd, set())
+            _walk(absolute, matching(), found, result, cwd, {}, set())
         else:
             # Explicit files are linted even when excluded, unless --force-exclude (what
             # pre-commit needs: it passes every staged file by name). Missing or unreadable
@@ -226,15 +226,28 @@ def _walk(
     found: dict[Path, SourceFile],
     result: Discovery,
     cwd: Path,
-    visited: set[tuple[int, int]],
+    visited: dict[tuple[int, int], Path],
+    within: set[tuple[int, int]],
 ) -> None:
+    """Add the files under ``directory`` to ``found``. ``visited``: every directory walked
+    so far (by device and inode) and the path it was walked by; ``within``: those this one
+    is inside. A directory reached again through a link is walked once: a link to one of
+    the directories it is inside is a loop (a warning); a link to another directory walked
+    already (documentation that links one language's pages into another's) only repeats
+    files linted there (a note, shown with -v)."""
     try:
         info = directory.stat()
         key = (info.st_dev, info.st_ino)
-        if key in visited:
+        if key in within:
             result.warnings.append(f"skipped {display_name(directory, cwd)}: symlink loop")
             return
-        visited.add(key)
+        if key in visited:
+            first = display_name(visited[key], cwd)
+            result.notes.append(
+                f"skipped {display_name(directory, cwd)}: the same directory as {first}"
+            )
+            return
+        visited[key] = directory
         entries = sorted(os.scandir(directory), key=lambda e: e.name)
         result.directories[directory] = (info.st_mtime_ns, tuple(e.name for e in entries))
     except OSError as exc:
@@ -251,7 +264,9 @@ def _walk(
             is_dir = False
         if is_dir:
             if not matcher.excluded(path, is_dir=True):
-                _walk(path, matcher, found, result, cwd, visited)
+                within.add(key)
+                _walk(path, matcher, found, result, cwd, visited, within)
+                within.discard(key)
             continue
         if leftover_of(entry.name) is not None:
             candidates.append(path)

@@ -81,6 +81,21 @@ def test_symlink_loop_is_reported_not_followed_forever(
     assert any("symlink loop" in w for w in result.warnings)
 
 
+def test_a_link_to_a_directory_walked_already_is_no_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Documentation that links one language's pages into another's: the files are linted
+    # once, where they were found first, and nothing is wrong (a note for -v only).
+    tree(tmp_path, ["docs/en/api/conf.py", "docs/en/index.py"])
+    (tmp_path / "docs" / "zh").mkdir()
+    os.symlink("../en/api", tmp_path / "docs" / "zh" / "api")
+    monkeypatch.chdir(tmp_path)
+    result = discover([Path(".")], Config(root=tmp_path))
+    assert [f.display for f in result.files] == ["docs/en/api/conf.py", "docs/en/index.py"]
+    assert result.warnings == []
+    assert result.notes == ["skipped docs/zh/api: the same directory as docs/en/api"]
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads any directory")
 def test_unreadable_directory_is_a_warning(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     tree(tmp_path, ["ok.py", "secret/x.py"])
