@@ -437,6 +437,7 @@ def _answer_from_record(
             lint_ahead(
                 helpers[0],
                 [SourceFile(f.display, Path(f.path)) for f in record.files if f.display in changed],
+                record,
             )
         return record
     if record.stale:

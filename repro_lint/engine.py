@@ -9,6 +9,7 @@ import marshal
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -91,7 +92,7 @@ def helper_handler(make_settings: Callable[[], Settings]) -> Callable[[Any], Any
 
     def handle(request: tuple[Any, ...]) -> Any:
         if request[0] == "file":
-            _, display, path, summarise, keep = request
+            _, display, path, summarise, keep, ahead = request
             if keep and not behind and not path.endswith(notebooks.NOTEBOOK_SUFFIX):
                 # A file whose parse is kept is one a run after an edit lints again, and then
                 # most often asks for behind the shift prefix: that lint is begun now, in a
@@ -101,7 +102,8 @@ def helper_handler(make_settings: Callable[[], Settings]) -> Callable[[Any], Any
                     behind[display] = work
             pieces = kept.setdefault(display, Pieces()) if keep else None
             file = SourceFile(display, Path(path))
-            return _packed(_lint_file_alone(file, settings, summarise, pieces=pieces))
+            linted = _lint_file_alone(file, settings, summarise, ahead, pieces=pieces)
+            return _packed(linted)
         _, text, display, path = request
         work = behind.pop(display, None)
         if work is not None:
@@ -258,7 +260,7 @@ def _lint_file_alone(
         except SourceError as error:
             result = error_result(file.display, error)
         else:
-            checked = checked_text(text) if ahead else None
+            checked = checked_text(text, pieces) if ahead else None
             result = _lint_decoded(text, file, settings, summarise, checked, pieces)
             if ahead and result.summary.get(DEFERRED_KEY):
                 real = real_path(file.path)
@@ -456,6 +458,7 @@ def _per_file(
     ahead: bool = False,
     parses: dict[str, Pieces] | None = None,
     helper: Helper | None = None,
+    ahead_of: AbstractSet[str] = frozenset(),
 ) -> list[_Linted]:
     """The read stage and the per-file pass over ``files``, in parallel when it pays
     (``summarise``: every file's summary made, as ``lint_one`` says). ``ahead``: in parallel,
@@ -469,19 +472,23 @@ def _per_file(
     ``parses``: where the parse of each file is left, by file (see ``parsing.Pieces``), when
     the files are fewer than ``POOL_THRESHOLD`` (and so linted in this process), up to
     ``KEPT_PARSES_BYTES`` of source. ``helper``: a helper (``helper_handler``) that lints the
-    files instead, when they are linted in this process (a parse kept is then kept there)."""
+    files instead, when they are linted in this process (a parse kept is then kept there).
+    ``ahead_of``: when the files are linted in this process (or by ``helper``), the real paths
+    of those summarised at once where their summary is deferred, as ``ahead`` does for all
+    (see ``_asked_whole``)."""
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
         keeping = parses if len(files) < POOL_THRESHOLD else None
         for file, keep in zip(files, _kept(files, keeping is not None), strict=True):
+            now = _summarised_now(file, ahead_of)
             linted = None
             if helper is not None:
-                linted = helper.ask(_file_request(file, summarise, keep))
+                linted = helper.ask(_file_request(file, summarise, keep, now))
             if linted is None:
                 kept = None
                 if keep and keeping is not None:
                     kept = keeping.setdefault(file.display, Pieces())
-                linted = _lint_file_alone(file, settings, summarise, pieces=kept)
+                linted = _lint_file_alone(file, settings, summarise, now, pieces=kept)
             done.append(linted)
             if progress is not None:
                 progress(len(done), len(files))
@@ -533,23 +540,48 @@ def _kept(files: Sequence[SourceFile], keeping: bool) -> list[bool]:
     return kept
 
 
-def _file_request(file: SourceFile, summarise: bool, keep: bool) -> tuple[Any, ...]:
+def _file_request(file: SourceFile, summarise: bool, keep: bool, ahead: bool) -> tuple[Any, ...]:
     """A helper's request to lint ``file`` (``helper_handler``)."""
-    return ("file", file.display, str(file.path), summarise, keep)
+    return ("file", file.display, str(file.path), summarise, keep, ahead)
 
 
-def lint_ahead(helper: Helper, changed: Sequence[SourceFile]) -> None:
+def _summarised_now(file: SourceFile, ahead_of: AbstractSet[str]) -> bool:
+    """Whether ``file``, linted in this process, is summarised at once (``_per_file``)."""
+    return (
+        bool(ahead_of)
+        and file.path.suffix != notebooks.NOTEBOOK_SUFFIX
+        and (str(real_path(file.path)) in ahead_of)
+    )
+
+
+def _asked_whole(previous: RunRecord | None) -> frozenset[str]:
+    """The files whose whole summary the project pass of ``previous`` read (not only their
+    import-time code), by real path: after an edit, a changed one whose summary is deferred
+    is summarised by the per-file pass as it lints it (``_per_file``'s ``ahead_of``), from
+    the text it has read and the check it has made, and in the helper when there is one.
+    The pass (or its reuse) then takes that summary instead of reading, checking and parsing
+    the file in this process again, after importing the per-file pass only for that."""
+    if previous is None or previous.project is None:
+        return frozenset()
+    return frozenset(str(e[0]) for e in previous.project.get("summaries", ()) if not e[1])
+
+
+def lint_ahead(
+    helper: Helper, changed: Sequence[SourceFile], previous: RunRecord | None = None
+) -> None:
     """Send ``helper`` the requests that a run after an edit (``lint_run`` with ``changed``)
     will make for the files changed, as soon as they are known: the helper lints them while
     this process gets the run ready (its settings, the record's discovery, the cache), and
     ``_per_file`` then takes the answers. The requests are those ``_per_file`` makes for a
     few files changed; one it then does not make (a file the cache answers) is answered for
-    nothing, and the answer dropped."""
+    nothing, and the answer dropped. ``previous``: the run record, which says which files
+    are summarised as they are linted (``_asked_whole``)."""
     ordered = sorted(changed)
     if not 0 < len(ordered) < POOL_THRESHOLD:
         return
+    ahead_of = _asked_whole(previous)
     for file, keep in zip(ordered, _kept(ordered, True), strict=True):
-        helper.send(_file_request(file, False, keep))
+        helper.send(_file_request(file, False, keep, _summarised_now(file, ahead_of)))
 
 
 def lint_files(
@@ -613,6 +645,8 @@ def lint_run(
     caller may keep what the project pass read (``RunOutcome.project``: None if not)."""
     ordered = sorted(files)
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
+    # Deferred files that changed, summarised as they were linted (``_asked_whole``).
+    summarised: dict[str, _Linted] = {}
     if previous is not None and changed is not None:
         again = [f for f in ordered if f.display in changed]
         # What the cache holds of the last versions (taken before the new ones replace it).
@@ -620,11 +654,23 @@ def lint_run(
         # Their parses, when they are few: the lint behind ``shift_prefix`` (``_moved``) takes
         # the pieces that prefix leaves unchanged.
         parses: dict[str, Pieces] = {}
+        ahead_of = _asked_whole(previous)
         fresh = _per_file_results(
-            again, settings, jobs, cache, {}, progress=progress, parses=parses, helper=helper
+            again,
+            settings,
+            jobs,
+            cache,
+            {},
+            progress=progress,
+            ahead=summarised if ahead_of else None,
+            parses=parses,
+            helper=helper,
+            ahead_of=ahead_of,
         )
         moved = _moved(previous, again, stored, fresh, settings, parses, helper)
-        outcome = _reuse(previous, ordered, fresh, settings, sources, cache, moved)
+        outcome = _reuse(
+            previous, ordered, fresh, settings, sources, cache, moved, _Unpacking(summarised)
+        )
         if outcome is not None:
             return outcome
         parses.clear()  # (not held through the project pass)
@@ -652,7 +698,9 @@ def lint_run(
             for name, value in previous.project.get("digests", {}).items()
             if name not in fresh and name not in linted_now
         }
-    ahead = _summarised_ahead(ordered, per_file, settings, jobs, previous, cache, made or {})
+    ahead = _summarised_ahead(
+        ordered, per_file, settings, jobs, previous, cache, {**summarised, **(made or {})}
+    )
     _with_summaries(per_file, packed)
     results = [per_file[file.display][0] for file in ordered]
     load = summary_loader(settings, cache, ahead)
@@ -688,9 +736,11 @@ def _reuse(
     sources: bool,
     cache: Cache | None,
     moved: Callable[[str], tuple[FileResult, FileResult] | None] | None = None,
+    ahead: Mapping[str, tuple[FileResult, str]] | None = None,
 ) -> RunOutcome | None:
     """The earlier run's answer with the files linted again put in, if its project pass
-    still holds for them, their lines moved or not (see ``project_pass.reused``)."""
+    still holds for them, their lines moved or not (see ``project_pass.reused``).
+    ``ahead``: files summarised already, as ``summary_loader`` takes them."""
     if settings.needs_project and previous.project is None:
         return None
     memo = ProjectMemo(**previous.project) if previous.project is not None else ProjectMemo()
@@ -698,7 +748,7 @@ def _reuse(
     if [f.display for f in ordered] != [f.display for f in previous.files]:
         return None
     again = [(fresh[f.display][0], f.path) for f in ordered if f.display in fresh]
-    now = reused(memo, before, again, settings, summary_loader(settings, cache), moved)
+    now = reused(memo, before, again, settings, summary_loader(settings, cache, ahead), moved)
     if now is None:
         return None
     # The digests still hold for the other files: their per-file results are unchanged.
@@ -784,8 +834,11 @@ def _summarised_ahead(
     Files whose summary the cache holds are left to the loader (its own entries: by resolved
     path)."""
     count = jobs or default_jobs()
-    if not settings.needs_project or count <= 1:
+    if not settings.needs_project:
         return {}
+    found = {path: linted for path, linted in made.items() if linted.digest is not None}
+    if count <= 1:
+        return _Unpacking(found) if found else {}
     deferred = [
         file
         for file in ordered
@@ -803,7 +856,6 @@ def _summarised_ahead(
     if cache is not None:
         # Those the loader finds summarised in the cache (from an earlier pass) are left to it.
         files = [file for file in files if not _summarised_in(cache, file)]
-    found = {path: linted for path, linted in made.items() if linted.digest is not None}
     if len(files) >= POOL_THRESHOLD:
         if previous is None or previous.project is None:
             return _Alongside(files, settings, min(count - 1, BESIDE_WORKERS), found)
@@ -968,6 +1020,7 @@ def _per_file_results(
     ahead: dict[str, _Linted] | None = None,
     parses: dict[str, Pieces] | None = None,
     helper: Helper | None = None,
+    ahead_of: AbstractSet[str] = frozenset(),
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
     cache, the others linted now, counted into ``count`` and named in ``linted_now``), each
@@ -975,7 +1028,8 @@ def _per_file_results(
     workers sent packed are left, by file, their results' summaries empty until
     ``_with_summaries`` (without a cache, which holds the whole results anyway). ``ahead``:
     where the deferred files that workers summarised at once are left (``_per_file``), by
-    real path; None to summarise none. ``parses``, ``helper``: see ``_per_file``."""
+    real path; None to summarise none. ``parses``, ``helper``, ``ahead_of``: see ``_per_file``
+    (with ``ahead_of``, only those files are summarised, and put in ``ahead``)."""
     found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
@@ -997,9 +1051,10 @@ def _per_file_results(
         settings,
         jobs or default_jobs(),
         progress,
-        ahead=summarising,
+        ahead=summarising and not ahead_of,
         parses=parses,
         helper=helper,
+        ahead_of=ahead_of,
     ):
         if sent.ahead is not None and ahead is not None:
             ahead[str(sent.ahead.file.path)] = sent.ahead

@@ -85,13 +85,7 @@ def read_tree(
     stamps: dict[str, Stamp] = read if read is not None else {}
     size = 0
     for folder, names, filenames in os.walk(root):
-        names[:] = sorted(
-            name
-            for name in names
-            if not name.startswith(".")
-            and name not in DEFAULT_EXCLUDES
-            and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
-        )
+        names[:] = sorted(name for name in names if _walks_into(folder, name))
         if probed is not None:
             probed.add(folder)
         for filename in sorted(filenames):
@@ -118,6 +112,30 @@ def read_tree(
         held.append(found[0])
         stamps[str(path)] = found[1]
     return Tree(paths, held)
+
+
+def _walks_into(folder: str, name: str) -> bool:
+    """Whether ``read_tree``'s walk goes into the directory ``name`` of ``folder`` (not into
+    a hidden or excluded one, nor a virtual environment; nor, as ``os.walk`` never does, a
+    symbolic link, which the walk lists but does not enter)."""
+    return (
+        not name.startswith(".")
+        and name not in DEFAULT_EXCLUDES
+        and not os.path.isfile(os.path.join(folder, name, "pyvenv.cfg"))
+    )
+
+
+def _in_tree(root: str, path: str) -> bool:
+    """Whether the file at ``path``, under ``root``, is one of the files of
+    ``read_tree(root)``: its walk enters every directory between the two."""
+    folder = root
+    for name in Path(os.path.relpath(os.path.dirname(path), root)).parts:
+        if not _walks_into(folder, name):
+            return False
+        folder = os.path.join(folder, name)
+        if os.path.islink(folder):
+            return False
+    return True
 
 
 def _regular_stamp(path: Path) -> Stamp | None:
@@ -211,11 +229,10 @@ def answer_changed(
     while the file that did so (the question's evidence) does or a changed file does, and
     one named in too many files still is while enough of them are unchanged or name it now.
     A question that cannot be answered so (a tree too large, evidence that changed and no
-    longer shows it, a changed file that cannot be read, roots within one another) makes
-    the trees be read again (``answer_again``)."""
+    longer shows it, a changed file that cannot be read) makes the trees be read again
+    (``answer_again``). Where one root holds another, a changed file under both is one of
+    the outer tree's files only where that tree's walk reaches it (``_in_tree``)."""
     roots = sorted({root for _, root, _, _, _ in asked if root})
-    if any(inner.startswith(os.path.join(outer, "")) for outer in roots for inner in roots):
-        return None
     contents: dict[str, bytes] = {}
     for path in changed:
         found = _read_regular(Path(path))
@@ -225,11 +242,18 @@ def answer_changed(
     within: dict[str, dict[str, bytes]] = {}
     for root in roots:
         prefix = os.path.join(root, "")
+        # (Where roots nest, the files of an inner tree count for the outer one too: more
+        # than its own, so a tree near the limit is read again rather than worked out.)
         if sum(stamp[1] for path, stamp in texts.items() if path.startswith(prefix)) > (
             _MAX_TREE_BYTES
         ):
             return None
-        within[root] = {p: data for p, data in contents.items() if p.startswith(prefix)}
+        nested = any(other.startswith(prefix) for other in roots)
+        within[root] = {
+            p: data
+            for p, data in contents.items()
+            if p.startswith(prefix) and (not nested or _in_tree(root, p))
+        }
     fresh: list[TextQuestion] = []
     for kind, root, word, known, evidence in asked:
         if not root:

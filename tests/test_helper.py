@@ -3,6 +3,8 @@ and a run after an edit that it lints for: the same findings as without it."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import shutil
 import subprocess
@@ -226,7 +228,7 @@ def test_the_lint_behind_the_shift_prefix_is_begun_with_the_file_and_taken_for_t
     path.write_text(text)
     settings = Settings.from_config(Config())
     handle = engine.helper_handler(lambda: settings)
-    handle(("file", "model.py", str(path), False, True))
+    handle(("file", "model.py", str(path), False, True, False))
     shifted = shift_prefix(text) + text
     expected = lint_one(shifted, "model.py", settings, path)
     linted: list[str] = []
@@ -240,14 +242,14 @@ def test_the_lint_behind_the_shift_prefix_is_begun_with_the_file_and_taken_for_t
     assert handle(("text", shifted, "model.py", str(path))) == expected
     assert linted == []  # (the lint begun with the file's answered)
     # Another text (the file changed since) is linted here.
-    handle(("file", "model.py", str(path), False, True))
+    handle(("file", "model.py", str(path), False, True, False))
     other = shift_prefix(text) + text + "\n"
     assert handle(("text", other, "model.py", str(path))) == lint_one(
         other, "model.py", settings, path
     )
     assert linted == [other]
     # None is begun for a file whose parse is not kept (not one linted again after an edit).
-    handle(("file", "model.py", str(path), False, False))
+    handle(("file", "model.py", str(path), False, False, False))
     assert handle(("text", shifted, "model.py", str(path))) == expected
     assert linted == [other, shifted]
 
@@ -410,3 +412,92 @@ def test_a_process_that_goes_on_after_the_command_forks_no_helper_later(
     cli.run()
     assert seen == [True]
     assert cli._STANDALONE is False
+
+
+_TRAIN = """import torch
+
+from helpers import build_model
+
+
+def main():
+    model = build_model()
+    print(model(torch.randn(4, 3)))
+
+
+if __name__ == "__main__":
+    main()
+"""
+_HELPERS = "import torch.nn as nn\n\n\ndef build_model():\n    return nn.Linear(3, 2)\n"
+
+
+def _imported_libcst(done: subprocess.CompletedProcess[str]) -> bool:
+    """Whether the check itself imported libcst (``-X importtime``; a helper's imports are
+    not written to the check's streams)."""
+    lines = done.stderr.splitlines()
+    return any(
+        line.startswith("import time:") and line.rsplit("|", 1)[-1].strip() == "libcst"
+        for line in lines
+    )
+
+
+@needs_fork
+def test_a_module_edited_is_summarised_by_the_helper_not_the_check(tmp_path: Path) -> None:
+    """A module the program reads whole, parsed for no rule of its own (its summary is
+    deferred): after an edit, the helper summarises it as it lints it, and the check takes
+    that summary for the project pass instead of importing libcst to make it itself."""
+    (tmp_path / "train.py").write_text(_TRAIN)
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text(_HELPERS)
+    args = (".", "--output-format", "concise", "-v")
+    first = _check(tmp_path, *args)
+    assert "consumed at helpers.py:5" in first.stdout
+    helpers.write_text(helpers.read_text() + "# appended\n")
+    env = {"REPRO_LINT_NO_DAEMON": "1", "PYTHONPATH": ":".join(sys.path)}
+    script = "from repro_lint.launch import run; run()"
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", script, "check", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert done.stdout == first.stdout
+    assert "linted 1 of 2 files (by a helper process)" in done.stderr
+    assert "project pass reused" in done.stderr
+    assert not _imported_libcst(done), done.stderr
+
+
+def test_a_module_edited_is_summarised_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a helper too, the run after an edit summarises such a module as it lints it,
+    and the project pass's loader takes that summary rather than linting the file again."""
+    from repro_lint import cli, file_pass, project_pass
+
+    (tmp_path / "train.py").write_text(_TRAIN)
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text(_HELPERS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(ENV_OFF, "1")
+    monkeypatch.setenv("REPRO_LINT_NO_DAEMON", "1")
+
+    def check() -> tuple[object, str]:
+        monkeypatch.setattr(sys, "argv", ["repro-lint", ".", "--output-format", "concise"])
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), pytest.raises(SystemExit) as ended:
+            cli.run()
+        return ended.value.code, out.getvalue()
+
+    first = check()
+    loaded: list[str] = []
+    summarise = file_pass.lint_one
+
+    def counted(text: str, display: str, *args: Any, **kwargs: Any) -> Any:
+        loaded.append(display)
+        return summarise(text, display, *args, **kwargs)
+
+    monkeypatch.setattr(project_pass, "lint_one", counted)
+    helpers.write_text(helpers.read_text() + "# appended\n")
+    assert check() == first
+    assert loaded == []

@@ -22,7 +22,7 @@ _import_per_file_pass()
 from repro_lint.config import Config
 from repro_lint.engine import check_helper
 handle = check_helper(Config(root=Path(".")), False)
-handle(("file", "train.py", "train.py", False, False))
+handle(("file", "train.py", "train.py", False, False, False))
 print(json.dumps(sorted(set(sys.argv[1:]) & set(sys.modules))))
 """
 
