@@ -319,6 +319,8 @@ def reused(
         now = unit_digest(result, path, settings)
         if memo.digests.get(result.filename) == now:
             continue
+        if _same_when_whole(memo, result, path, settings, load):
+            continue
         found = moved(result.filename) if moved is not None else None
         if found is None:
             return None
@@ -370,6 +372,28 @@ def reused(
         return None
     memo.digests.update(digests)
     return out
+
+
+def _same_when_whole(
+    memo: ProjectMemo,
+    result: FileResult,
+    path: Path | None,
+    settings: Settings,
+    load: Loader | None,
+) -> bool:
+    """Whether a file linted again with its summary deferred had the same part in the last
+    pass with its whole summary (``load``'s, made now). The cache answers an unchanged file
+    with the result the project pass's loader stored, summarised (``summary_loader``), so a
+    pass that ran after another file's edit digested that one; an edit that leaves the
+    summary as it was (a comment) then leaves the part as it was."""
+    known = memo.digests.get(result.filename)
+    if known is None or load is None or path is None or not result.summary.get(DEFERRED_KEY):
+        return False
+    answer = load(Path(os.path.realpath(path)), False)
+    if answer is None or answer[0] != result.filename:
+        return False
+    whole = dataclasses.replace(result, summary=dict(answer[1]))
+    return unit_digest(whole, path, settings) == known
 
 
 def memoized_loader(load: Loader) -> Loader:

@@ -117,6 +117,41 @@ def test_a_run_after_an_edit_looks_at_each_file_once(
     assert (code, out) == fresh[:2]
 
 
+_TRAIN = """import torch
+
+from helpers import build_model
+
+
+def main():
+    model = build_model()
+    print(model(torch.randn(4, 3)))
+
+
+if __name__ == "__main__":
+    main()
+"""
+_HELPERS = "import torch.nn as nn\n\n\ndef build_model():\n    return nn.Linear(3, 2)\n"
+
+
+def test_a_comment_in_a_module_read_whole_reuses_the_pass_after_another_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module the program reads whole, parsed for no rule of its own: after an edit
+    elsewhere made the project pass run again, the cache answers it with the result the
+    pass's loader stored (its summary made), and that pass digested it so. A comment
+    appended to it leaves its summary, and the pass still holds."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "train.py").write_text(_TRAIN, encoding="utf-8")
+    (project / "helpers.py").write_text(_HELPERS, encoding="utf-8")
+    age(project)
+    same_as_without_cache(project, monkeypatch)
+    with (project / "train.py").open("a", encoding="utf-8") as handle:
+        handle.write("\n\ndef added():\n    return 1\n")
+    assert "project pass run" in same_as_without_cache(project, monkeypatch)
+    assert_comment_reuses_the_pass(project, monkeypatch, "helpers.py")
+
+
 def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:
     """A comment appended to ``name`` moves nothing: only it is linted again, and the last
     project pass holds."""
