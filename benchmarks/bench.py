@@ -9,7 +9,9 @@ Measures, in rounds so that every tool sees the same machine load:
   one process per core (no interpreter start-up);
 - repro-lint cold (--no-cache), warm (cache, nothing changed), after editing one file (a
   comment appended, which moves no line, and a line inserted at the top, which moves them all;
-  the biggest file with a finding, the worst case, and a median-sized one; and a function
+  the biggest file with a finding, the worst case, and a median-sized one; a comment appended
+  to a module that no rule parses but whose whole summary the project pass reads, the
+  median-sized of them, which the run must summarise again; and a function
   added to the median-sized one, which changes its summary: the project pass runs again over
   the whole program, and the findings differ, so they are not compared), one file as
   pre-commit runs it (its hook entry, start-up included, the file itself changed so that only
