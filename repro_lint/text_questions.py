@@ -115,9 +115,9 @@ def read_tree(
 
 
 def _walks_into(folder: str, name: str) -> bool:
-    """Whether ``read_tree``'s walk goes into the directory ``name`` of ``folder`` (not into
-    a hidden or excluded one, nor a virtual environment; nor, as ``os.walk`` never does, a
-    symbolic link, which the walk lists but does not enter)."""
+    """Whether ``read_tree``'s walk keeps the directory ``name`` of ``folder``: not a hidden
+    or excluded one, nor a virtual environment. (A symbolic link it keeps is still not
+    entered, as ``os.walk`` follows none: ``_in_tree`` checks for those.)"""
     return (
         not name.startswith(".")
         and name not in DEFAULT_EXCLUDES
