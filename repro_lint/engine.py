@@ -748,7 +748,8 @@ def _reuse(
     if [f.display for f in ordered] != [f.display for f in previous.files]:
         return None
     again = [(fresh[f.display][0], f.path) for f in ordered if f.display in fresh]
-    now = reused(memo, before, again, settings, summary_loader(settings, cache, ahead), moved)
+    load = summary_loader(settings, cache, ahead)
+    now = reused(memo, before, again, settings, load, moved, on_disk=True)
     if now is None:
         return None
     # The digests still hold for the other files: their per-file results are unchanged.

@@ -299,6 +299,7 @@ def reused(
     settings: Settings,
     load: Loader | None = None,
     moved: Callable[[str], tuple[FileResult, FileResult] | None] | None = None,
+    on_disk: bool = False,
 ) -> dict[str, FileResult] | None:
     """The final results of files linted again (``fresh``, per-file results), when the last
     project pass still holds: the other linted files are unchanged, and neither these files'
@@ -310,7 +311,9 @@ def reused(
     A file whose part changed only in its rows (``moved``: for a file, the per-file result
     of its last version and that of its text behind ``moved_lines.shift_prefix``) keeps the last
     pass's findings with their rows moved, wherever they name it; the result then also holds
-    the other files whose findings moved, and ``memo`` takes the file's new digest."""
+    the other files whose findings moved, and ``memo`` takes the file's new digest.
+    ``on_disk``: the fresh results are of the files as they are on disk (a run's, not an
+    editor's buffer), so that ``load`` summarises the same text (see ``_same_when_whole``)."""
     if not settings.needs_project:
         return {result.filename: result for result, _ in fresh}
     maps: dict[str, RowMap] = {}
@@ -319,7 +322,7 @@ def reused(
         now = unit_digest(result, path, settings)
         if memo.digests.get(result.filename) == now:
             continue
-        if _same_when_whole(memo, result, path, settings, load):
+        if on_disk and _same_when_whole(memo, result, path, settings, load):
             continue
         found = moved(result.filename) if moved is not None else None
         if found is None:
@@ -382,7 +385,8 @@ def _same_when_whole(
     load: Loader | None,
 ) -> bool:
     """Whether a file linted again with its summary deferred had the same part in the last
-    pass with its whole summary (``load``'s, made now). The cache answers an unchanged file
+    pass with its whole summary (``load``'s, made now from the file on disk, the text the
+    result is of). The cache answers an unchanged file
     with the result the project pass's loader stored, summarised (``summary_loader``), so a
     pass that ran after another file's edit digested that one; an edit that leaves the
     summary as it was (a comment) then leaves the part as it was."""
