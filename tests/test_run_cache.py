@@ -655,3 +655,34 @@ def test_only_the_last_run_records_written_are_kept(
     assert len(records) == KEEP_RECORDS
     assert "removed 1 older run record(s)" in notes[-1]
     assert "removed" not in notes[KEEP_RECORDS - 1]
+
+
+def test_a_whole_summary_is_compared_only_for_a_file_as_it_is_on_disk(tmp_path: Path) -> None:
+    """The loader summarises a file's text on disk: a run's fresh result is of that text,
+    an editor's buffer (the language server's) need not be, and its part is then compared
+    as it is."""
+    from repro_lint.config import Config
+    from repro_lint.file_pass import lint_one
+    from repro_lint.summary_format import DEFERRED_KEY
+
+    settings = Settings.from_config(Config(root=tmp_path))
+    path = tmp_path / "helpers.py"
+    path.write_text(_HELPERS, encoding="utf-8")
+    whole = lint_one(_HELPERS, "helpers.py", settings, path, summarise=True)
+    deferred = lint_one(_HELPERS, "helpers.py", settings, path)
+    assert deferred.summary.get(DEFERRED_KEY) and not whole.summary.get(DEFERRED_KEY)
+
+    def load(_: Path, imported: bool) -> tuple[str, dict[str, object]]:
+        return whole.filename, whole.summary
+
+    def reused(on_disk: bool) -> object:
+        memo = project_pass.ProjectMemo(
+            digests={"helpers.py": project_pass.unit_digest(whole, path, settings)}
+        )
+        fresh = [(deferred, path)]
+        return project_pass.reused(
+            memo, {"helpers.py": whole}, fresh, settings, load, on_disk=on_disk
+        )
+
+    assert reused(on_disk=True) is not None
+    assert reused(on_disk=False) is None
