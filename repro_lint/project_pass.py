@@ -19,7 +19,7 @@ from repro_lint.codec import diagnostic_to_json
 from repro_lint.collector import analysing
 from repro_lint.diagnostics import Diagnostic, FileResult
 from repro_lint.file_pass import lint_one
-from repro_lint.files import SourceFile, display_name, leftover_of
+from repro_lint.files import SourceFile, display_name, leftover_of, real_path
 from repro_lint.moved_lines import Refused, RowMap, row_map, touches
 from repro_lint.moved_lines import moved as move
 from repro_lint.rules import FIX_PARTNERS
@@ -393,7 +393,7 @@ def _same_when_whole(
     known = memo.digests.get(result.filename)
     if known is None or load is None or path is None or not result.summary.get(DEFERRED_KEY):
         return False
-    answer = load(Path(os.path.realpath(path)), False)
+    answer = load(real_path(path), False)
     if answer is None or answer[0] != result.filename:
         return False
     whole = dataclasses.replace(result, summary=dict(answer[1]))

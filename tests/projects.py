@@ -9,6 +9,23 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+# An entry point and the module it builds its model with: the module names no rule's trigger
+# (its summary is deferred by the per-file pass), and the program reads it whole.
+TRAIN_WITH_HELPERS = """import torch
+
+from helpers import build_model
+
+
+def main():
+    model = build_model()
+    print(model(torch.randn(4, 3)))
+
+
+if __name__ == "__main__":
+    main()
+"""
+HELPERS = "import torch.nn as nn\n\n\ndef build_model():\n    return nn.Linear(3, 2)\n"
+
 
 def write(root: Path, files: Mapping[str, str], config: str = "") -> None:
     """A ``pyproject.toml`` (with ``config`` appended) and ``files`` (dedented) under ``root``."""

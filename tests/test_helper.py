@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from projects import HELPERS, TRAIN_WITH_HELPERS
 
 from repro_lint import engine, launch
 from repro_lint import helper as helper_module
@@ -414,22 +415,6 @@ def test_a_process_that_goes_on_after_the_command_forks_no_helper_later(
     assert cli._STANDALONE is False
 
 
-_TRAIN = """import torch
-
-from helpers import build_model
-
-
-def main():
-    model = build_model()
-    print(model(torch.randn(4, 3)))
-
-
-if __name__ == "__main__":
-    main()
-"""
-_HELPERS = "import torch.nn as nn\n\n\ndef build_model():\n    return nn.Linear(3, 2)\n"
-
-
 def _imported_libcst(done: subprocess.CompletedProcess[str]) -> bool:
     """Whether the check itself imported libcst (``-X importtime``; a helper's imports are
     not written to the check's streams)."""
@@ -445,9 +430,9 @@ def test_a_module_edited_is_summarised_by_the_helper_not_the_check(tmp_path: Pat
     """A module the program reads whole, parsed for no rule of its own (its summary is
     deferred): after an edit, the helper summarises it as it lints it, and the check takes
     that summary for the project pass instead of importing libcst to make it itself."""
-    (tmp_path / "train.py").write_text(_TRAIN)
+    (tmp_path / "train.py").write_text(TRAIN_WITH_HELPERS)
     helpers = tmp_path / "helpers.py"
-    helpers.write_text(_HELPERS)
+    helpers.write_text(HELPERS)
     args = (".", "--output-format", "concise", "-v")
     first = _check(tmp_path, *args)
     assert "consumed at helpers.py:5" in first.stdout
@@ -475,9 +460,9 @@ def test_a_module_edited_is_summarised_once(
     and the project pass's loader takes that summary rather than linting the file again."""
     from repro_lint import cli, file_pass, project_pass
 
-    (tmp_path / "train.py").write_text(_TRAIN)
+    (tmp_path / "train.py").write_text(TRAIN_WITH_HELPERS)
     helpers = tmp_path / "helpers.py"
-    helpers.write_text(_HELPERS)
+    helpers.write_text(HELPERS)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(ENV_OFF, "1")
     monkeypatch.setenv("REPRO_LINT_NO_DAEMON", "1")

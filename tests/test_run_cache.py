@@ -11,6 +11,7 @@ from pathlib import Path
 import libcst
 import pytest
 from click.testing import CliRunner
+from projects import HELPERS, TRAIN_WITH_HELPERS
 
 from repro_lint import codec, engine, project_pass, source
 from repro_lint.cache import CACHE_DIR_NAME, KEEP_RECORDS, SUFFIX
@@ -117,22 +118,6 @@ def test_a_run_after_an_edit_looks_at_each_file_once(
     assert (code, out) == fresh[:2]
 
 
-_TRAIN = """import torch
-
-from helpers import build_model
-
-
-def main():
-    model = build_model()
-    print(model(torch.randn(4, 3)))
-
-
-if __name__ == "__main__":
-    main()
-"""
-_HELPERS = "import torch.nn as nn\n\n\ndef build_model():\n    return nn.Linear(3, 2)\n"
-
-
 def test_a_comment_in_a_module_read_whole_reuses_the_pass_after_another_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -142,8 +127,8 @@ def test_a_comment_in_a_module_read_whole_reuses_the_pass_after_another_edit(
     appended to it leaves its summary, and the pass still holds."""
     project = tmp_path / "project"
     project.mkdir()
-    (project / "train.py").write_text(_TRAIN, encoding="utf-8")
-    (project / "helpers.py").write_text(_HELPERS, encoding="utf-8")
+    (project / "train.py").write_text(TRAIN_WITH_HELPERS, encoding="utf-8")
+    (project / "helpers.py").write_text(HELPERS, encoding="utf-8")
     age(project)
     same_as_without_cache(project, monkeypatch)
     with (project / "train.py").open("a", encoding="utf-8") as handle:
@@ -667,9 +652,9 @@ def test_a_whole_summary_is_compared_only_for_a_file_as_it_is_on_disk(tmp_path: 
 
     settings = Settings.from_config(Config(root=tmp_path))
     path = tmp_path / "helpers.py"
-    path.write_text(_HELPERS, encoding="utf-8")
-    whole = lint_one(_HELPERS, "helpers.py", settings, path, summarise=True)
-    deferred = lint_one(_HELPERS, "helpers.py", settings, path)
+    path.write_text(HELPERS, encoding="utf-8")
+    whole = lint_one(HELPERS, "helpers.py", settings, path, summarise=True)
+    deferred = lint_one(HELPERS, "helpers.py", settings, path)
     assert deferred.summary.get(DEFERRED_KEY) and not whole.summary.get(DEFERRED_KEY)
 
     def load(_: Path, imported: bool) -> tuple[str, dict[str, object]]:

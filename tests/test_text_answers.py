@@ -61,6 +61,17 @@ def shown(question: TextQuestion) -> bool:
     return answer is False and len(evidence) == 1 and uses[0] != defs[0]
 
 
+def edit(path: Path, chooser: random.Random, step: int) -> None:
+    """Delete a line of ``path`` or insert one of ``LINES``, dated by ``step``."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    if lines and chooser.random() < 0.4:
+        del lines[chooser.randrange(len(lines))]
+    else:
+        lines.insert(chooser.randrange(len(lines) + 1), chooser.choice(LINES))
+    path.write_text("".join(lines), encoding="utf-8")
+    os.utime(path, ns=(step, 10**9 * (step + 1)))
+
+
 def stamps(texts: dict[str, Stamp]) -> dict[str, Stamp]:
     now = {}
     for path in texts:
@@ -90,13 +101,7 @@ def test_answers_worked_out_from_the_edited_files_are_those_of_a_full_read(
     for step in range(160):
         edited = chooser.sample(files, chooser.choice((1, 1, 2, 3)))
         for path in edited:
-            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            if lines and chooser.random() < 0.4:
-                del lines[chooser.randrange(len(lines))]
-            else:
-                lines.insert(chooser.randrange(len(lines) + 1), chooser.choice(LINES))
-            path.write_text("".join(lines), encoding="utf-8")
-            os.utime(path, ns=(step, 10**9 * (step + 1)))
+            edit(path, chooser, step)
         now = stamps(texts)
         changed = [p for p, stamp in now.items() if stamp != texts[p]]
         fresh = answer_changed(asked, now, changed)
@@ -190,13 +195,7 @@ def test_nested_roots_answer_as_a_full_read(tmp_path: Path) -> None:
     worked_out = 0
     for step in range(120):
         for path in chooser.sample(files, chooser.choice((1, 2))):
-            lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-            if lines and chooser.random() < 0.4:
-                del lines[chooser.randrange(len(lines))]
-            else:
-                lines.insert(chooser.randrange(len(lines) + 1), chooser.choice(LINES))
-            path.write_text("".join(lines), encoding="utf-8")
-            os.utime(path, ns=(step, 10**9 * (step + 1)))
+            edit(path, chooser, step)
         now = stamps(texts)
         changed = [p for p, stamp in now.items() if stamp != texts[p]]
         fresh = answer_changed(asked, now, changed)
