@@ -563,7 +563,33 @@ def _asked_whole(previous: RunRecord | None) -> frozenset[str]:
     the file in this process again, after importing the per-file pass only for that."""
     if previous is None or previous.project is None:
         return frozenset()
-    return frozenset(str(e[0]) for e in previous.project.get("summaries", ()) if not e[1])
+    project = previous.project
+    return frozenset(
+        (*(str(e[0]) for e in project.get("summaries", ()) if not e[1]), *project.get("whole", ()))
+    )
+
+
+def _still_whole(
+    ordered: Sequence[SourceFile],
+    results: Sequence[FileResult],
+    asked: AbstractSet[str],
+    memo: ProjectMemo,
+) -> list[str]:
+    """The files of ``asked`` (``_asked_whole`` of the last pass) that a project pass had
+    whole from the cache rather than from its loader (``memo``'s summaries): the loader
+    stores a summarised result in the cache, which answers the file with it from then on, so
+    the pass has its summary whole without asking for it. The next run after an edit of one
+    still summarises it as it lints it."""
+    if not asked:
+        return []
+    loaded = {path for path, imported, _ in memo.summaries if not imported}
+    whole = []
+    for file, result in zip(ordered, results, strict=True):
+        if result.summary and not result.summary.get(DEFERRED_KEY):
+            path = str(real_path(file.path))
+            if path in asked and path not in loaded:
+                whole.append(path)
+    return sorted(whole)
 
 
 def lint_ahead(
@@ -647,6 +673,7 @@ def lint_run(
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
     # Deferred files that changed, summarised as they were linted (``_asked_whole``).
     summarised: dict[str, _Linted] = {}
+    ahead_of = _asked_whole(previous)
     if previous is not None and changed is not None:
         again = [f for f in ordered if f.display in changed]
         # What the cache holds of the last versions (taken before the new ones replace it).
@@ -654,7 +681,6 @@ def lint_run(
         # Their parses, when they are few: the lint behind ``shift_prefix`` (``_moved``) takes
         # the pieces that prefix leaves unchanged.
         parses: dict[str, Pieces] = {}
-        ahead_of = _asked_whole(previous)
         fresh = _per_file_results(
             again,
             settings,
@@ -699,7 +725,7 @@ def lint_run(
             if name not in fresh and name not in linted_now
         }
     ahead = _summarised_ahead(
-        ordered, per_file, settings, jobs, previous, cache, {**summarised, **(made or {})}
+        ordered, per_file, settings, jobs, previous, cache, {**summarised, **(made or {})}, ahead_of
     )
     _with_summaries(per_file, packed)
     results = [per_file[file.display][0] for file in ordered]
@@ -716,7 +742,10 @@ def lint_run(
     finally:
         if isinstance(ahead, _Alongside):
             ahead.close()
-    data = _memo_data(memo) if settings.needs_project and recorded else None
+    data = None
+    if settings.needs_project and recorded:
+        memo.whole = _still_whole(ordered, results, ahead_of, memo)
+        data = _memo_data(memo)
     return RunOutcome(
         [
             _sourced(r, f, sources, per_file[f.display][1])
@@ -816,6 +845,7 @@ def _summarised_ahead(
     previous: RunRecord | None,
     cache: Cache | None,
     made: Mapping[str, _Linted],
+    asked: AbstractSet[str] | None = None,
 ) -> Mapping[str, tuple[FileResult, str]]:
     """The linted files whose summary was deferred and that the project pass may summarise,
     summarised in parallel: by path (as module lookups spell it, symlinks resolved), the
@@ -823,6 +853,8 @@ def _summarised_ahead(
     instead of linting the file itself when the file still holds those bytes
     (``summary_loader``), so the answers are the same, only made on other cores. ``made``:
     those the per-file pass's workers summarised already (``_per_file_results``).
+    ``asked``: the files the last pass read whole (``_asked_whole`` of ``previous``, worked
+    out here when not given).
 
     With the record of an earlier pass, the files it summarised whole are summarised now,
     before the pass, on every core. Without one, which the pass will reach is not known: on
@@ -850,7 +882,7 @@ def _summarised_ahead(
     if previous is not None and previous.project is not None:
         # (Asked for their import-time code only, files that never seed are answered from
         # their text, unsummarised.)
-        asked = {str(e[0]) for e in previous.project.get("summaries", ()) if not e[1]}
+        asked = _asked_whole(previous) if asked is None else asked
         real = [path for path in real if str(path) in asked]
     files = [SourceFile(display_name(path), path) for path in real]
     files = [file for file in files if str(file.path) not in made]

@@ -112,6 +112,10 @@ class ProjectMemo:
     probed: dict[str, tuple[int, str]] = field(default_factory=dict)
     texts: dict[str, Stamp] = field(default_factory=dict)
     asked: list[TextQuestion] = field(default_factory=list)
+    # Files of the run, by real path, whose summary a per-file lint defers and whose whole
+    # summary an earlier pass asked the loader for, which this pass had whole from the cache
+    # (the result that loader stored) instead: read whole as well (``engine._asked_whole``).
+    whole: list[str] = field(default_factory=list)
 
     def still_valid(self, load: Loader | None = None) -> bool:
         """Whether the directories listed are as they were, the files loaded give the same

@@ -570,6 +570,7 @@ def project_to_json(
     probed: Mapping[str, tuple[int, str]],
     texts: Mapping[str, Stamp],
     asked: Sequence[tuple[str, str, str, Json, list[str] | None]],
+    whole: Sequence[str],
 ) -> dict[str, Json]:
     return {
         "digests": dict(digests),
@@ -578,6 +579,7 @@ def project_to_json(
         "probed": {path: list(seen) for path, seen in probed.items()},
         "texts": {path: list(stamp) for path, stamp in texts.items()},
         "asked": [list(question) for question in asked],
+        "whole": list(whole),
     }
 
 
@@ -646,6 +648,9 @@ def _project_from_json(value: Json) -> dict[str, Json] | None:
         for q in asked
     ):
         raise FormatError("questions asked of the project's text are malformed")
+    whole = value.get("whole")
+    if not isinstance(whole, list) or not all(isinstance(path, str) for path in whole):
+        raise FormatError("the files read whole are not paths")
     return {
         "digests": dict(digests),
         "loaded": _stamps(value.get("loaded"), "project stamps"),
@@ -655,6 +660,7 @@ def _project_from_json(value: Json) -> dict[str, Json] | None:
         "asked": [
             (str(q[0]), q[1], q[2], q[3], None if q[4] is None else list(q[4])) for q in asked
         ],
+        "whole": list(whole),
     }
 
 

@@ -426,16 +426,25 @@ def _imported_libcst(done: subprocess.CompletedProcess[str]) -> bool:
 
 
 @needs_fork
-def test_a_module_edited_is_summarised_by_the_helper_not_the_check(tmp_path: Path) -> None:
+@pytest.mark.parametrize("pass_again", [False, True], ids=["after a cold run", "after a pass"])
+def test_a_module_edited_is_summarised_by_the_helper_not_the_check(
+    tmp_path: Path, pass_again: bool
+) -> None:
     """A module the program reads whole, parsed for no rule of its own (its summary is
     deferred): after an edit, the helper summarises it as it lints it, and the check takes
-    that summary for the project pass instead of importing libcst to make it itself."""
+    that summary for the project pass instead of importing libcst to make it itself. So too
+    after another file's edit made the project pass run again (``engine._still_whole``)."""
     (tmp_path / "train.py").write_text(TRAIN_WITH_HELPERS)
     helpers = tmp_path / "helpers.py"
     helpers.write_text(HELPERS)
     args = (".", "--output-format", "concise", "-v")
     first = _check(tmp_path, *args)
     assert "consumed at helpers.py:5" in first.stdout
+    if pass_again:
+        train = tmp_path / "train.py"
+        train.write_text(train.read_text() + "\n\ndef added():\n    return 1\n")
+        first = _check(tmp_path, *args)
+        assert "project pass run" in first.stderr
     helpers.write_text(helpers.read_text() + "# appended\n")
     env = {"REPRO_LINT_NO_DAEMON": "1", "PYTHONPATH": ":".join(sys.path)}
     script = "from repro_lint.launch import run; run()"
@@ -453,11 +462,15 @@ def test_a_module_edited_is_summarised_by_the_helper_not_the_check(tmp_path: Pat
     assert not _imported_libcst(done), done.stderr
 
 
+@pytest.mark.parametrize("pass_again", [False, True], ids=["after a cold run", "after a pass"])
 def test_a_module_edited_is_summarised_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pass_again: bool
 ) -> None:
     """Without a helper too, the run after an edit summarises such a module as it lints it,
-    and the project pass's loader takes that summary rather than linting the file again."""
+    and the project pass's loader takes that summary rather than linting the file again.
+    So too after an edit elsewhere made the project pass run again: that pass had the
+    module's whole summary from the cache (the result the loader stored), not from the
+    loader, and its record still says the module is read whole."""
     from repro_lint import cli, file_pass, project_pass
 
     (tmp_path / "train.py").write_text(TRAIN_WITH_HELPERS)
@@ -475,6 +488,10 @@ def test_a_module_edited_is_summarised_once(
         return ended.value.code, out.getvalue()
 
     first = check()
+    if pass_again:
+        train = tmp_path / "train.py"
+        train.write_text(train.read_text() + "\n\ndef added():\n    return 1\n")
+        first = check()
     loaded: list[str] = []
     summarise = file_pass.lint_one
 

@@ -715,6 +715,9 @@ def test_deferred_files_an_entry_point_reaches_are_summarised_in_parallel(
     # result, they would share (and copy) all of it.
     assert started == ["spawn"]
     assert engine._summarised_ahead(files, per_file, settings, 2, record(True), fresh, {}) == {}
+    # So are those it had whole from the cache, which an earlier pass summarised whole.
+    whole: Any = SimpleNamespace(project={"summaries": [], "whole": asked})
+    assert len(engine._summarised_ahead(files, per_file, settings, 2, whole, fresh, {})) == 20
 
 
 def test_a_name_resolved_through_re_exports_is_answered_alike_in_any_order(

@@ -3,6 +3,7 @@ without the cache prints; every kind of change the record depends on is noticed.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -135,6 +136,20 @@ def test_a_comment_in_a_module_read_whole_reuses_the_pass_after_another_edit(
         handle.write("\n\ndef added():\n    return 1\n")
     assert "project pass run" in same_as_without_cache(project, monkeypatch)
     assert_comment_reuses_the_pass(project, monkeypatch, "helpers.py")
+
+
+def test_the_record_keeps_the_files_read_whole_from_the_cache() -> None:
+    """The files a pass had whole from the cache (``ProjectMemo.whole``) are read back from
+    the record as they were written; anything but a list of paths makes the record unread."""
+    from repro_lint.codec import FormatError
+    from repro_lint.run_cache import _project_from_json, project_to_json
+
+    data = project_to_json({}, {}, [], {}, {}, [], ["/p/helpers.py", "/p/models/net.py"])
+    back = _project_from_json(json.loads(json.dumps(data)))
+    assert back is not None and back["whole"] == ["/p/helpers.py", "/p/models/net.py"]
+    for wrong in ("/p/helpers.py", [["/p/helpers.py"]], [1], None):
+        with pytest.raises(FormatError, match="read whole"):
+            _project_from_json({**data, "whole": wrong})
 
 
 def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:

@@ -227,7 +227,7 @@ def test_the_run_record_keeps_evidence_only_for_negative_answers() -> None:
         ("unreferenced", "/p", "_embed", False, ["/p/c.py"]),
         ("unreferenced", "/p", "_orphan", True, None),
     ]
-    data = project_to_json({}, {}, [], {}, {}, asked)
+    data = project_to_json({}, {}, [], {}, {}, asked, [])
     back = _project_from_json(data)
     assert back is not None and back["asked"] == asked
     for index, evidence in [(0, ["/p/a.py"]), (3, ["/p/c.py"]), (2, "/p/c.py"), (2, [])]:
