@@ -9,9 +9,11 @@ JSON report: the verdict, and for runs that differ the step and phase where they
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -395,11 +397,21 @@ def test_an_unpicklable_save_is_reported_not_compared(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def _timeout_past_one_step() -> int:
+    """A ``--timeout`` (seconds) that leaves a run of ``slow.py`` room for importing torch and
+    one step, sized by how long importing torch takes on this machine now (a run killed before
+    its first step has nothing to compare): a run's first step takes about 2.5 times that
+    import (the harness and the script's own start), so 8 times it leaves a wide margin on a
+    loaded machine, and an idle one waits 15 s per run rather than a fixed 45."""
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import torch"], check=True, timeout=300)
+    return max(15, math.ceil(8 * (time.monotonic() - started)))
+
+
 def test_a_run_past_the_timeout_is_killed_and_reported(tmp_path: Path) -> None:
     root = project(tmp_path, "slow.py")
-    # The timeout leaves room for importing torch and one step on a loaded machine (a run
-    # killed before its first step has nothing to compare); the script then sleeps 600 s.
-    report = twice(root, "slow.py", options=("--timeout", "45"))
+    # The script sleeps 600 s after its first step.
+    report = twice(root, "slow.py", options=("--timeout", str(_timeout_past_one_step())))
     assert (report.status, report.data["verdict"]) == (2, "no-verdict")
     assert all(r["timed_out"] for r in report.data["runs"])
     # The step each run finished before it was killed was compared.
