@@ -556,7 +556,8 @@ def _summarised_now(file: SourceFile, ahead_of: AbstractSet[str]) -> bool:
 
 def _asked_whole(previous: RunRecord | None) -> frozenset[str]:
     """The files whose whole summary the project pass of ``previous`` read (not only their
-    import-time code), by real path: after an edit, a changed one whose summary is deferred
+    import-time code), by real path (asked of its loader, or had from the cache:
+    ``_still_whole``): after an edit, a changed one whose summary is deferred
     is summarised by the per-file pass as it lints it (``_per_file``'s ``ahead_of``), from
     the text it has read and the check it has made, and in the helper when there is one.
     The pass (or its reuse) then takes that summary instead of reading, checking and parsing
@@ -579,7 +580,9 @@ def _still_whole(
     whole from the cache rather than from its loader (``memo``'s summaries): the loader
     stores a summarised result in the cache, which answers the file with it from then on, so
     the pass has its summary whole without asking for it. The next run after an edit of one
-    still summarises it as it lints it."""
+    still summarises it as it lints it. (Which units' summaries the program read is not
+    known, so a file the program stopped reading stays listed while its summary is whole:
+    an edit of it is then summarised ahead for nothing, a parse in the helper.)"""
     if not asked:
         return []
     loaded = {path for path, imported, _ in memo.summaries if not imported}
