@@ -396,7 +396,6 @@ def test_an_unpicklable_save_is_reported_not_compared(tmp_path: Path) -> None:
     assert report.data["compared"]["saved_objects"] == 0
 
 
-@pytest.mark.slow
 def _timeout_past_one_step() -> int:
     """A ``--timeout`` (seconds) that leaves a run of ``slow.py`` room for importing torch and
     one step, sized by how long importing torch takes on this machine now (a run killed before
@@ -408,6 +407,7 @@ def _timeout_past_one_step() -> int:
     return max(15, math.ceil(8 * (time.monotonic() - started)))
 
 
+@pytest.mark.slow
 def test_a_run_past_the_timeout_is_killed_and_reported(tmp_path: Path) -> None:
     root = project(tmp_path, "slow.py")
     # The script sleeps 600 s after its first step.
