@@ -862,6 +862,7 @@ def _read_whole(work: Path, parsed: Sequence[Path]) -> str:
     (the run record says which): after an edit, its summary is made again for the pass."""
     from repro_lint import run_cache
     from repro_lint.config import load_config
+    from repro_lint.engine import asked_whole
 
     here = os.getcwd()
     # (A run's record is found as the run found it: from where it ran, which is also the
@@ -876,8 +877,8 @@ def _read_whole(work: Path, parsed: Sequence[Path]) -> str:
     skipped = {os.path.realpath(path) for path in parsed}
     read = [
         Path(path)
-        for path, imported, _ in record.project.get("summaries", ())
-        if not imported and path not in skipped and Path(path).is_relative_to(work.resolve())
+        for path in asked_whole(record)
+        if path not in skipped and Path(path).is_relative_to(work.resolve())
     ]
     assert read, "no module read whole by the project pass is left unparsed"
     chosen = sorted(read, key=lambda p: (p.stat().st_size, str(p)))[len(read) // 2]

@@ -475,7 +475,7 @@ def _per_file(
     files instead, when they are linted in this process (a parse kept is then kept there).
     ``ahead_of``: when the files are linted in this process (or by ``helper``), the real paths
     of those summarised at once where their summary is deferred, as ``ahead`` does for all
-    (see ``_asked_whole``)."""
+    (see ``asked_whole``)."""
     done: list[_Linted] = []
     if jobs <= 1 or len(files) < POOL_THRESHOLD:
         keeping = parses if len(files) < POOL_THRESHOLD else None
@@ -554,7 +554,7 @@ def _summarised_now(file: SourceFile, ahead_of: AbstractSet[str]) -> bool:
     )
 
 
-def _asked_whole(previous: RunRecord | None) -> frozenset[str]:
+def asked_whole(previous: RunRecord | None) -> frozenset[str]:
     """The files whose whole summary the project pass of ``previous`` read (not only their
     import-time code), by real path (asked of its loader, or had from the cache:
     ``_still_whole``): after an edit, a changed one whose summary is deferred
@@ -576,7 +576,7 @@ def _still_whole(
     asked: AbstractSet[str],
     memo: ProjectMemo,
 ) -> list[str]:
-    """The files of ``asked`` (``_asked_whole`` of the last pass) that a project pass had
+    """The files of ``asked`` (``asked_whole`` of the last pass) that a project pass had
     whole from the cache rather than from its loader (``memo``'s summaries): the loader
     stores a summarised result in the cache, which answers the file with it from then on, so
     the pass has its summary whole without asking for it. The next run after an edit of one
@@ -604,11 +604,11 @@ def lint_ahead(
     ``_per_file`` then takes the answers. The requests are those ``_per_file`` makes for a
     few files changed; one it then does not make (a file the cache answers) is answered for
     nothing, and the answer dropped. ``previous``: the run record, which says which files
-    are summarised as they are linted (``_asked_whole``)."""
+    are summarised as they are linted (``asked_whole``)."""
     ordered = sorted(changed)
     if not 0 < len(ordered) < POOL_THRESHOLD:
         return
-    ahead_of = _asked_whole(previous)
+    ahead_of = asked_whole(previous)
     for file, keep in zip(ordered, _kept(ordered, True), strict=True):
         helper.send(_file_request(file, False, keep, _summarised_now(file, ahead_of)))
 
@@ -674,9 +674,9 @@ def lint_run(
     caller may keep what the project pass read (``RunOutcome.project``: None if not)."""
     ordered = sorted(files)
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
-    # Deferred files that changed, summarised as they were linted (``_asked_whole``).
+    # Deferred files that changed, summarised as they were linted (``asked_whole``).
     summarised: dict[str, _Linted] = {}
-    ahead_of = _asked_whole(previous)
+    ahead_of = asked_whole(previous)
     if previous is not None and changed is not None:
         again = [f for f in ordered if f.display in changed]
         # What the cache holds of the last versions (taken before the new ones replace it).
@@ -856,7 +856,7 @@ def _summarised_ahead(
     instead of linting the file itself when the file still holds those bytes
     (``summary_loader``), so the answers are the same, only made on other cores. ``made``:
     those the per-file pass's workers summarised already (``_per_file_results``).
-    ``asked``: the files the last pass read whole (``_asked_whole`` of ``previous``, worked
+    ``asked``: the files the last pass read whole (``asked_whole`` of ``previous``, worked
     out here when not given).
 
     With the record of an earlier pass, the files it summarised whole are summarised now,
@@ -885,7 +885,7 @@ def _summarised_ahead(
     if previous is not None and previous.project is not None:
         # (Asked for their import-time code only, files that never seed are answered from
         # their text, unsummarised.)
-        asked = _asked_whole(previous) if asked is None else asked
+        asked = asked_whole(previous) if asked is None else asked
         real = [path for path in real if str(path) in asked]
     files = [SourceFile(display_name(path), path) for path in real]
     files = [file for file in files if str(file.path) not in made]
@@ -1169,6 +1169,7 @@ def lint_paths(paths: Sequence[str | Path], config: Config | None = None) -> lis
 __all__ = [
     "Document",
     "Relinter",
+    "asked_whole",
     "default_jobs",
     "fix_source",
     "lint_document",

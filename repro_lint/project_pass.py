@@ -114,7 +114,7 @@ class ProjectMemo:
     asked: list[TextQuestion] = field(default_factory=list)
     # Files of the run, by real path, whose summary a per-file lint defers and whose whole
     # summary an earlier pass asked the loader for, which this pass had whole from the cache
-    # (the result that loader stored) instead: read whole as well (``engine._asked_whole``).
+    # (the result that loader stored) instead: read whole as well (``engine.asked_whole``).
     whole: list[str] = field(default_factory=list)
 
     def still_valid(self, load: Loader | None = None) -> bool:
