@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import stat
@@ -414,6 +415,8 @@ def _answer_from_record(
         # change from one run to the next.
         return None
     key = run_cache.run_key(config, paths, force_exclude, ignore_noqa)
+    # (A record that the check before this one is still writing is waited for.)
+    run_cache.settled(config.root)
     if helpers is not None and os.path.exists(run_cache.record_path(config.root, key)):
         helper = _start_helper(config, ignore_noqa)
         if helper is not None:
@@ -535,6 +538,30 @@ def _running(pid: int) -> bool:
     return True
 
 
+def _persist(
+    cache: Any,
+    config: Config,
+    keyed: tuple[Sequence[str], bool, bool] | None,
+    found: Any,
+    results: Sequence[Any],
+    outcome: Any,
+    previous: Any,
+    notes: list[str],
+) -> None:
+    """Write the results cache, and with ``keyed`` (the run key's paths and flags) the run
+    record of this run (``previous``: the record whose discovery it reused)."""
+    from repro_lint import run_cache
+
+    cache.save()
+    notes += cache.notes
+    if keyed is not None:
+        key = run_cache.run_key(config, *keyed)
+        built = run_cache.build(
+            key, config, found, results, outcome.stamps, outcome.project, previous
+        )
+        run_cache.save(config.root, built, notes)
+
+
 def _check_paths(
     settings: Any,
     paths: Sequence[str],
@@ -593,21 +620,34 @@ def _check_paths(
     results = outcome.results
     notes: list[str] = []
     if cache is not None:
-        cache.save()
-        notes += cache.notes
-        if (
+        recorded = (
             not (fix or diff)
             and any(os.path.isdir(p) for p in paths)
             and not any(w.startswith("cannot read") for w in found.warnings)
             # (Nor when the analysis failed on a file: the next run tries that file again.)
             and not any(is_internal_error(d) for r in results for d in r.diagnostics)
+        )
+        persist = functools.partial(
+            _persist,
+            cache,
+            config,
+            (paths, force_exclude, settings.ignore_noqa) if recorded else None,
+            found,
+            results,
+            outcome,
+            record if holds else None,
+            notes,
+        )
+        # Only a later run reads what is written here: the console script's check leaves it to
+        # a process of its own and ends (``launch.defer``), unless its notes are to be shown or
+        # it fixes files (the cache then takes the fixed files' results too).
+        if (
+            shown.verbose
+            or fix
+            or diff
+            or not launch.defer(persist, functools.partial(run_cache.writing, config.root))
         ):
-            key = run_cache.run_key(config, paths, force_exclude, settings.ignore_noqa)
-            previous = record if holds else None
-            built = run_cache.build(
-                key, config, found, results, outcome.stamps, outcome.project, previous
-            )
-            run_cache.save(config.root, built, notes)
+            persist()
     if shown.verbose:
         for note in notes:
             click.echo(note, err=True)

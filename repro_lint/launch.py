@@ -245,18 +245,105 @@ def run() -> None:
     if not is_check(args):
         run_here()
         return
+    global _deferred
+    _deferred = []
     try:
         run_here()
     except SystemExit as exc:
         done = exc
+    except BaseException:
+        _finish(_taken(), behind=False)
+        raise
     else:
         done = SystemExit(0)
     drop_early()  # (a check that never took it: a usage error, --help)
-    _exit_now(done, store.save)
+    _exit_now(done, store.save, _taken())
 
 
 # The helper this process forked as it started (``fork_early``), until the check takes it.
 _early: Helper | None = None
+# How the process ``_finish`` forks ends (whatever replaces ``os._exit`` later: a test's).
+_exit_process = os._exit
+# What the check this process runs leaves to be done once it has ended (``defer``): None
+# unless the console script runs a check here.
+_deferred: list[tuple[Callable[[], object], int]] | None = None
+
+
+def defer(work: Callable[[], object], hold: Callable[[], int | None]) -> bool:
+    """Have ``work`` done after the check's output is written and its status known, in a
+    process forked as the check's own ends (``_exit_now``), which the check does not wait
+    for: what only a later run needs (writing the results cache and the run record, about a
+    tenth of a run after a one-line edit). ``hold`` takes the lock that makes a later run
+    wait until it is done (``run_cache.writing``: a file descriptor, which the forked
+    process keeps until the work is done). False, with nothing kept, where it cannot be so
+    (the caller does the work now): outside a check that the console script runs, where no
+    process may be forked (``helper.can_fork``: ``REPRO_LINT_NO_HELPER`` set, say), or
+    without the lock."""
+    if _deferred is None:
+        return False
+    from repro_lint.helper import can_fork
+
+    if not can_fork():
+        return False
+    fd = hold()
+    if fd is None:
+        return False
+    _deferred.append((work, fd))
+    return True
+
+
+def _taken() -> list[tuple[Callable[[], object], int]]:
+    """What the check left to be done (``defer``); nothing more is taken from now on."""
+    global _deferred
+    found, _deferred = _deferred or [], None
+    return found
+
+
+def _finish(works: list[tuple[Callable[[], object], int]], behind: bool) -> None:
+    """Do ``works`` (``defer``), with ``behind`` in a process forked now, which ends once they
+    are done while the caller goes on at once; where no process can be forked, or without
+    ``behind``, they are done here first.
+
+    The process writes nothing to the check's streams (they point at the null device: a
+    caller reading the check's output to its end, as pre-commit and CI do, is not kept
+    waiting) and ignores Ctrl-C and a closed terminal: what it writes is written atomically,
+    and a later run that finds it unwritten lints again."""
+    if not works:
+        return
+    pid = -1
+    if behind:
+        try:
+            pid = os.fork()
+        except OSError:
+            pid = -1
+    if pid > 0:
+        return
+    if pid == 0:  # pragma: no cover - runs in the forked process
+        try:
+            import gc
+            import signal
+
+            # (A collection would touch, and so copy, every page it shares with the check.)
+            gc.disable()
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)
+            null = os.open(os.devnull, os.O_RDWR)
+            for fd in (0, 1, 2):
+                os.dup2(null, fd)
+            sys.stdout = sys.stderr = open(null, "w", closefd=False)
+        except BaseException:
+            _exit_process(1)
+    for work, fd in works:
+        try:
+            work()
+        except Exception:
+            if pid != 0:
+                raise
+            # (Behind the check, a failure costs the next run speed only: it lints again.)
+        finally:
+            os.close(fd)
+    if pid == 0:  # pragma: no cover
+        _exit_process(0)
 
 
 def fork_early(warm: Callable[[], object]) -> None:
@@ -307,7 +394,11 @@ def _import_per_file_pass() -> None:
     import_tree_pass()
 
 
-def _exit_now(done: SystemExit, before: Callable[[], object]) -> NoReturn:
+def _exit_now(
+    done: SystemExit,
+    before: Callable[[], object],
+    deferred: list[tuple[Callable[[], object], int]] | None = None,
+) -> NoReturn:
     """End a check's process as ``done`` would, without taking the interpreter apart.
 
     A run leaves every file's result, the run record and the modules it imported alive, and
@@ -317,20 +408,27 @@ def _exit_now(done: SystemExit, before: Callable[[], object]) -> NoReturn:
     it opened), so once standard output and standard error are flushed and ``before`` has
     run (what this module's caller registered to run at exit), the process ends at once.
     Where that cannot be done as Python would (a message as the exit status, a stream that
-    cannot be flushed: a closed pipe), Python's own exit runs instead."""
+    cannot be flushed: a closed pipe), Python's own exit runs instead. What the check left
+    to be done after it (``deferred``, see ``defer``) is then done in a process of its own
+    (and here, first, when Python's own exit runs)."""
+    works = deferred or []
     code = done.code
     if code is not None and type(code) is not int:
+        _finish(works, behind=False)
         raise done
     try:
         sys.stdout.flush()
         sys.stderr.flush()
     except (OSError, ValueError):
+        _finish(works, behind=False)
         raise done from None
     before()
+    _finish(works, behind=True)
     os._exit(code or 0)
 
 
 __all__ = [
+    "defer",
     "drop_early",
     "fork_early",
     "forward",

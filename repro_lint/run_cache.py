@@ -317,7 +317,9 @@ def prepare() -> None:
 
 
 def load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
-    """The record of this run, if there is a valid one (``notes`` says why not)."""
+    """The record of this run, if there is a valid one (``notes`` says why not), once none is
+    being written (``settled``)."""
+    settled(root)
     if _resident:
         _used.add((root, key))
         path = record_path(root, key)
@@ -372,6 +374,69 @@ def save(root: Path, record: RunRecord, notes: list[str]) -> None:
                 f"cache: removed {len(removed)} older run record(s) (it keeps the "
                 f"{KEEP_RECORDS} last written)"
             )
+
+
+# -- a record written after the check that made it has ended -----------------------------------
+
+# Held, exclusively, by the process that writes a check's cache and record once the check has
+# ended (``launch.defer``): a later run reads a record only once it is free (``settled``).
+LOCK_NAME = "run.lock"
+# How long a run waits for that writing to end before it reads what is there (an older
+# record or none, which costs speed only).
+SETTLE_SECONDS = 10.0
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def writing(root: Path) -> int | None:
+    """Take the lock that makes later runs of ``root`` wait (``settled``) until what this run
+    leaves to be written is written: an open file descriptor that holds it until it is
+    closed in every process that has it (the process a check forks as it ends keeps it, and
+    ends when done). None where it cannot be taken (not a POSIX system, a cache directory
+    that cannot be written, another run's writing under way): the caller writes now."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        directory = safe_directory(root, (CACHE_DIR_NAME,))
+        write_tags(directory)
+        fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def settled(root: Path, seconds: float = SETTLE_SECONDS) -> None:
+    """Return once nothing is being written for a run of ``root`` (``writing``), or after
+    ``seconds``."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    try:
+        fd = os.open(root / CACHE_DIR_NAME / LOCK_NAME, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return  # (nothing was ever written behind a check here)
+    try:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(0.002)
+            except OSError:
+                return
+    finally:
+        os.close(fd)
 
 
 def _shown(root: Path, path: Path) -> str:
@@ -665,6 +730,8 @@ def _project_from_json(value: Json) -> dict[str, Json] | None:
 
 
 __all__ = [
+    "LOCK_NAME",
+    "SETTLE_SECONDS",
     "RecordedFile",
     "RunRecord",
     "build",
@@ -676,4 +743,6 @@ __all__ = [
     "run_key",
     "save",
     "settings_inputs",
+    "settled",
+    "writing",
 ]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from repro_lint import dataclass_code, launch
+from repro_lint import dataclass_code, helper, launch
 from repro_lint.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -133,3 +135,105 @@ def test_the_helper_is_forked_early_only_for_a_check_that_may_have_a_run_record(
     assert launch._may_have_a_record(["a.py", "src"])
     assert not launch._may_have_a_record(["check", "--force-exclude", "a.py"])
     assert not launch._may_have_a_record(["--stdin-filename", "a.py", "-"])
+
+
+def test_work_is_deferred_only_by_a_check_that_the_console_script_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    held: list[str] = []
+
+    def hold() -> int:
+        held.append("held")
+        return -1
+
+    # In process (a test's, an editor's): the caller writes now.
+    assert launch._deferred is None
+    assert not launch.defer(lambda: None, hold)
+    # The console script's check, where no process may be forked.
+    monkeypatch.setattr(launch, "_deferred", [])
+    monkeypatch.setenv(helper.ENV_OFF, "1")
+    assert not launch.defer(lambda: None, hold)
+    assert held == [] and launch._deferred == []
+
+
+# A check whose record takes a while to write, noting when it is written.
+_SLOW_RECORD = """
+import os, sys, time
+from pathlib import Path
+from repro_lint import run_cache
+real = run_cache.save
+def save(root, record, notes):
+    time.sleep(float(os.environ["WRITE_SECONDS"]))
+    real(root, record, notes)
+    Path(os.environ["WRITTEN"]).write_text("written")
+run_cache.save = save
+from repro_lint.launch import run
+sys.argv = ["repro-lint", *sys.argv[1:]]
+run()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no process can be forked here")
+def test_a_check_ends_before_its_record_is_written_and_the_next_run_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns(".repro_lint_cache"))
+    written = tmp_path / "written"
+    env = {
+        "REPRO_LINT_NO_DAEMON": "1",
+        "PATH": "",
+        "PYTHONPATH": ":".join(sys.path),
+        "WRITTEN": str(written),
+        "WRITE_SECONDS": "3",
+    }
+    args = ["check", ".", "--output-format", "concise"]
+    done = subprocess.run(
+        [sys.executable, "-c", _SLOW_RECORD, *args],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    monkeypatch.chdir(project)
+    want = CliRunner().invoke(main, [*args, "--no-cache"])
+    assert (done.returncode, done.stdout) == (want.exit_code, want.stdout) == (1, want.stdout)
+    # The check printed its findings and ended; a process of its own writes the record, and
+    # the check's output ended with the check (the pipes were not held open meanwhile).
+    assert not written.exists()
+    # The next run waits for it, and is answered from it.
+    again = CliRunner().invoke(main, [*args, "-v"])
+    assert written.exists()
+    assert "answered from the run record" in again.stderr
+    assert again.stdout == want.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "env_off"), [("-v", False), ("-q", True)], ids=["-v", "REPRO_LINT_NO_HELPER"]
+)
+def test_a_check_that_shows_its_notes_or_forks_nothing_writes_its_record_itself(
+    tmp_path: Path, option: str, env_off: bool
+) -> None:
+    project = tmp_path / "project"
+    shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns(".repro_lint_cache"))
+    written = tmp_path / "written"
+    env = {
+        "REPRO_LINT_NO_DAEMON": "1",
+        "PATH": "",
+        "PYTHONPATH": ":".join(sys.path),
+        "WRITTEN": str(written),
+        "WRITE_SECONDS": "0",
+    }
+    if env_off:
+        env[helper.ENV_OFF] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", _SLOW_RECORD, "check", ".", option],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert written.exists()

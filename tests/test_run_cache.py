@@ -7,6 +7,7 @@ import json
 import os
 import random
 import shutil
+import time
 from pathlib import Path
 
 import libcst
@@ -686,3 +687,53 @@ def test_a_whole_summary_is_compared_only_for_a_file_as_it_is_on_disk(tmp_path: 
 
     assert reused(on_disk=True) is not None
     assert reused(on_disk=False) is None
+
+
+def test_a_record_being_written_is_waited_for_and_only_one_writer_holds_the_lock(
+    tmp_path: Path,
+) -> None:
+    from repro_lint import run_cache
+
+    run_cache.settled(tmp_path)  # (nothing ever written here: no wait)
+    held = run_cache.writing(tmp_path)
+    assert held is not None
+    try:
+        # Another run's writing is under way: this one writes its own now.
+        assert run_cache.writing(tmp_path) is None
+        # A reader waits, at most as long as it is told to.
+        started = time.monotonic()
+        run_cache.settled(tmp_path, seconds=0.2)
+        assert time.monotonic() - started >= 0.2
+    finally:
+        os.close(held)
+    again = run_cache.writing(tmp_path)
+    assert again is not None
+    os.close(again)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no process can be forked here")
+def test_a_run_reads_the_record_that_the_check_before_it_is_still_writing(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What a check leaves a process of its own to write (``launch.defer``) is written
+    before the next run reads it: that process holds the lock (``run_cache.writing``) until
+    the record is in place, and the run waits for it (``run_cache.settled``)."""
+    from repro_lint import run_cache
+
+    assert not answered(same_as_without_cache(tree, monkeypatch))
+    records = list((tree / CACHE_DIR_NAME).rglob(f"run-*{SUFFIX}"))
+    for record in records:
+        record.rename(record.with_name("aside-" + record.name))
+    held = run_cache.writing(tree)
+    assert held is not None
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked writer
+        time.sleep(1.0)
+        for record in records:
+            record.with_name("aside-" + record.name).rename(record)
+        os._exit(0)
+    os.close(held)  # (the writer keeps it)
+    try:
+        assert answered(same_as_without_cache(tree, monkeypatch))
+    finally:
+        os.waitpid(pid, 0)

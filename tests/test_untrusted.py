@@ -23,6 +23,7 @@ import pytest
 
 from repro_lint import __version__
 from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
+from repro_lint.run_cache import settled
 
 CONSOLE = Path(sys.executable).parent / "repro-lint"
 HAZARDS = (
@@ -66,8 +67,10 @@ def env(tmp_path: Path) -> dict[str, str]:
 def lint(
     project: Path, env: dict[str, str], *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    """The installed console script, as a user or CI runs it, in its own process."""
-    return subprocess.run(
+    """The installed console script, as a user or CI runs it, in its own process; returned
+    once the cache and run record it leaves a process of its own to write are written (as a
+    next run waits for them: ``run_cache.settled``), since the tests look at them."""
+    result = subprocess.run(
         [str(CONSOLE), "check", ".", "--output-format", "json", *args],
         cwd=project,
         env=env,
@@ -75,6 +78,8 @@ def lint(
         text=True,
         timeout=timeout,
     )
+    settled(project)
+    return result
 
 
 def findings(result: subprocess.CompletedProcess[str]) -> list[tuple[str, str, int]]:
