@@ -528,6 +528,69 @@ def _renamed(result: FileResult, filename: str) -> FileResult:
     return dataclasses.replace(result, filename=filename, diagnostics=diagnostics)
 
 
+# -- what a check leaves to be written after it has ended -----------------------------------
+
+# Held, exclusively, by the process that writes a check's results and run record once the
+# check has ended (``launch.defer``): a later run reads a record, and ``clean`` removes the
+# cache, only once it is free (``settled``).
+LOCK_NAME = "run.lock"
+# How long a run waits for that writing to end before it reads what is there (an older
+# record or none, which costs speed only).
+SETTLE_SECONDS = 10.0
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def writing(root: Path) -> int | None:
+    """Take the lock that makes later runs of ``root`` wait (``settled``) until what this run
+    leaves to be written is written: an open file descriptor that holds it until it is
+    closed in every process that has it (the process a check forks as it ends keeps it, and
+    ends when done). None where it cannot be taken (not a POSIX system, a cache directory
+    that cannot be written, another run's writing under way): the caller writes now."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    try:
+        directory = safe_directory(root, (CACHE_DIR_NAME,))
+        write_tags(directory)
+        fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def settled(root: Path, seconds: float = SETTLE_SECONDS) -> None:
+    """Return once nothing is being written for a run of ``root`` (``writing``), or after
+    ``seconds``."""
+    try:
+        import fcntl
+    except ImportError:
+        return
+    try:
+        fd = os.open(root / CACHE_DIR_NAME / LOCK_NAME, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return  # (nothing was ever written behind a check here)
+    try:
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    return
+                time.sleep(0.002)
+            except OSError:
+                return
+    finally:
+        os.close(fd)
+
+
 def clean(root: Path) -> list[Path]:
     """Remove the cache directories at and below ``root``; return what was removed. A cache
     directory that is a symlink loses the link, never what it points to."""
@@ -542,6 +605,7 @@ def clean(root: Path) -> list[Path]:
         elif directory.is_dir():
             import shutil
 
+            settled(directory.parent)  # (what a check left to be written is written first)
             shutil.rmtree(directory, ignore_errors=True)
             removed.append(directory)
     return removed

@@ -409,6 +409,7 @@ def _answer_from_record(
     ``helpers``: where a helper started for the run is put, when a record is there to read
     (the run may then lint a few files that changed)."""
     from repro_lint import run_cache
+    from repro_lint.cache import settled
 
     if not any(os.path.isdir(p) for p in paths):
         # Records are kept for runs over directories: the files a hook or an editor names
@@ -416,7 +417,7 @@ def _answer_from_record(
         return None
     key = run_cache.run_key(config, paths, force_exclude, ignore_noqa)
     # (A record that the check before this one is still writing is waited for.)
-    run_cache.settled(config.root)
+    settled(config.root)
     if helpers is not None and os.path.exists(run_cache.record_path(config.root, key)):
         helper = _start_helper(config, ignore_noqa)
         if helper is not None:
@@ -575,8 +576,7 @@ def _check_paths(
     helper: Any = None,
 ) -> None:
     from repro_lint import report as reports
-    from repro_lint import run_cache
-    from repro_lint.cache import Cache
+    from repro_lint.cache import Cache, writing
     from repro_lint.engine import lint_run
     from repro_lint.files import discover
     from repro_lint.source import is_internal_error
@@ -645,7 +645,7 @@ def _check_paths(
             shown.verbose
             or fix
             or diff
-            or not launch.defer(persist, functools.partial(run_cache.writing, config.root))
+            or not launch.defer(persist, functools.partial(writing, config.root))
         ):
             persist()
     if shown.verbose:

@@ -274,7 +274,7 @@ def defer(work: Callable[[], object], hold: Callable[[], int | None]) -> bool:
     process forked as the check's own ends (``_exit_now``), which the check does not wait
     for: what only a later run needs (writing the results cache and the run record, about a
     tenth of a run after a one-line edit). ``hold`` takes the lock that makes a later run
-    wait until it is done (``run_cache.writing``: a file descriptor, which the forked
+    wait until it is done (``cache.writing``: a file descriptor, which the forked
     process keeps until the work is done). False, with nothing kept, where it cannot be so
     (the caller does the work now): outside a check that the console script runs, where no
     process may be forked (``helper.can_fork``: ``REPRO_LINT_NO_HELPER`` set, say), or

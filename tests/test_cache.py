@@ -216,3 +216,29 @@ def test_a_new_set_of_results_prunes_the_older_ones(
     again.store(file, FileResult("a.py", ()), (info.st_mtime_ns, info.st_size), "e")
     again.save()
     assert not any("removed" in note for note in again.notes)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no process can be forked here")
+def test_clean_waits_for_what_a_check_left_to_be_written(tmp_path: Path) -> None:
+    """A cache that a check's process left behind is still writing (``launch.defer``) is
+    removed once that writing is done: nothing it writes afterwards brings it back."""
+    held = cache.writing(tmp_path)
+    assert held is not None
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the forked writer
+        try:
+            import time
+
+            time.sleep(0.5)
+            # (As the cache writes: its directories made where they are missing.)
+            directory = cache.safe_directory(tmp_path, (cache.CACHE_DIR_NAME,))
+            (directory / "written-late").write_text("")
+        finally:
+            os._exit(0)
+    os.close(held)  # (the writer keeps it)
+    try:
+        removed = cache.clean(tmp_path)
+    finally:
+        os.waitpid(pid, 0)
+    assert removed == [tmp_path / cache.CACHE_DIR_NAME]
+    assert not (tmp_path / cache.CACHE_DIR_NAME).exists()

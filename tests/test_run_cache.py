@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from projects import HELPERS, TRAIN_WITH_HELPERS
 
 from repro_lint import codec, engine, project_pass, source
-from repro_lint.cache import CACHE_DIR_NAME, KEEP_RECORDS, SUFFIX
+from repro_lint.cache import CACHE_DIR_NAME, KEEP_RECORDS, SUFFIX, settled, writing
 from repro_lint.cli import main
 from repro_lint.diagnostics import FileResult
 from repro_lint.moved_lines import shift_prefix
@@ -692,21 +692,20 @@ def test_a_whole_summary_is_compared_only_for_a_file_as_it_is_on_disk(tmp_path: 
 def test_a_record_being_written_is_waited_for_and_only_one_writer_holds_the_lock(
     tmp_path: Path,
 ) -> None:
-    from repro_lint import run_cache
 
-    run_cache.settled(tmp_path)  # (nothing ever written here: no wait)
-    held = run_cache.writing(tmp_path)
+    settled(tmp_path)  # (nothing ever written here: no wait)
+    held = writing(tmp_path)
     assert held is not None
     try:
         # Another run's writing is under way: this one writes its own now.
-        assert run_cache.writing(tmp_path) is None
+        assert writing(tmp_path) is None
         # A reader waits, at most as long as it is told to.
         started = time.monotonic()
-        run_cache.settled(tmp_path, seconds=0.2)
+        settled(tmp_path, seconds=0.2)
         assert time.monotonic() - started >= 0.2
     finally:
         os.close(held)
-    again = run_cache.writing(tmp_path)
+    again = writing(tmp_path)
     assert again is not None
     os.close(again)
 
@@ -716,22 +715,23 @@ def test_a_run_reads_the_record_that_the_check_before_it_is_still_writing(
     tree: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What a check leaves a process of its own to write (``launch.defer``) is written
-    before the next run reads it: that process holds the lock (``run_cache.writing``) until
-    the record is in place, and the run waits for it (``run_cache.settled``)."""
-    from repro_lint import run_cache
+    before the next run reads it: that process holds the lock (``cache.writing``) until
+    the record is in place, and the run waits for it (``cache.settled``)."""
 
     assert not answered(same_as_without_cache(tree, monkeypatch))
     records = list((tree / CACHE_DIR_NAME).rglob(f"run-*{SUFFIX}"))
     for record in records:
         record.rename(record.with_name("aside-" + record.name))
-    held = run_cache.writing(tree)
+    held = writing(tree)
     assert held is not None
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the forked writer
-        time.sleep(1.0)
-        for record in records:
-            record.with_name("aside-" + record.name).rename(record)
-        os._exit(0)
+        try:
+            time.sleep(1.0)
+            for record in records:
+                record.with_name("aside-" + record.name).rename(record)
+        finally:
+            os._exit(0)
     os.close(held)  # (the writer keeps it)
     try:
         assert answered(same_as_without_cache(tree, monkeypatch))

@@ -22,8 +22,7 @@ from typing import Any
 import pytest
 
 from repro_lint import __version__
-from repro_lint.cache import CACHE_DIR_NAME, SUFFIX
-from repro_lint.run_cache import settled
+from repro_lint.cache import CACHE_DIR_NAME, SUFFIX, settled
 
 CONSOLE = Path(sys.executable).parent / "repro-lint"
 HAZARDS = (
@@ -69,7 +68,7 @@ def lint(
 ) -> subprocess.CompletedProcess[str]:
     """The installed console script, as a user or CI runs it, in its own process; returned
     once the cache and run record it leaves a process of its own to write are written (as a
-    next run waits for them: ``run_cache.settled``), since the tests look at them."""
+    next run waits for them: ``cache.settled``), since the tests look at them."""
     result = subprocess.run(
         [str(CONSOLE), "check", ".", "--output-format", "json", *args],
         cwd=project,
