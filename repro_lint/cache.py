@@ -553,7 +553,7 @@ def writing(root: Path) -> int | None:
     try:
         directory = safe_directory(root, (CACHE_DIR_NAME,))
         write_tags(directory)
-        fd = os.open(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT | _NOFOLLOW | _CLOEXEC, 0o600)
+        fd = _lock_file(directory / LOCK_NAME, os.O_RDWR | os.O_CREAT)
     except OSError:
         return None
     try:
@@ -561,6 +561,17 @@ def writing(root: Path) -> int | None:
     except OSError:
         os.close(fd)
         return None
+    return fd
+
+
+def _lock_file(path: Path, flags: int) -> int:
+    """The lock file at ``path`` opened with ``flags``: never through a symlink, never
+    waiting (a FIFO planted there would block a plain open), and only a regular file
+    (OSError otherwise)."""
+    fd = os.open(path, flags | _NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(f"{path} is not a regular file")
     return fd
 
 
@@ -572,7 +583,7 @@ def settled(root: Path, seconds: float = SETTLE_SECONDS) -> None:
     except ImportError:
         return
     try:
-        fd = os.open(root / CACHE_DIR_NAME / LOCK_NAME, os.O_RDONLY | _NOFOLLOW | _CLOEXEC)
+        fd = _lock_file(root / CACHE_DIR_NAME / LOCK_NAME, os.O_RDONLY)
     except OSError:
         return  # (nothing was ever written behind a check here)
     try:

@@ -356,6 +356,30 @@ def test_a_fifo_shard_never_blocks(tree: Path, env: dict[str, str]) -> None:
     assert findings(result) == want
 
 
+@pytest.mark.parametrize("planted", ["fifo", "symlink", "directory"])
+def test_a_planted_lock_file_never_blocks_nor_is_followed(
+    tree: Path, env: dict[str, str], planted: str
+) -> None:
+    """The lock a check's writing holds (``cache.writing``): a FIFO, a symlink or a
+    directory planted in its place is not waited on, opened through or written; the runs
+    write their cache themselves."""
+    want = expected(tree, env)
+    lock = tree / CACHE_DIR_NAME / "run.lock"
+    lock.parent.mkdir(exist_ok=True)
+    outside = tree.parent / "outside"
+    if planted == "fifo":
+        os.mkfifo(lock)
+    elif planted == "symlink":
+        lock.symlink_to(outside)
+    else:
+        lock.mkdir()
+    for _ in range(2):
+        result = lint(tree, env, timeout=60)
+        assert findings(result) == want
+    assert answered_from_record(lint(tree, env, "-v", timeout=60))
+    assert not outside.exists()
+
+
 def test_planted_user_modules_are_never_imported(
     tree: Path, env: dict[str, str], tmp_path: Path
 ) -> None:
