@@ -251,8 +251,12 @@ def run() -> None:
         run_here()
     except SystemExit as exc:
         done = exc
-    except BaseException:
+    except Exception:
         _finish(_taken(), behind=False)
+        raise
+    except BaseException:  # (Ctrl-C: nothing more is written, the locks are let go)
+        for _, fd in _taken():
+            os.close(fd)
         raise
     else:
         done = SystemExit(0)
@@ -316,34 +320,42 @@ def _finish(works: list[tuple[Callable[[], object], int]], behind: bool) -> None
             pid = os.fork()
         except OSError:
             pid = -1
+    if pid == 0:  # pragma: no cover - runs in the forked process
+        _behind(works)
     if pid > 0:
         return
-    if pid == 0:  # pragma: no cover - runs in the forked process
-        try:
-            import gc
-            import signal
-
-            # (A collection would touch, and so copy, every page it shares with the check.)
-            gc.disable()
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            signal.signal(signal.SIGHUP, signal.SIG_IGN)
-            null = os.open(os.devnull, os.O_RDWR)
-            for fd in (0, 1, 2):
-                os.dup2(null, fd)
-            sys.stdout = sys.stderr = open(null, "w", closefd=False)
-        except BaseException:
-            _exit_process(1)
-    for work, fd in works:
-        try:
+    try:
+        for work, _ in works:
             work()
-        except Exception:
-            if pid != 0:
-                raise
-            # (Behind the check, a failure costs the next run speed only: it lints again.)
-        finally:
+    finally:
+        for _, fd in works:
             os.close(fd)
-    if pid == 0:  # pragma: no cover
-        _exit_process(0)
+
+
+def _behind(works: list[tuple[Callable[[], object], int]]) -> NoReturn:  # pragma: no cover
+    """``_finish``'s forked process: ``works`` done, then the process ends, whatever happens
+    (it never returns into the check's code)."""
+    code = 0
+    try:
+        import gc
+        import signal
+
+        # (A collection would touch, and so copy, every page it shares with the check.)
+        gc.disable()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        sys.stdout = sys.stderr = open(null, "w", closefd=False)
+        for work, _ in works:
+            try:
+                work()
+            except Exception:  # (a failure costs the next run speed only: it lints again)
+                code = 1
+    except BaseException:
+        code = 1
+    _exit_process(code)
 
 
 def fork_early(warm: Callable[[], object]) -> None:
