@@ -539,6 +539,22 @@ def _running(pid: int) -> bool:
     return True
 
 
+# A check that linted at most this many files leaves writing the cache and the run record
+# to a process of its own (``_writes_behind``): a few milliseconds of work. One that linted
+# more (a cold run: seconds) writes them itself, so that the next run need not wait long.
+DEFER_LINTED = 64
+
+
+def _writes_behind(shown: _Shown, fixes: bool, linted: int) -> bool:
+    """Whether a check may leave writing its cache and run record to a process of its own:
+    not when its notes are to be shown (they say what was written), nor when it fixes files
+    (the cache then takes the fixed files' results too), nor after linting more than
+    ``DEFER_LINTED`` files, nor in CI (``CI`` set, as CI services set it): no later run on
+    that machine waits for it there, and a job's end stops what it left running."""
+    ci = os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return not (shown.verbose or fixes or linted > DEFER_LINTED or ci)
+
+
 def _persist(
     cache: Any,
     config: Config,
@@ -639,13 +655,11 @@ def _check_paths(
             notes,
         )
         # Only a later run reads what is written here: the console script's check leaves it to
-        # a process of its own and ends (``launch.defer``), unless its notes are to be shown or
-        # it fixes files (the cache then takes the fixed files' results too).
-        if (
-            shown.verbose
-            or fix
-            or diff
-            or not launch.defer(persist, functools.partial(writing, config.root))
+        # a process of its own and ends (``launch.defer``), when that writing is short
+        # (``_writes_behind``).
+        if not (
+            _writes_behind(shown, fix or diff, outcome.linted)
+            and launch.defer(persist, functools.partial(writing, config.root))
         ):
             persist()
     if shown.verbose:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import shutil
@@ -210,10 +211,12 @@ def test_a_check_ends_before_its_record_is_written_and_the_next_run_waits_for_it
 
 
 @pytest.mark.parametrize(
-    ("option", "env_off"), [("-v", False), ("-q", True)], ids=["-v", "REPRO_LINT_NO_HELPER"]
+    ("option", "extra"),
+    [("-v", {}), ("-q", {helper.ENV_OFF: "1"}), ("-q", {"CI": "true"})],
+    ids=["-v", "REPRO_LINT_NO_HELPER", "in CI"],
 )
 def test_a_check_that_shows_its_notes_or_forks_nothing_writes_its_record_itself(
-    tmp_path: Path, option: str, env_off: bool
+    tmp_path: Path, option: str, extra: dict[str, str]
 ) -> None:
     project = tmp_path / "project"
     shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns(".repro_lint_cache"))
@@ -225,8 +228,7 @@ def test_a_check_that_shows_its_notes_or_forks_nothing_writes_its_record_itself(
         "WRITTEN": str(written),
         "WRITE_SECONDS": "0",
     }
-    if env_off:
-        env[helper.ENV_OFF] = "1"
+    env.update(extra)
     done = subprocess.run(
         [sys.executable, "-c", _SLOW_RECORD, "check", ".", option],
         cwd=project,
@@ -237,3 +239,19 @@ def test_a_check_that_shows_its_notes_or_forks_nothing_writes_its_record_itself(
     )
     assert done.returncode == 1, done.stderr
     assert written.exists()
+
+
+def test_only_a_short_writing_is_left_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    from repro_lint.cli import DEFER_LINTED, _Shown, _writes_behind
+
+    monkeypatch.delenv("CI", raising=False)
+    shown = _Shown(frozenset(), None, False, True, False, False, False, False, 0.0, 0.0, False)
+    assert _writes_behind(shown, False, 1)
+    assert _writes_behind(shown, False, DEFER_LINTED)
+    # A cold run's cache takes seconds to write: the next run would wait for it.
+    assert not _writes_behind(shown, False, DEFER_LINTED + 1)
+    assert not _writes_behind(shown, True, 1)  # (fixes)
+    assert not _writes_behind(dataclasses.replace(shown, verbose=True), False, 1)
+    for value, behind in (("true", False), ("1", False), ("false", True), ("", True)):
+        monkeypatch.setenv("CI", value)
+        assert _writes_behind(shown, False, 1) is behind
