@@ -40,7 +40,6 @@ from repro_lint.cache import (
     read_sealed,
     safe_directory,
     sealing_key,
-    settled,
     tool_fingerprint,
     write_sealed,
     write_tags,
@@ -318,9 +317,8 @@ def prepare() -> None:
 
 
 def load(root: Path, key: str, notes: list[str]) -> RunRecord | None:
-    """The record of this run, if there is a valid one (``notes`` says why not), once none is
-    being written (``settled``)."""
-    settled(root)
+    """The record of this run, if there is a valid one (``notes`` says why not). (A caller
+    that may run just after a check waits for that check's writing first: ``settled``.)"""
     if _resident:
         _used.add((root, key))
         path = record_path(root, key)

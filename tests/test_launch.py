@@ -174,10 +174,12 @@ run()
 """
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no process can be forked here")
-def test_a_check_ends_before_its_record_is_written_and_the_next_run_waits_for_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _check_writing_slowly(
+    tmp_path: Path, *args: str, extra: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    """A console-script check (``_SLOW_RECORD``: its record takes 3 s to write) of a copy of
+    the examples: what it printed, the copy, and the file that appears once the record is
+    written."""
     project = tmp_path / "project"
     shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns(".repro_lint_cache"))
     written = tmp_path / "written"
@@ -187,8 +189,8 @@ def test_a_check_ends_before_its_record_is_written_and_the_next_run_waits_for_it
         "PYTHONPATH": ":".join(sys.path),
         "WRITTEN": str(written),
         "WRITE_SECONDS": "3",
+        **(extra or {}),
     }
-    args = ["check", ".", "--output-format", "concise"]
     done = subprocess.run(
         [sys.executable, "-c", _SLOW_RECORD, *args],
         cwd=project,
@@ -197,6 +199,15 @@ def test_a_check_ends_before_its_record_is_written_and_the_next_run_waits_for_it
         env=env,
         timeout=120,
     )
+    return done, project, written
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no process can be forked here")
+def test_a_check_ends_before_its_record_is_written_and_the_next_run_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    args = ["check", ".", "--output-format", "concise"]
+    done, project, written = _check_writing_slowly(tmp_path, *args)
     monkeypatch.chdir(project)
     want = CliRunner().invoke(main, [*args, "--no-cache"])
     assert (done.returncode, done.stdout) == (want.exit_code, want.stdout) == (1, want.stdout)
@@ -218,26 +229,9 @@ def test_a_check_ends_before_its_record_is_written_and_the_next_run_waits_for_it
 def test_a_check_that_shows_its_notes_or_forks_nothing_writes_its_record_itself(
     tmp_path: Path, option: str, extra: dict[str, str]
 ) -> None:
-    project = tmp_path / "project"
-    shutil.copytree(EXAMPLES, project, ignore=shutil.ignore_patterns(".repro_lint_cache"))
-    written = tmp_path / "written"
-    env = {
-        "REPRO_LINT_NO_DAEMON": "1",
-        "PATH": "",
-        "PYTHONPATH": ":".join(sys.path),
-        "WRITTEN": str(written),
-        "WRITE_SECONDS": "0",
-    }
-    env.update(extra)
-    done = subprocess.run(
-        [sys.executable, "-c", _SLOW_RECORD, "check", ".", option],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
+    done, _, written = _check_writing_slowly(tmp_path, "check", ".", option, extra=extra)
     assert done.returncode == 1, done.stderr
+    # Written before the check ended (left behind, it would appear 3 s later).
     assert written.exists()
 
 

@@ -692,7 +692,6 @@ def test_a_whole_summary_is_compared_only_for_a_file_as_it_is_on_disk(tmp_path: 
 def test_a_record_being_written_is_waited_for_and_only_one_writer_holds_the_lock(
     tmp_path: Path,
 ) -> None:
-
     settled(tmp_path)  # (nothing ever written here: no wait)
     held = writing(tmp_path)
     assert held is not None
@@ -717,7 +716,6 @@ def test_a_run_reads_the_record_that_the_check_before_it_is_still_writing(
     """What a check leaves a process of its own to write (``launch.defer``) is written
     before the next run reads it: that process holds the lock (``cache.writing``) until
     the record is in place, and the run waits for it (``cache.settled``)."""
-
     assert not answered(same_as_without_cache(tree, monkeypatch))
     records = list((tree / CACHE_DIR_NAME).rglob(f"run-*{SUFFIX}"))
     for record in records:
