@@ -28,6 +28,7 @@ from repro_lint.moved_lines import shift_prefix
 from repro_lint.parsing import Checked, Pieces
 from repro_lint.project_pass import (
     ProjectMemo,
+    memoized_loader,
     per_file_part,
     project_pass,
     reused,
@@ -193,12 +194,40 @@ def text_linter(
     settings: Settings, path: Path | None, load: Loader | None = None
 ) -> notebooks.TextLinter:
     """``lint_text`` with the settings, the file's path and the loader of the modules it
-    imports bound (what notebooks lint with)."""
+    imports bound (what notebooks lint with); by default the loader this process's
+    notebooks share (``notebook_loader``)."""
+    loader = load if load is not None else notebook_loader(settings)
 
     def lint(text: str, filename: str) -> FileResult:
-        return lint_text(text, filename, settings, path, load)
+        return lint_text(text, filename, settings, path, loader)
 
     return lint
+
+
+# The loader the notebooks this process lints share (``notebook_loader``), with the settings
+# it was made for.
+_NOTEBOOK_LOADER: tuple[Settings, Loader] | None = None
+
+
+def notebook_loader(settings: Settings) -> Loader:
+    """The loader of imported modules for the notebooks this process lints with
+    ``settings``: one for all of them, which answers again from memory for a module whose
+    stamp has not changed (``memoized_loader``), and summarises a module once while its bytes
+    stay the same (asked for its import-time code and then whole, say).
+
+    A notebook is linted with a project pass of its own (its rows are cell rows), and each
+    pass loads the summaries of the modules the notebook imports. With a loader per
+    notebook, a project's tutorials, which all import its library, had the library
+    summarised once per notebook, and again for each broken cell and each round of
+    ``--fix``: 48 notebooks importing peft took a cold run to 131 s, 92% of it in those
+    summaries. Only the last settings' loader is kept (a long-lived process holds one
+    project's summaries)."""
+    global _NOTEBOOK_LOADER
+    if _NOTEBOOK_LOADER is None or _NOTEBOOK_LOADER[0] is not settings:
+        made: dict[str, tuple[FileResult, str]] = {}
+        load = summary_loader(settings, ahead=made, keep=made)
+        _NOTEBOOK_LOADER = (settings, memoized_loader(load))
+    return _NOTEBOOK_LOADER[1]
 
 
 def _lint_notebook(file: SourceFile, data: bytes, settings: Settings) -> FileResult:

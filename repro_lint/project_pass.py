@@ -8,7 +8,7 @@ import json
 import marshal
 import os
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -39,11 +39,14 @@ def summary_loader(
     settings: Settings,
     cache: Cache | None = None,
     ahead: Mapping[str, tuple[FileResult, str]] | None = None,
+    keep: MutableMapping[str, tuple[FileResult, str]] | None = None,
 ) -> Loader:
     """Loads the summary of a file on disk for the project phase: imported project files that
     were not passed, and passed files whose summary was deferred (parsed for that only).
     ``ahead``: files already summarised (``lint_one(..., summarise=True)`` of the same path),
-    by path, with the content hash of the bytes they were summarised from."""
+    by path, with the content hash of the bytes they were summarised from. ``keep``: where
+    the files this loader summarises are added, in the same form (``keep`` given as
+    ``ahead`` too, a file is summarised once for as long as its bytes stay the same)."""
     # Words without which a module's top-level code cannot seed anything.
     seeding_words = (
         "seed",
@@ -76,6 +79,8 @@ def summary_loader(
             result = ready[0]
         else:
             result = lint_one(text, file.display, settings, path, summarise=True)
+            if keep is not None:
+                keep[str(path)] = (result, content)
         for diagnostic in result.diagnostics:
             if is_internal_error(diagnostic):
                 # Only the per-file pass reports a file the analysis failed on and goes on:

@@ -246,3 +246,49 @@ def test_readme_setting_leaves_the_notebooks_of_a_directory_out(
     (tmp_path / "pyproject.toml").write_text(setting, encoding="utf-8")
     result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
     assert result.exit_code == 0 and "no Python files found" in result.stderr
+
+
+def test_notebooks_share_the_summaries_of_the_modules_they_import(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A project's notebooks that import its modules have each module summarised once per
+    process, not once per notebook (nor per broken cell), with the same findings."""
+    import os
+    import time
+
+    from repro_lint import project_pass
+    from repro_lint.file_pass import lint_one
+
+    helpers = tmp_path / "helpers.py"
+    helpers.write_text(
+        "import random\nimport torch\n\n\ndef seed_all(seed):\n"
+        "    random.seed(seed)\n    torch.manual_seed(seed)\n",
+        encoding="utf-8",
+    )
+    # (A stamp from the last two seconds is never answered from memory.)
+    old = time.time() - 60
+    os.utime(helpers, (old, old))
+    seeded = notebook(
+        "import torch\nfrom helpers import seed_all", "seed_all(0)\nx = torch.rand(3)"
+    )
+    unseeded = notebook(
+        "import torch\nfrom helpers import seed_all", "def broken(:\n    pass", "x = torch.rand(3)"
+    )
+    write(tmp_path / "a.ipynb", seeded)
+    write(tmp_path / "b.ipynb", unseeded)
+    (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
+    summarised: list[str] = []
+
+    def counting(text: str, filename: str, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("summarise"):
+            summarised.append(filename)
+        return lint_one(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(project_pass, "lint_one", counting)
+    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json", "--jobs", "1")
+    # (Asked for its import-time code and then whole, it is still summarised once.)
+    assert summarised.count("helpers.py") == 1
+    found = findings(result)
+    assert [f for f in found if f[0] == "RPL101"] == [("RPL101", 4, 1, 1)]
+    assert ("RPL000", 3, 1, 12) in found
+    assert not any(f[0] == "RPL101" for f in found if f[1] is None)
