@@ -240,7 +240,9 @@ def _lint_notebook(file: SourceFile, data: bytes, settings: Settings) -> FileRes
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
     """Read, decode and lint one file (a notebook's code cells, for ``.ipynb``)."""
     try:
-        data, _ = read_bytes(file.path, settings.config.max_file_size)
+        data, _ = read_bytes(
+            file.path, notebooks.read_limit(file.path, settings.config.max_file_size)
+        )
     except SourceError as error:
         return error_result(file.display, error)
     if file.path.suffix == ".ipynb":
@@ -276,7 +278,8 @@ def _lint_file_alone(
     pieces: Pieces | None = None,
 ) -> _Linted:
     try:
-        data, stamp = read_bytes(file.path, settings.config.max_file_size)
+        limit = notebooks.read_limit(file.path, settings.config.max_file_size)
+        data, stamp = read_bytes(file.path, limit)
     except SourceError as error:
         return _Linted(file, error_result(file.display, error))
     digest = content_digest(data)

@@ -40,8 +40,20 @@ _ASSIGNED_ESCAPE = re.compile(r"\s*[\w.,\s\[\]()*]+=\s*[%!]")
 _HELP = re.compile(r"\s*(?:\?{1,2}[\w.]+|[\w.\[\]()]+\?{1,2})\s*$")
 
 
+# A notebook's file also holds what its cells printed and drew (images as base64, tables,
+# logs), none of which is parsed: it is read up to this many bytes, and ``max-file-size``
+# applies to the code of its cells (``file_pass.lint_one`` refuses a longer joined text).
+NOTEBOOK_READ_LIMIT = 64 * 1024 * 1024
+
+
 def is_notebook(path: Path | str | None) -> bool:
     return path is not None and str(path).endswith(NOTEBOOK_SUFFIX)
+
+
+def read_limit(path: Path | str, max_file_size: int) -> int:
+    """How many bytes of the file at ``path`` are read at most, with ``max-file-size`` set
+    to ``max_file_size``: that, but for a notebook (``NOTEBOOK_READ_LIMIT``)."""
+    return max(max_file_size, NOTEBOOK_READ_LIMIT) if is_notebook(path) else max_file_size
 
 
 def _lines(text: str) -> list[str]:

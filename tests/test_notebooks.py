@@ -292,3 +292,29 @@ def test_notebooks_share_the_summaries_of_the_modules_they_import(
     assert [f for f in found if f[0] == "RPL101"] == [("RPL101", 4, 1, 1)]
     assert ("RPL000", 3, 1, 12) in found
     assert not any(f[0] == "RPL101" for f in found if f[1] is None)
+
+
+def test_max_file_size_counts_a_notebooks_code_not_its_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook whose outputs (an image, a long log) take it past ``max-file-size`` is
+    linted; one whose code cells do is an RPL000 that says so."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.repro-lint]\nmax-file-size = "8KiB"\n', encoding="utf-8"
+    )
+    drawn = notebook("import torch", HAZARD)
+    drawn.cells[-1].outputs = [
+        v4.new_output("display_data", data={"image/png": "iVBORw0KGgo" + "A" * 40_000})
+    ]
+    write(tmp_path / "drawn.ipynb", drawn)
+    long_code = "\n".join(f"value_{i} = {i}" for i in range(1_000))
+    write(tmp_path / "long.ipynb", notebook("import torch", long_code, HAZARD))
+    assert (tmp_path / "drawn.ipynb").stat().st_size > 8 * 1024
+    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
+    by_file: dict[str, list[tuple[str, str]]] = {}
+    for d in json.loads(result.stdout):
+        by_file.setdefault(Path(d["filename"]).name, []).append((d["code"], d["message"]))
+    assert [code for code, _ in by_file["drawn.ipynb"]] == ["RPL201"]
+    [(code, message)] = by_file["long.ipynb"]
+    assert code == "RPL000"
+    assert "too large" in message
