@@ -64,6 +64,10 @@ class _Entry:
     # edit in the same tick would keep the mtime, so such entries are always checked by hash
     # (git's "racily clean" rule).
     racy: bool
+    # For a notebook, what each of its own project passes read (``project_pass.ProjectMemo``
+    # data, as ``run_cache.project_to_json`` writes it): its result holds only while that
+    # does (``engine._notebook_holds``). None for other files.
+    project: list[Any] | None = None
 
 
 def _racy(mtime_ns: int) -> bool:
@@ -275,6 +279,7 @@ def _entry_to_json(entry: _Entry) -> dict[str, Any]:
         "digest": entry.digest,
         "racy": entry.racy,
         "result": result_to_json(entry.result),
+        **({} if entry.project is None else {"project": entry.project}),
     }
 
 
@@ -287,7 +292,12 @@ def _entry_from_json(value: Any) -> _Entry:
         raise FormatError("an entry's stamp is not two integers")
     if not isinstance(digest, str) or not isinstance(racy, bool):
         raise FormatError("an entry's digest or racy flag has the wrong type")
-    return _Entry(mtime_ns, size, digest, result_from_json(value.get("result")), racy)
+    project = value.get("project")
+    if project is not None and not (
+        isinstance(project, list) and all(isinstance(p, dict) for p in project)
+    ):
+        raise FormatError("an entry's project reads are not a list of objects")
+    return _Entry(mtime_ns, size, digest, result_from_json(value.get("result")), racy, project)
 
 
 class Cache:
@@ -388,6 +398,12 @@ class Cache:
             result = _renamed(result, file.display)
         return result, (entry.mtime_ns, entry.size), entry.digest
 
+    def project_of(self, file: SourceFile) -> list[Any] | None:
+        """What the project passes of the notebook's stored result read (see ``_Entry``)."""
+        _, entries = self._shard(file)
+        entry = entries.get(self._key(file))
+        return None if entry is None else entry.project
+
     def stored(self, file: SourceFile) -> tuple[FileResult, str] | None:
         """The result last stored for the file, whatever the file holds now, with the content
         hash it was linted from (what an edit changed is judged against it)."""
@@ -400,10 +416,18 @@ class Cache:
             result = _renamed(result, file.display)
         return result, entry.digest
 
-    def store(self, file: SourceFile, result: FileResult, stamp: Stamp, digest: str) -> None:
+    def store(
+        self,
+        file: SourceFile,
+        result: FileResult,
+        stamp: Stamp,
+        digest: str,
+        project: list[Any] | None = None,
+    ) -> None:
         """Remember ``result``, linted from bytes with this ``digest`` read when the file had
         this ``stamp``, unless the file has changed since (another process may be fixing the
-        same tree: a result stored for content it was not computed from would be wrong)."""
+        same tree: a result stored for content it was not computed from would be wrong).
+        ``project``: for a notebook, what its project passes read (see ``_Entry``)."""
         if any(
             (d.code == "RPL000" and d.message.startswith("cannot read")) or is_internal_error(d)
             for d in result.diagnostics
@@ -417,7 +441,9 @@ class Cache:
             return
         stored = dataclasses.replace(result, source=None)
         shard, entries = self._shard(file)
-        entries[self._key(file)] = _Entry(stamp[0], stamp[1], digest, stored, _racy(stamp[0]))
+        entries[self._key(file)] = _Entry(
+            stamp[0], stamp[1], digest, stored, _racy(stamp[0]), project
+        )
         self._dirty.add(shard)
 
     def save(self) -> None:

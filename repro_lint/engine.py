@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from repro_lint import notebooks
 from repro_lint.cache import Cache
 from repro_lint.cache import digest as content_digest
+from repro_lint.codec import FormatError
 from repro_lint.collector import decoding, importing
 from repro_lint.config import Config
 from repro_lint.diagnostics import FileResult, FixSafety
@@ -35,7 +36,7 @@ from repro_lint.project_pass import (
     summary_loader,
     with_project,
 )
-from repro_lint.run_cache import RunRecord
+from repro_lint.run_cache import RunRecord, project_from_json, project_to_json
 from repro_lint.settings import Settings
 from repro_lint.source import SourceError, Stamp, decode, error_result, read_bytes
 from repro_lint.summary_format import DEFERRED_KEY
@@ -230,11 +231,75 @@ def notebook_loader(settings: Settings) -> Loader:
     return _NOTEBOOK_LOADER[1]
 
 
-def _lint_notebook(file: SourceFile, data: bytes, settings: Settings) -> FileResult:
+def _lint_notebook(
+    file: SourceFile, data: bytes, settings: Settings
+) -> tuple[FileResult, list[dict[str, Any]] | None]:
     """A notebook's code cells, linted as one module (with their own project phase, so the
-    result carries no summary for the run's project phase: its rows are cell rows)."""
-    result = notebooks.lint(data, file.display, text_linter(settings, file.path))
-    return dataclasses.replace(result, summary={}) if result.summary else result
+    result carries no summary for the run's project phase: its rows are cell rows), and what
+    those project passes read (``ProjectMemo`` data as ``run_cache.project_to_json`` writes
+    it, one per pass: the cells joined, and each broken cell alone; None without project
+    rules). The result holds only while that does (``_notebook_holds``): its findings
+    depend on the modules it imports, which a run may not even lint."""
+    load = notebook_loader(settings)
+    memos: list[ProjectMemo] = []
+
+    def lint(text: str, filename: str) -> FileResult:
+        result = lint_one(text, filename, settings, file.path)
+        merged, memo = project_pass([result], {filename: file.path}, settings, load, recorded=False)
+        memos.append(memo)
+        return _with_text(merged[0], text)
+
+    result = notebooks.lint(data, file.display, lint)
+    if result.summary:
+        result = dataclasses.replace(result, summary={})
+    if not settings.needs_project:
+        return result, None
+    return result, [project_to_json(**_memo_data(memo)) for memo in memos]
+
+
+def _notebook_holds(project: list[Any] | None) -> bool:
+    """Whether what a notebook's project passes read (``_lint_notebook``) is as it was: the
+    modules loaded, the directories listed and the text asked of are unchanged (a changed
+    stamp is a change: ``ProjectMemo.still_valid`` without a loader)."""
+    if project is None:
+        return True
+    try:
+        memos = [project_from_json(data) for data in project]
+    except FormatError:
+        return False
+    return all(memo is not None and ProjectMemo(**memo).still_valid() for memo in memos)
+
+
+def _with_notebook_reads(
+    data: dict[str, Any] | None, projects: Mapping[str, list[Any] | None]
+) -> dict[str, Any] | None:
+    """The run's project pass's memo data (``_memo_data``), with the modules loaded (their
+    stamps and answers) and the directories listed by the notebooks' own passes
+    (``_lint_notebook``; ``projects``, by notebook) added: the run's record then answers, and
+    its pass is reused, only while those hold too."""
+    if data is None or not any(projects.values()):
+        return data
+    loaded = dict(data["loaded"])
+    probed = dict(data["probed"])
+    summaries = list(data["summaries"])
+    seen = {(path, imported) for path, imported, _ in summaries}
+    for project in projects.values():
+        for part in project or ():
+            try:
+                memo = project_from_json(part)
+            except FormatError:
+                continue
+            if memo is None:
+                continue
+            for path, stamp in memo["loaded"].items():
+                loaded.setdefault(path, stamp)
+            for directory, listed in memo["probed"].items():
+                probed.setdefault(directory, listed)
+            for path, imported, answer in memo["summaries"]:
+                if (path, imported) not in seen:
+                    seen.add((path, imported))
+                    summaries.append((path, imported, answer))
+    return {**data, "loaded": loaded, "probed": probed, "summaries": summaries}
 
 
 def lint_file(file: SourceFile, settings: Settings) -> FileResult:
@@ -246,7 +311,7 @@ def lint_file(file: SourceFile, settings: Settings) -> FileResult:
     except SourceError as error:
         return error_result(file.display, error)
     if file.path.suffix == ".ipynb":
-        return _lint_notebook(file, data, settings)
+        return _lint_notebook(file, data, settings)[0]
     try:
         text = decode(data).text
     except SourceError as error:
@@ -268,6 +333,8 @@ class _Linted:
     # A deferred file summarised at once (``ahead``: see ``_per_file``), as
     # ``_summarised_ahead`` summarises it: by its real path.
     ahead: _Linted | None = None
+    # For a notebook, what its project passes read (``_lint_notebook``).
+    project: list[dict[str, Any]] | None = None
 
 
 def _lint_file_alone(
@@ -284,8 +351,9 @@ def _lint_file_alone(
         return _Linted(file, error_result(file.display, error))
     digest = content_digest(data)
     made = None
+    project = None
     if file.path.suffix == ".ipynb":
-        result = _lint_notebook(file, data, settings)
+        result, project = _lint_notebook(file, data, settings)
     else:
         try:
             text = decode(data).text
@@ -299,7 +367,7 @@ def _lint_file_alone(
                 summarised = SourceFile(display_name(real), real)
                 again = _lint_decoded(text, summarised, settings, True, checked)
                 made = _Linted(summarised, again, stamp, digest)
-    return _Linted(file, result, stamp, digest, ahead=made)
+    return _Linted(file, result, stamp, digest, ahead=made, project=project)
 
 
 def _lint_decoded(
@@ -706,6 +774,8 @@ def lint_run(
     caller may keep what the project pass read (``RunOutcome.project``: None if not)."""
     ordered = sorted(files)
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
+    # What the notebooks' own project passes read (``_with_notebook_reads``).
+    projects: dict[str, list[Any] | None] = {}
     # Deferred files that changed, summarised as they were linted (``asked_whole``).
     summarised: dict[str, _Linted] = {}
     ahead_of = asked_whole(previous)
@@ -727,10 +797,19 @@ def lint_run(
             parses=parses,
             helper=helper,
             ahead_of=ahead_of,
+            projects=projects,
         )
         moved = _moved(previous, again, stored, fresh, settings, parses, helper)
         outcome = _reuse(
-            previous, ordered, fresh, settings, sources, cache, moved, _Unpacking(summarised)
+            previous,
+            ordered,
+            fresh,
+            settings,
+            sources,
+            cache,
+            moved,
+            _Unpacking(summarised),
+            projects,
         )
         if outcome is not None:
             return outcome
@@ -747,7 +826,17 @@ def lint_run(
     if settings.needs_project and (previous is None or previous.project is None):
         made = {}
     per_file = _per_file_results(
-        ordered, settings, jobs, cache, fresh, linted, progress, linted_now, packed, made
+        ordered,
+        settings,
+        jobs,
+        cache,
+        fresh,
+        linted,
+        progress,
+        linted_now,
+        packed,
+        made,
+        projects=projects,
     )
     paths: dict[str, Path | None] = {file.display: file.path for file in ordered}
     # The files that are unchanged and answered from the cache have the per-file results
@@ -780,7 +869,7 @@ def lint_run(
     data = None
     if settings.needs_project and recorded:
         memo.whole = _still_whole(ordered, results, ahead_of, memo)
-        data = _memo_data(memo)
+        data = _with_notebook_reads(_memo_data(memo), projects)
     return RunOutcome(
         [
             _sourced(r, f, sources, per_file[f.display][1])
@@ -801,10 +890,12 @@ def _reuse(
     cache: Cache | None,
     moved: Callable[[str], tuple[FileResult, FileResult] | None] | None = None,
     ahead: Mapping[str, tuple[FileResult, str]] | None = None,
+    projects: Mapping[str, list[Any] | None] | None = None,
 ) -> RunOutcome | None:
     """The earlier run's answer with the files linted again put in, if its project pass
     still holds for them, their lines moved or not (see ``project_pass.reused``).
-    ``ahead``: files summarised already, as ``summary_loader`` takes them."""
+    ``ahead``: files summarised already, as ``summary_loader`` takes them. ``projects``:
+    what the notebooks linted again read (``_with_notebook_reads``)."""
     if settings.needs_project and previous.project is None:
         return None
     memo = ProjectMemo(**previous.project) if previous.project is not None else ProjectMemo()
@@ -827,6 +918,7 @@ def _reuse(
     ]
     # The memo's stamps were brought up to date: the next run need not look again.
     project = _memo_data(memo) if previous.project is not None else None
+    project = _with_notebook_reads(project, projects or {})
     return RunOutcome(results, stamps, project, len(fresh), project_reused=True)
 
 
@@ -1089,6 +1181,7 @@ def _per_file_results(
     parses: dict[str, Pieces] | None = None,
     helper: Helper | None = None,
     ahead_of: AbstractSet[str] = frozenset(),
+    projects: dict[str, list[Any] | None] | None = None,
 ) -> dict[str, tuple[FileResult, tuple[Stamp, str] | None]]:
     """Per-file results of ``files`` (``known`` ones as given, unchanged ones from the
     cache, the others linted now, counted into ``count`` and named in ``linted_now``), each
@@ -1097,13 +1190,21 @@ def _per_file_results(
     ``_with_summaries`` (without a cache, which holds the whole results anyway). ``ahead``:
     where the deferred files that workers summarised at once are left (``_per_file``), by
     real path; None to summarise none. ``parses``, ``helper``, ``ahead_of``: see ``_per_file``
-    (with ``ahead_of``, only those files are summarised, and put in ``ahead``)."""
+    (with ``ahead_of``, only those files are summarised, and put in ``ahead``).
+    ``projects``: where what each notebook's own project passes read is left, by notebook
+    (``_lint_notebook``); the cache answers for a notebook only while that holds."""
     found = dict(known)
     todo: list[SourceFile] = []
     for file in files:
         if file.display in found:
             continue
         hit = cache.lookup(file) if cache is not None else None
+        if hit is not None and cache is not None and file.path.suffix == ".ipynb":
+            project = cache.project_of(file)
+            if not _notebook_holds(project):
+                hit = None
+            elif projects is not None:
+                projects[file.display] = project
         if hit is not None:
             result, stamp, content = hit
             found[file.display] = (result, (stamp, content))
@@ -1135,7 +1236,9 @@ def _per_file_results(
         if linted.stamp is not None and linted.digest is not None:
             stamped = (linted.stamp, linted.digest)
             if cache is not None:
-                cache.store(linted.file, linted.result, linted.stamp, linted.digest)
+                cache.store(linted.file, linted.result, linted.stamp, linted.digest, linted.project)
+        if projects is not None and linted.project is not None:
+            projects[linted.file.display] = linted.project
         found[linted.file.display] = (linted.result, stamped)
     return found
 

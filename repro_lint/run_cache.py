@@ -552,7 +552,7 @@ def record_from_json(value: Json, key: str) -> RunRecord:
         files=files,
         warnings=list(warnings),
         results=results,
-        project=_project_from_json(value.get("project")),
+        project=project_from_json(value.get("project")),
         ignores=list(ignores),
         notes=list(notes),
     )
@@ -614,7 +614,9 @@ def _evidence_valid(kind: Json, answer: Json, evidence: Json) -> bool:
     )
 
 
-def _project_from_json(value: Json) -> dict[str, Json] | None:
+def project_from_json(value: Json) -> dict[str, Json] | None:
+    """``project_to_json``'s data checked and rebuilt as ``ProjectMemo``'s fields (None for
+    None); FormatError where anything is off."""
     if value is None:
         return None
     if not isinstance(value, dict):
@@ -670,6 +672,7 @@ __all__ = [
     "RunRecord",
     "build",
     "load",
+    "project_from_json",
     "project_to_json",
     "record_from_json",
     "record_path",

@@ -318,3 +318,35 @@ def test_max_file_size_counts_a_notebooks_code_not_its_outputs(
     [(code, message)] = by_file["long.ipynb"]
     assert code == "RPL000"
     assert "too large" in message
+
+
+@pytest.mark.parametrize("linted", [".", "notebooks"])
+def test_a_cached_notebook_is_linted_again_when_a_module_it_imports_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, linted: str
+) -> None:
+    """A notebook's findings depend on the modules it imports: its cached result, and the
+    run record, answer only while those are unchanged, also when the run lints the
+    notebooks alone (``linted``: the whole project, or the notebooks' directory)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
+    helpers = tmp_path / "helpers.py"
+    seeding = "import random\nimport torch\n\n\ndef seed_all(seed):\n    torch.manual_seed(seed)\n"
+    helpers.write_text(seeding, encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    write(
+        tmp_path / "notebooks" / "train.ipynb",
+        notebook("import torch\nfrom helpers import seed_all", "seed_all(0)\nx = torch.rand(3)"),
+    )
+    monkeypatch.chdir(tmp_path)
+
+    def codes() -> list[str]:
+        result = CliRunner().invoke(
+            main, ["check", linted, "--output-format", "json"], catch_exceptions=False
+        )
+        return [d["code"] for d in json.loads(result.stdout)]
+
+    assert codes() == []
+    assert codes() == []  # (answered from the cache, or from the run record)
+    helpers.write_text(seeding.replace("torch.manual_seed(seed)", "pass"), encoding="utf-8")
+    assert codes() == ["RPL101"]
+    helpers.write_text(seeding, encoding="utf-8")
+    assert codes() == []

@@ -143,14 +143,14 @@ def test_the_record_keeps_the_files_read_whole_from_the_cache() -> None:
     """The files a pass had whole from the cache (``ProjectMemo.whole``) are read back from
     the record as they were written; anything but a list of paths makes the record unread."""
     from repro_lint.codec import FormatError
-    from repro_lint.run_cache import _project_from_json, project_to_json
+    from repro_lint.run_cache import project_from_json, project_to_json
 
     data = project_to_json({}, {}, [], {}, {}, [], ["/p/helpers.py", "/p/models/net.py"])
-    back = _project_from_json(json.loads(json.dumps(data)))
+    back = project_from_json(json.loads(json.dumps(data)))
     assert back is not None and back["whole"] == ["/p/helpers.py", "/p/models/net.py"]
     for wrong in ("/p/helpers.py", [["/p/helpers.py"]], [1], None):
         with pytest.raises(FormatError, match="read whole"):
-            _project_from_json({**data, "whole": wrong})
+            project_from_json({**data, "whole": wrong})
 
 
 def assert_comment_reuses_the_pass(tree: Path, monkeypatch: pytest.MonkeyPatch, name: str) -> None:

@@ -219,7 +219,7 @@ def test_unreadable_files_are_read_again(tmp_path: Path) -> None:
 
 def test_the_run_record_keeps_evidence_only_for_negative_answers() -> None:
     from repro_lint.codec import FormatError
-    from repro_lint.run_cache import _project_from_json, project_to_json
+    from repro_lint.run_cache import project_from_json, project_to_json
 
     asked: list[TextQuestion] = [
         ("mentioning", "/p", "helper", ["/p/a.py"], None),
@@ -228,13 +228,13 @@ def test_the_run_record_keeps_evidence_only_for_negative_answers() -> None:
         ("unreferenced", "/p", "_orphan", True, None),
     ]
     data = project_to_json({}, {}, [], {}, {}, asked, [])
-    back = _project_from_json(data)
+    back = project_from_json(data)
     assert back is not None and back["asked"] == asked
     for index, evidence in [(0, ["/p/a.py"]), (3, ["/p/c.py"]), (2, "/p/c.py"), (2, [])]:
         wrong = [list(q) for q in data["asked"]]
         wrong[index][4] = evidence
         with pytest.raises(FormatError):
-            _project_from_json({**data, "asked": wrong})
+            project_from_json({**data, "asked": wrong})
 
 
 def test_a_tree_too_large_to_hold_is_read_again_for_each_question(
