@@ -313,6 +313,7 @@ class Cache:
 
     def __init__(self, root: Path, key: str) -> None:
         self.root = root
+        self.key = key
         self.directory = root / CACHE_DIR_NAME
         # The code itself is part of the key: an edited rule never reads older results.
         self.settings = hashlib.sha256(f"{key}|code={tool_fingerprint()}".encode()).hexdigest()[:16]

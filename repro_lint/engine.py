@@ -206,8 +206,12 @@ def text_linter(
 
 
 # The loader the notebooks this process lints share (``notebook_loader``), with the settings
-# it was made for.
-_NOTEBOOK_LOADER: tuple[Settings, Loader] | None = None
+# and the cache it was made for.
+_NOTEBOOK_LOADER: tuple[Settings, Cache | None, Loader] | None = None
+# The cache of the run under way (``lint_run``), which that loader takes imported modules'
+# summaries from and adds those it makes to; in a worker, the same cache read from disk
+# (``_init_worker``: what it adds there is not written).
+_NOTEBOOK_CACHE: Cache | None = None
 
 
 def notebook_loader(settings: Settings) -> Loader:
@@ -222,13 +226,20 @@ def notebook_loader(settings: Settings) -> Loader:
     summarised once per notebook, and again for each broken cell and each round of
     ``--fix``: 48 notebooks importing peft took a cold run to 131 s, 92% of it in those
     summaries. Only the last settings' loader is kept (a long-lived process holds one
-    project's summaries)."""
+    project's summaries). In a run with a cache, summaries come from it where it holds them
+    (``_NOTEBOOK_CACHE``): notebooks linted again after an edit of a module they import do
+    not summarise the rest of the library again."""
     global _NOTEBOOK_LOADER
-    if _NOTEBOOK_LOADER is None or _NOTEBOOK_LOADER[0] is not settings:
+    cache = _NOTEBOOK_CACHE
+    if (
+        _NOTEBOOK_LOADER is None
+        or _NOTEBOOK_LOADER[0] is not settings
+        or _NOTEBOOK_LOADER[1] is not cache
+    ):
         made: dict[str, tuple[FileResult, str]] = {}
-        load = summary_loader(settings, ahead=made, keep=made)
-        _NOTEBOOK_LOADER = (settings, memoized_loader(load))
-    return _NOTEBOOK_LOADER[1]
+        load = summary_loader(settings, cache, ahead=made, keep=made)
+        _NOTEBOOK_LOADER = (settings, cache, memoized_loader(load))
+    return _NOTEBOOK_LOADER[2]
 
 
 def _lint_notebook(
@@ -257,17 +268,20 @@ def _lint_notebook(
     return result, [project_to_json(**_memo_data(memo)) for memo in memos]
 
 
-def _notebook_holds(project: list[Any] | None) -> bool:
+def _notebook_holds(project: list[Any] | None, load: Loader) -> bool:
     """Whether what a notebook's project passes read (``_lint_notebook``) is as it was: the
-    modules loaded, the directories listed and the text asked of are unchanged (a changed
-    stamp is a change: ``ProjectMemo.still_valid`` without a loader)."""
+    directories listed and the text asked of are unchanged, and the modules loaded give
+    the same answers (``ProjectMemo.still_valid``: loaded again through ``load`` where
+    their stamps changed). An edit of a module that changes no answer a notebook had (a
+    function added to a package's ``__init__``, which its notebooks ask only whether it
+    seeds at import) keeps the notebook's result."""
     if project is None:
         return True
     try:
         memos = [project_from_json(data) for data in project]
     except FormatError:
         return False
-    return all(memo is not None and ProjectMemo(**memo).still_valid() for memo in memos)
+    return all(memo is not None and ProjectMemo(**memo).still_valid(load) for memo in memos)
 
 
 def _with_notebook_reads(
@@ -435,10 +449,13 @@ _WORKER_SETTINGS: Settings | None = None
 _WORKER_AHEAD = 0
 
 
-def _init_worker(settings: Settings, ahead: int = 0) -> None:
-    global _WORKER_SETTINGS, _WORKER_AHEAD
+def _init_worker(settings: Settings, ahead: int = 0, cache: tuple[Path, str] | None = None) -> None:
+    """``cache``: the root and key of the run's cache, which notebooks take summaries from
+    (``_NOTEBOOK_CACHE``)."""
+    global _WORKER_SETTINGS, _WORKER_AHEAD, _NOTEBOOK_CACHE
     _WORKER_SETTINGS = settings
     _WORKER_AHEAD = ahead
+    _NOTEBOOK_CACHE = None if cache is None else Cache(*cache)
 
 
 def _lint_in_worker(
@@ -606,7 +623,11 @@ def _per_file(
         max_workers=jobs,
         mp_context=context,
         initializer=_init_worker,
-        initargs=(settings, AHEAD_BYTES // jobs if ahead else 0),
+        initargs=(
+            settings,
+            AHEAD_BYTES // jobs if ahead else 0,
+            None if _NOTEBOOK_CACHE is None else (_NOTEBOOK_CACHE.root, _NOTEBOOK_CACHE.key),
+        ),
     ) as pool:
         running: dict[Future[list[_Linted]], int] = {}
         while waiting or running:
@@ -772,6 +793,8 @@ def lint_run(
     (``helper_handler``) that lints the files linted again, and the texts behind the shift
     prefix; stopped before the project pass, if it has to run. ``recorded``: whether the
     caller may keep what the project pass read (``RunOutcome.project``: None if not)."""
+    global _NOTEBOOK_CACHE
+    _NOTEBOOK_CACHE = cache
     ordered = sorted(files)
     fresh: dict[str, tuple[FileResult, tuple[Stamp, str] | None]] = {}
     # What the notebooks' own project passes read (``_with_notebook_reads``).
@@ -1195,13 +1218,16 @@ def _per_file_results(
     (``_lint_notebook``); the cache answers for a notebook only while that holds."""
     found = dict(known)
     todo: list[SourceFile] = []
+    load: Loader | None = None
     for file in files:
         if file.display in found:
             continue
         hit = cache.lookup(file) if cache is not None else None
         if hit is not None and cache is not None and file.path.suffix == ".ipynb":
             project = cache.project_of(file)
-            if not _notebook_holds(project):
+            if load is None:
+                load = memoized_loader(summary_loader(settings, cache))
+            if not _notebook_holds(project, load):
                 hit = None
             elif projects is not None:
                 projects[file.display] = project

@@ -350,3 +350,46 @@ def test_a_cached_notebook_is_linted_again_when_a_module_it_imports_changes(
     assert codes() == ["RPL101"]
     helpers.write_text(seeding, encoding="utf-8")
     assert codes() == []
+
+
+def test_a_notebook_linted_again_takes_unchanged_modules_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an edit of one module a notebook imports, the notebook is linted again with the
+    summaries of the modules that did not change taken from the cache: only the edited one
+    is summarised again."""
+    from repro_lint import project_pass
+    from repro_lint.file_pass import lint_one
+
+    (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
+    helpers = tmp_path / "helpers.py"
+    seeding = "import torch\n\n\ndef seed_all(seed):\n    torch.manual_seed(seed)\n"
+    helpers.write_text(seeding, encoding="utf-8")
+    (tmp_path / "data.py").write_text(
+        "import torch\n\n\ndef batch(seed):\n    torch.manual_seed(seed)\n"
+        "    return torch.rand(3)\n",
+        encoding="utf-8",
+    )
+    write(
+        tmp_path / "train.ipynb",
+        notebook(
+            "import torch\nfrom helpers import seed_all\nfrom data import batch",
+            "seed_all(0)\nx = batch(1)",
+        ),
+    )
+    monkeypatch.chdir(tmp_path)
+    command = ["check", "train.ipynb", "--output-format", "json", "--jobs", "1"]
+    first = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert json.loads(first.stdout) == []
+    helpers.write_text(seeding + "\n\ndef unused():\n    return 1\n", encoding="utf-8")
+    summarised: list[str] = []
+
+    def counting(text: str, filename: str, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("summarise"):
+            summarised.append(filename)
+        return lint_one(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(project_pass, "lint_one", counting)
+    again = CliRunner().invoke(main, command, catch_exceptions=False)
+    assert json.loads(again.stdout) == []
+    assert summarised == ["helpers.py"]
