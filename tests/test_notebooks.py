@@ -51,6 +51,23 @@ def findings(result: Result) -> list[tuple[str, int | None, int, int]]:
     ]
 
 
+def summarising(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The files the project pass's loader summarises from now on, in order (filled as it
+    does)."""
+    from repro_lint import project_pass
+    from repro_lint.file_pass import lint_one
+
+    summarised: list[str] = []
+
+    def counting(text: str, filename: str, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("summarise"):
+            summarised.append(filename)
+        return lint_one(text, filename, *args, **kwargs)
+
+    monkeypatch.setattr(project_pass, "lint_one", counting)
+    return summarised
+
+
 def test_walks_include_notebooks_unless_excluded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,9 +273,6 @@ def test_notebooks_share_the_summaries_of_the_modules_they_import(
     import os
     import time
 
-    from repro_lint import project_pass
-    from repro_lint.file_pass import lint_one
-
     helpers = tmp_path / "helpers.py"
     helpers.write_text(
         "import random\nimport torch\n\n\ndef seed_all(seed):\n"
@@ -277,14 +291,7 @@ def test_notebooks_share_the_summaries_of_the_modules_they_import(
     write(tmp_path / "a.ipynb", seeded)
     write(tmp_path / "b.ipynb", unseeded)
     (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
-    summarised: list[str] = []
-
-    def counting(text: str, filename: str, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("summarise"):
-            summarised.append(filename)
-        return lint_one(text, filename, *args, **kwargs)
-
-    monkeypatch.setattr(project_pass, "lint_one", counting)
+    summarised = summarising(monkeypatch)
     result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json", "--jobs", "1")
     # (Asked for its import-time code and then whole, it is still summarised once.)
     assert summarised.count("helpers.py") == 1
@@ -358,9 +365,6 @@ def test_a_notebook_linted_again_takes_unchanged_modules_from_the_cache(
     """After an edit of one module a notebook imports, the notebook is linted again with the
     summaries of the modules that did not change taken from the cache: only the edited one
     is summarised again."""
-    from repro_lint import project_pass
-    from repro_lint.file_pass import lint_one
-
     (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
     helpers = tmp_path / "helpers.py"
     seeding = "import torch\n\n\ndef seed_all(seed):\n    torch.manual_seed(seed)\n"
@@ -382,14 +386,7 @@ def test_a_notebook_linted_again_takes_unchanged_modules_from_the_cache(
     first = CliRunner().invoke(main, command, catch_exceptions=False)
     assert json.loads(first.stdout) == []
     helpers.write_text(seeding + "\n\ndef unused():\n    return 1\n", encoding="utf-8")
-    summarised: list[str] = []
-
-    def counting(text: str, filename: str, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("summarise"):
-            summarised.append(filename)
-        return lint_one(text, filename, *args, **kwargs)
-
-    monkeypatch.setattr(project_pass, "lint_one", counting)
+    summarised = summarising(monkeypatch)
     again = CliRunner().invoke(main, command, catch_exceptions=False)
     assert json.loads(again.stdout) == []
     assert summarised == ["helpers.py"]
