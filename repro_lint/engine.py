@@ -147,9 +147,18 @@ def lint_text(
     """Lint decoded source text as part of its project: project rules see the modules it
     imports (read from disk when ``path`` is known; ``load`` gives their summaries, by
     default parsing them). Never raises for bad input: that becomes RPL000."""
-    result = lint_one(text, filename, settings, path)
     loader = load if load is not None else summary_loader(settings)
-    return _with_text(with_project([result], {filename: path}, settings, loader)[0], text)
+    return _linted_text(text, filename, settings, path, loader)[0]
+
+
+def _linted_text(
+    text: str, filename: str, settings: Settings, path: Path | None, load: Loader
+) -> tuple[FileResult, ProjectMemo]:
+    """``lint_text``, with what its project pass read (without the digests a run record
+    keeps)."""
+    result = lint_one(text, filename, settings, path)
+    merged, memo = project_pass([result], {filename: path}, settings, load, recorded=False)
+    return _with_text(merged[0], text), memo
 
 
 def _with_text(result: FileResult, text: str) -> FileResult:
@@ -255,10 +264,9 @@ def _lint_notebook(
     memos: list[ProjectMemo] = []
 
     def lint(text: str, filename: str) -> FileResult:
-        result = lint_one(text, filename, settings, file.path)
-        merged, memo = project_pass([result], {filename: file.path}, settings, load, recorded=False)
+        result, memo = _linted_text(text, filename, settings, file.path, load)
         memos.append(memo)
-        return _with_text(merged[0], text)
+        return result
 
     result = notebooks.lint(data, file.display, lint)
     if result.summary:
