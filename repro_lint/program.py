@@ -926,7 +926,13 @@ class Program:
                 return _Class(unit, key)
             return _Function(unit, key) if unit.defines(key) else None
         if kind == "m":
-            return self._method(unit, str(ref[1]), str(ref[2]), skip_own=bool(ref[3]))
+            klass, name = str(ref[1]), str(ref[2])
+            method = self._method(unit, klass, name, skip_own=bool(ref[3]))
+            if method is None and name == "__init__":
+                # ``super().__init__(...)`` reaching a library class that seeds when built
+                # (``transformers.Trainer``): the seed runs here, in order.
+                return self._seeding_base(unit, klass)
+            return method
         return None
 
     # -- classes and functions, for rules that follow them (the data-loading rules) --------------
@@ -1250,7 +1256,9 @@ class Program:
                     result.conv = found
                 elif kernel.family == det.ATTENTION and result.attention is None:
                     result.attention = found
-            if base in rng.SEEDING_CONSTRUCTORS:
+            if base in rng.SEEDING_CONSTRUCTORS and init is None:
+                # Built without an ``__init__`` of the project's, the library class's own
+                # runs and seeds; a project ``__init__`` seeds where it calls ``super()``'s.
                 for family in rng.FAMILIES:
                     result.seed.setdefault(family, site)
                     result.add_seed(family, (), site)
@@ -1267,6 +1275,13 @@ class Program:
         self._constructed[memo] = result
         return result
 
+    def _seeding_base(self, unit: Unit, klass: str) -> _External | None:
+        """The library base class of a project class whose constructor seeds, if any."""
+        for _, _, base in self._external_bases(unit, klass):
+            if base in rng.SEEDING_CONSTRUCTORS:
+                return _External(base)
+        return None
+
     def _external_bases(
         self, unit: Unit, klass: str, depth: int = 0
     ) -> Iterator[tuple[Unit, Mapping[str, Json], str]]:
@@ -1279,6 +1294,10 @@ class Program:
                 yield from self._external_bases(target.unit, target.key, depth + 1)
             elif target is None:
                 yield unit, info, str(base)
+            elif isinstance(target, _External):
+                # A class that seeds when constructed (``transformers.Trainer``) resolves,
+                # as a seeding call does, to what it is outside the project.
+                yield unit, info, target.qualified
 
     def _methods(self, unit: Unit, klass: str, depth: int = 0) -> Iterator[tuple[Unit, str]]:
         info = unit.classes().get(klass)

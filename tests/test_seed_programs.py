@@ -503,3 +503,38 @@ def test_calls_through_a_dict_of_functions_are_followed(tmp_path: Path) -> None:
         },
     )
     assert findings(tmp_path) == {("run.py", "RPL101", 3)}
+
+
+def test_a_subclass_of_a_trainer_that_seeds_seeds_where_its_constructor_runs(
+    tmp_path: Path,
+) -> None:
+    # transformers.Trainer.__init__ calls set_seed(args.seed): a project subclass seeds when
+    # it is built without an __init__ of its own, or where its __init__ calls super()'s.
+    main_block = "if __name__ == '__main__':\n    t = {0}(args)\n    t.train()\n"
+    write(
+        tmp_path,
+        {
+            "trainers.py": "import torch\nfrom transformers import Trainer\n\n\n"
+            "class Plain(Trainer):\n    def compute_loss(self, model, inputs):\n"
+            "        return model(**inputs).loss + torch.randn(1)\n\n\n"
+            "class Before(Trainer):\n    def __init__(self, args):\n"
+            "        self.noise = torch.randn(3)\n        super().__init__(args=args)\n\n\n"
+            "class After(Trainer):\n    def __init__(self, args):\n"
+            "        super().__init__(args=args)\n        self.noise = torch.randn(3)\n\n\n"
+            "class Inherits(After):\n    pass\n\n\n"
+            "class Never(Trainer):\n    def __init__(self, args):\n"
+            "        self.noise = torch.randn(3)\n",
+            **{
+                f"{name.lower()}.py": f"from trainers import {name}\n\nargs = None\n"
+                + main_block.format(name)
+                for name in ("Plain", "Before", "After", "Inherits", "Never")
+            },
+        },
+    )
+    assert findings(tmp_path) == {
+        ("before.py", "RPL104", 5),
+        ("never.py", "RPL101", 4),
+    }
+    assert messages(tmp_path, "RPL104") == [
+        "Seeds `torch` after a random draw at trainers.py:12 already consumed it"
+    ]

@@ -24,8 +24,9 @@ class LateSeed(ProjectRule):
     A draw that only makes the seed value (`args.seed = random.randint(...)`) is the
     seed's derivation, RPL103's finding, not a consumption. Framework seeding counts where
     it happens: the Hugging Face `Trainer` and an mmengine `Runner` seed in their
-    constructors, an ultralytics model's `train()` seeds before training, so a model built
-    (or a peft adapter added) before them is drawn unseeded.
+    constructors (a project subclass's where its `__init__` calls `super().__init__`, or on
+    construction when it defines none), an ultralytics model's `train()` seeds before
+    training, so a model built (or a peft adapter added) before them is drawn unseeded.
 
     ## Why is this bad?
     Whatever ran before the seed drew from an unseeded generator: the initial weights (or

@@ -61,7 +61,8 @@ class MissingSeed(ProjectRule):
     (`if args.seed is not None: torch.manual_seed(args.seed)`), or through a known helper:
     `lightning.seed_everything` (and the `pytorch_lightning`/`lightning.fabric` spellings),
     `transformers.set_seed`, `transformers.enable_full_determinism`, the
-    `transformers.Trainer` and mmengine `Runner` constructors, an ultralytics model's
+    `transformers.Trainer` and mmengine `Runner` constructors (and those of project
+    subclasses, where they call `super().__init__`), an ultralytics model's
     `train()`, `accelerate.utils.set_seed`, `mmengine.runner.set_random_seed`,
     `detectron2.utils.env.seed_all_rng` and `detectron2.engine.default_setup`,
     `timm.utils.random_seed`, and the functions listed in `seed-functions`.
