@@ -2016,17 +2016,29 @@ class Program:
         seeded = self.seed_placement(entry)
         return [seeded] if seeded is not None else []
 
-    def seed_placement(self, entry: EntryPoint) -> Placement | None:
-        """Just before the main process's first seed, in the entry point's own file (the
-        statement there that leads to it), above the comment lines right before it."""
+    def seed_chain(self, entry: EntryPoint) -> Chain | None:
+        """The path from the entry point to the main process's first seed."""
         profile = entry.profile
         chain: Chain | None = profile.first_seed
         if chain is None:
             chain = next(iter((*profile.seed.values(), *profile.later_seed.values())), None)
+        return chain
+
+    def seed_site(self, entry: EntryPoint) -> Site | None:
+        """The statement of the entry point's own file that leads to its first seed."""
+        chain = self.seed_chain(entry)
         if chain is None:
             return None
         site = self.anchor(entry, chain)
         if site[0] != entry.unit.index or site[1] < 0:
+            return None
+        return site
+
+    def seed_placement(self, entry: EntryPoint) -> Placement | None:
+        """Just before the main process's first seed, in the entry point's own file (the
+        statement there that leads to it), above the comment lines right before it."""
+        site = self.seed_site(entry)
+        if site is None:
             return None
         unit = entry.unit
         loop = unit.loop(site[1])

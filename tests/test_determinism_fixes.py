@@ -4,10 +4,15 @@ select CUDA."""
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+from projects import write
+
+from repro_lint.cli import main
 from repro_lint.config import Config, parse_table
-from repro_lint.engine import lint_text
+from repro_lint.engine import lint_paths, lint_text
 from repro_lint.rule import Invalid
 from repro_lint.rules.missing_deterministic_config import MissingDeterministicConfig
 from repro_lint.settings import Settings
@@ -76,3 +81,33 @@ def test_a_cpu_program_is_not_judged() -> None:
     )
     settings = Settings.from_config(Config(**parse_table({"select": ["RPL202"]}, None)))
     assert not lint_text(code, "example.py", settings).diagnostics
+
+
+def test_launchers_of_a_shared_train_function_take_its_one_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`train.py` seeds in its `train()`, which two launchers call too: the settings go
+    once, into `train()` before its seed, not again at each launcher's start."""
+    train = (
+        "import torch\nimport torchvision\n\n\ndef train(name='resnet18'):\n"
+        "    net = torchvision.models.get_model(name).cuda()\n    torch.manual_seed(0)\n"
+        "    net(torch.randn(2, 3, 32, 32).cuda()).sum().backward()\n\n\n"
+        "if __name__ == '__main__':\n    train()\n"
+    )
+    launcher = "from train import train\n\nif __name__ == '__main__':\n    train('resnet50')\n"
+    write(tmp_path, {"train.py": train, "big.py": launcher, "other.py": launcher})
+    monkeypatch.chdir(tmp_path)
+    table = {"select": ["RPL202"]}
+    settings = Settings.from_config(Config(**parse_table(table, None)))
+    found = [d for r in lint_paths([tmp_path], settings.config) for d in r.diagnostics]
+    assert sorted(Path(d.filename).name for d in found) == ["big.py", "other.py", "train.py"]
+    result = CliRunner().invoke(main, ["check", ".", "--select", "RPL202", "--fix", "--no-cache"])
+    assert result.exit_code == 0, result.output
+    fixed = (tmp_path / "train.py").read_text(encoding="utf-8")
+    assert fixed == train.replace(
+        "    torch.manual_seed(0)\n",
+        "    torch.backends.cudnn.deterministic = True\n"
+        "    torch.backends.cudnn.benchmark = False\n    torch.manual_seed(0)\n",
+    )
+    assert (tmp_path / "big.py").read_text(encoding="utf-8") == launcher
+    assert (tmp_path / "other.py").read_text(encoding="utf-8") == launcher

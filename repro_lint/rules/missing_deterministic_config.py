@@ -10,10 +10,12 @@ from repro_lint.diagnostics import Edit, FixSafety
 from repro_lint.program import (
     Chain,
     EntryPoint,
+    Placement,
     Profile,
     Program,
     ProjectReport,
     ProjectRule,
+    Site,
     Spawn,
 )
 from repro_lint.rule import Invalid, Valid
@@ -149,7 +151,9 @@ class MissingDeterministicConfig(ProjectRule):
     deterministic mode raises on ops that have no deterministic implementation (RPL401).
 
     The settings go above the comment lines right before the seeding statement (they
-    describe it). They go into the process that does the work: when the kernels run in a
+    describe it), in the entry point's own file; launchers that reach their seed through a
+    function of another entry point's file (one `train()` that several scripts call) share
+    the settings that entry point gets there. They go into the process that does the work: when the kernels run in a
     worker that `mp.spawn` or a spawn-context `Process` (or the spawn start method) starts,
     at the start of that worker, since flags set in the parent do not reach it; when the
     parent only builds the model and its workers train it, at the start of each training
@@ -675,6 +679,7 @@ class MissingDeterministicConfig(ProjectRule):
 
     @classmethod
     def check(cls, program: Program) -> Iterator[ProjectReport]:
+        opened: list[tuple[EntryPoint, _Open, list[_Process]]] = []
         for entry in program.entries:
             processes = [
                 _Process(entry.profile, None),
@@ -692,13 +697,24 @@ class MissingDeterministicConfig(ProjectRule):
                 continue
             on = program.options_on(entry)
             found = next((o for o in _candidates(processes, on) if o is not None), None)
-            if found is None:
-                continue
-            yield cls._report(program, entry, found, processes)
+            if found is not None:
+                opened.append((entry, found, processes))
+        places = {
+            id(entry): _places(program, entry, found, processes)
+            for entry, found, processes in opened
+        }
+        _join(program, opened, places)
+        for entry, found, processes in opened:
+            yield cls._report(program, entry, found, processes, places[id(entry)])
 
     @classmethod
     def _report(
-        cls, program: Program, entry: EntryPoint, found: _Open, processes: list[_Process]
+        cls,
+        program: Program,
+        entry: EntryPoint,
+        found: _Open,
+        processes: list[_Process],
+        places: _Places | None,
     ) -> ProjectReport:
         kernels: list[str] = []
         if found.attention is not None:
@@ -724,7 +740,7 @@ class MissingDeterministicConfig(ProjectRule):
                 "that may be True (make it False there)"
             )
             return ProjectReport(entry.unit, entry.statement, message)
-        edits = cls._fix(program, entry, found, processes)
+        edits = cls._fix(program, entry, places) if places is not None else ()
         attention = found.attention is not None
         return ProjectReport(
             entry.unit,
@@ -736,36 +752,12 @@ class MissingDeterministicConfig(ProjectRule):
         )
 
     @staticmethod
-    def _fix(
-        program: Program, entry: EntryPoint, found: _Open, processes: list[_Process]
-    ) -> tuple[Edit, ...]:
-        if found.attention is not None and "algorithms" in found.process.profile.settings:
-            # Warn-only deterministic mode is enabled already: a strict call inserted before
-            # it would be switched back to warn-only by it. The fix is to drop `warn_only`
-            # there (the message says where); RPL204 already sees to CUBLAS_WORKSPACE_CONFIG.
-            return ()
-        chains = [chain for chain in (found.conv, found.attention) if chain is not None]
-        places = program.settings_placements(entry, found.process.spawn, chains)
-        if not places:
-            return ()
-        everywhere = {kind for p in processes for kind in p.profile.settings}
-        wanted: list[tuple[str, str]] = []
-        if found.attention is not None:
-            target = program.options.target_torch
-            if det.CUBLAS not in everywhere and (
-                target is None or target < CUBLAS_CHECK_REMOVED_IN
-            ):
-                wanted.append((ENVIRON, '("CUBLAS_WORKSPACE_CONFIG", ":4096:8")'))
-            wanted.append((ALGORITHMS, "(True)"))
-        else:
-            wanted.append((DETERMINISTIC, " = True"))
-            if det.BENCHMARK not in everywhere:
-                wanted.append((BENCHMARK, " = False"))
+    def _fix(program: Program, entry: EntryPoint, places: _Places) -> tuple[Edit, ...]:
         edits: list[Edit] = []
-        for place in places:
+        for place in places.at:
             lines: list[str] = []
             imports: list[str] = []
-            for name, rest in wanted:
+            for name, rest in places.wanted:
                 spelled = program.spell(place.unit, name, place.at.row)
                 if spelled is None:
                     return ()
@@ -778,6 +770,79 @@ class MissingDeterministicConfig(ProjectRule):
                 return ()
             edits.extend(made)
         return tuple(edits)
+
+
+@dataclass
+class _Places:
+    """Where an entry point's fix writes which settings."""
+
+    at: list[Placement]
+    wanted: list[tuple[str, str]]
+
+
+def _places(
+    program: Program, entry: EntryPoint, found: _Open, processes: list[_Process]
+) -> _Places | None:
+    """Where the fix goes and what it sets; None where the message says what to change
+    instead (a setting switched off later, `benchmark` from an option, warn-only mode)."""
+    if _override(found) is not None:
+        return None
+    if found.process.profile.settings.get(det.BENCHMARK_VARIABLE) is not None:
+        return None
+    if found.attention is not None and "algorithms" in found.process.profile.settings:
+        # Warn-only deterministic mode is enabled already: a strict call inserted before
+        # it would be switched back to warn-only by it. The fix is to drop `warn_only`
+        # there (the message says where); RPL204 already sees to CUBLAS_WORKSPACE_CONFIG.
+        return None
+    chains = [chain for chain in (found.conv, found.attention) if chain is not None]
+    at = program.settings_placements(entry, found.process.spawn, chains)
+    if not at:
+        return None
+    everywhere = {kind for p in processes for kind in p.profile.settings}
+    wanted: list[tuple[str, str]] = []
+    if found.attention is not None:
+        target = program.options.target_torch
+        if det.CUBLAS not in everywhere and (target is None or target < CUBLAS_CHECK_REMOVED_IN):
+            wanted.append((ENVIRON, '("CUBLAS_WORKSPACE_CONFIG", ":4096:8")'))
+        wanted.append((ALGORITHMS, "(True)"))
+    else:
+        wanted.append((DETERMINISTIC, " = True"))
+        if det.BENCHMARK not in everywhere:
+            wanted.append((BENCHMARK, " = False"))
+    return _Places(at, wanted)
+
+
+def _join(
+    program: Program,
+    opened: list[tuple[EntryPoint, _Open, list[_Process]]],
+    places: dict[int, _Places | None],
+) -> None:
+    """Entry points that reach their first seed through a function of another entry
+    point's file, before whose seeding statement that entry point's own settings go (one
+    ``train()`` that several launchers call), take that place: one insertion serves them
+    all, where each launcher's own would run the same settings twice."""
+    seated: dict[int, tuple[Site, Placement]] = {}
+    for entry, found, _ in opened:
+        own = places[id(entry)]
+        site = program.seed_site(entry)
+        if own is None or found.process.spawn is not None or site is None:
+            continue
+        if own.at == [program.seed_placement(entry)]:
+            seated[id(entry)] = (site, own.at[0])
+    for entry, _, _ in opened:
+        own = places[id(entry)]
+        chain = program.seed_chain(entry)
+        if id(entry) not in seated or own is None or chain is None:
+            continue
+        steps = {(step[0], step[1]) for step in chain}
+        for other, _, _ in opened:
+            theirs = places[id(other)]
+            if other.unit is entry.unit or id(other) not in seated or theirs is None:
+                continue
+            site, place = seated[id(other)]
+            if (site[0], site[1]) in steps and theirs.wanted == own.wanted:
+                places[id(entry)] = _Places([place], own.wanted)
+                break
 
 
 def _candidates(processes: list[_Process], on: Callable[[str], bool]) -> Iterator[_Open | None]:
