@@ -412,7 +412,8 @@ class Tensors:
         qualified = self.names.qualified_name(annotation)
         return TENSOR_TYPES.get(qualified) if qualified else None
 
-    def _attribute(self, expr: cst.Attribute) -> Kind:
+    def _attribute(self, expr: cst.Attribute, known: tuple[Kind] | None = None) -> Kind:
+        """``known``: the kind of ``expr.value`` where the caller has it already."""
         if self.names.qualified_name(expr) is not None:
             # An imported name (``torch.pi``, ``np.random``): not a local tensor.
             return None
@@ -427,7 +428,7 @@ class Tensors:
             if parts is not None and len(parts) == 2:
                 # ``torch.topk(x, k).indices``
                 return parts[0] if name == "values" else parts[1]
-        base = self.kind(expr.value)
+        base = known[0] if known is not None else self.kind(expr.value)
         if isinstance(base, ModuleInstance | ModuleMember):
             return _MEMBER
         if isinstance(base, TensorFacts):
@@ -454,7 +455,11 @@ class Tensors:
                 return self._tensor_method(_ANY_TENSOR, method, call)
             if isinstance(base, TensorFacts):
                 return self._tensor_method(base, method, call)
-        callee = self.kind(func)
+            # The receiver's kind once: asking again doubled the work at every call of a
+            # chain (``x.abs().abs()...``).
+            callee = self._attribute(func, (base,))
+        else:
+            callee = self.kind(func)
         if isinstance(callee, ModuleInstance | ModuleMember):
             # Calling a built module (``model(x)``, ``self.encoder(x)``) returns its output.
             return _ANY_TENSOR
@@ -646,8 +651,10 @@ class Tensors:
         if type(expr.operator) is cst.Divide:
             return TensorFacts(ndim, True)
         floats = [f.floating for f in known]
-        for side in (expr.left, expr.right):
-            if self.facts(side) is None:
+        # Each side's facts once: asking again doubled the work at every level of a chain
+        # (``a & b & c & ...``), 2**48 calls for a 48-term mask.
+        for side, facts in ((expr.left, left), (expr.right, right)):
+            if facts is None:
                 floats.append(_number_is_float(side))
         floating = True if any(floats) else (False if all(f is False for f in floats) else None)
         return TensorFacts(ndim, floating)

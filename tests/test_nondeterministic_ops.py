@@ -1047,3 +1047,38 @@ def test_a_result_read_only_detached_takes_no_backward(after: str, reported: boo
     source = DETACHED.format(after=after)
     found = {code for code, _, _ in _findings(source, "2.0")}
     assert ("RPL401" in found) is reported
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        " + ".join(f"x[..., {i}] * ct" for i in range(16)),
+        "y" + ".abs()" * 16,
+    ],
+    ids=["a chain of operators", "a chain of method calls"],
+)
+def test_a_long_chain_is_judged_without_exponential_work(
+    expression: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each part of a chain is judged once per question: a side asked for twice at every
+    level made the work grow as 2**n (a 48-term mask in kornia ran for hours). The rules ask
+    about every link, so the work grows as n**2 (about 700 calls here, 65,536 at 2**16)."""
+    from repro_lint.tensors import Tensors
+
+    asked = 0
+    kind = Tensors.kind
+
+    def counting(self: Tensors, expr: cst.BaseExpression) -> object:
+        nonlocal asked
+        asked += 1
+        return kind(self, expr)
+
+    monkeypatch.setattr(Tensors, "kind", counting)
+    source = (
+        "import torch\nimport torch.nn.functional as F\n\n\n"
+        "def f(x: torch.Tensor, ct: torch.Tensor, y):\n"
+        f"    m = {expression}\n    return F.interpolate(m, scale_factor=2, mode='bilinear')\n"
+    )
+    found = _findings(source, "2.0")
+    assert {code for code, _, _ in found} == {"RPL401"}
+    assert 0 < asked < 5_000, asked
