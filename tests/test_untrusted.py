@@ -77,7 +77,9 @@ def lint(
         text=True,
         timeout=timeout,
     )
-    settled(project)
+    # As long as the run itself may take: on a loaded machine the writing can outlast the
+    # 10 s a next run waits, and a test that rewrites the cache must not race it.
+    settled(project, timeout)
     return result
 
 
