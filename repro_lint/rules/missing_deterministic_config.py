@@ -153,20 +153,20 @@ class MissingDeterministicConfig(ProjectRule):
     The settings go above the comment lines right before the seeding statement (they
     describe it), in the entry point's own file; launchers that reach their seed through a
     function of another entry point's file (one `train()` that several scripts call) share
-    the settings that entry point gets there. They go into the process that does the work: when the kernels run in a
-    worker that `mp.spawn` or a spawn-context `Process` (or the spawn start method) starts,
-    at the start of that worker, since flags set in the parent do not reach it; when the
-    parent only builds the model and its workers train it, at the start of each training
-    worker; when the main process runs a worker function directly (`train(0, ...)` with one
-    GPU), only at that function's start, which covers both. No fix is offered when a later
-    statement on the program's path switches the setting off again (`cudnn.deterministic =
-    False`, `use_deterministic_algorithms(False)`), or when the program sets
-    `cudnn.benchmark` from a value that may be True (an option): the message names that
-    statement instead. Nor where warn-only deterministic mode is on already: the fix is to
-    make that call strict (no `warn_only`; Lightning's `deterministic=True`). Nor in a model
-    file's smoke test, a launcher that hands the work to a cluster job (a submitit
-    executor: the job's own code gets the fix), or a program that measures speed (it runs
-    a profiler or a benchmark timer: deterministic kernels change what it times).
+    the settings that entry point gets there. They go into the process that does the work:
+    when the kernels run in a worker that `mp.spawn` or a spawn-context `Process` (or the
+    spawn start method) starts, at the start of that worker, since flags set in the parent
+    do not reach it; when the parent only builds the model and its workers train it, at the
+    start of each training worker; when the main process runs a worker function directly
+    (`train(0, ...)` with one GPU), only at that function's start, which covers both. No fix
+    is offered when a later statement on the program's path switches the setting off again
+    (`cudnn.deterministic = False`, `use_deterministic_algorithms(False)`), or when the
+    program sets `cudnn.benchmark` from a value that may be True (an option): the message
+    names that statement instead. Nor where warn-only deterministic mode is on already: the
+    fix is to make that call strict (no `warn_only`; Lightning's `deterministic=True`). Nor
+    in a model file's smoke test, a launcher that hands the work to a cluster job (a
+    submitit executor: the job's own code gets the fix), or a program that measures speed
+    (it runs a profiler or a benchmark timer: deterministic kernels change what it times).
 
     ## Options
     `target-torch` decides whether the unsafe fix also sets `CUBLAS_WORKSPACE_CONFIG`.
