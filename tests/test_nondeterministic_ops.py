@@ -36,6 +36,7 @@ from repro_lint.rules.nondeterministic_op_without_deterministic_mode import (
     NondeterministicOpWithoutDeterministicMode,
 )
 from repro_lint.settings import Settings
+from repro_lint.tensors import Tensors
 from repro_lint.torch_versions import TorchVersion, parse_version
 
 CODES = ("RPL401", "RPL402")
@@ -1063,8 +1064,6 @@ def test_a_long_chain_is_judged_without_exponential_work(
     """Each part of a chain is judged once per question: a side asked for twice at every
     level made the work grow as 2**n (a 48-term mask in kornia ran for hours). The rules ask
     about every link, so the work grows as n**2 (about 700 calls here, 65,536 at 2**16)."""
-    from repro_lint.tensors import Tensors
-
     asked = 0
     kind = Tensors.kind
 

@@ -699,13 +699,10 @@ class MissingDeterministicConfig(ProjectRule):
             found = next((o for o in _candidates(processes, on) if o is not None), None)
             if found is not None:
                 opened.append((entry, found, processes))
-        places = {
-            id(entry): _places(program, entry, found, processes)
-            for entry, found, processes in opened
-        }
+        places = [_places(program, entry, found, processes) for entry, found, processes in opened]
         _join(program, opened, places)
-        for entry, found, processes in opened:
-            yield cls._report(program, entry, found, processes, places[id(entry)])
+        for (entry, found, processes), place in zip(opened, places, strict=True):
+            yield cls._report(program, entry, found, processes, place)
 
     @classmethod
     def _report(
@@ -815,33 +812,36 @@ def _places(
 def _join(
     program: Program,
     opened: list[tuple[EntryPoint, _Open, list[_Process]]],
-    places: dict[int, _Places | None],
+    places: list[_Places | None],
 ) -> None:
     """Entry points that reach their first seed through a function of another entry
     point's file, before whose seeding statement that entry point's own settings go (one
     ``train()`` that several launchers call), take that place: one insertion serves them
     all, where each launcher's own would run the same settings twice."""
+    # The entry points whose settings go just before their own first seed: that statement
+    # and that place.
     seated: dict[int, tuple[Site, Placement]] = {}
-    for entry, found, _ in opened:
-        own = places[id(entry)]
+    for index, ((entry, found, _), own) in enumerate(zip(opened, places, strict=True)):
         site = program.seed_site(entry)
         if own is None or found.process.spawn is not None or site is None:
             continue
         if own.at == [program.seed_placement(entry)]:
-            seated[id(entry)] = (site, own.at[0])
-    for entry, _, _ in opened:
-        own = places[id(entry)]
+            seated[index] = (site, own.at[0])
+    for index, (entry, _, _) in enumerate(opened):
+        own = places[index]
         chain = program.seed_chain(entry)
-        if id(entry) not in seated or own is None or chain is None:
+        if index not in seated or own is None or chain is None:
             continue
         steps = {(step[0], step[1]) for step in chain}
-        for other, _, _ in opened:
-            theirs = places[id(other)]
-            if other.unit is entry.unit or id(other) not in seated or theirs is None:
-                continue
-            site, place = seated[id(other)]
-            if (site[0], site[1]) in steps and theirs.wanted == own.wanted:
-                places[id(entry)] = _Places([place], own.wanted)
+        for other, (site, place) in seated.items():
+            theirs = places[other]
+            if (
+                opened[other][0].unit is not entry.unit
+                and theirs is not None
+                and (site[0], site[1]) in steps
+                and theirs.wanted == own.wanted
+            ):
+                places[index] = _Places([place], own.wanted)
                 break
 
 
