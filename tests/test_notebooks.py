@@ -268,8 +268,10 @@ def test_readme_setting_leaves_the_notebooks_of_a_directory_out(
 def test_notebooks_share_the_summaries_of_the_modules_they_import(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A project's notebooks that import its modules have each module summarised once per
-    process, not once per notebook (nor per broken cell), with the same findings."""
+    """A project's notebooks that import its modules, linted without them, have each module
+    summarised once per process, not once per notebook (nor per broken cell), with the same
+    findings. (A run that lints the modules too takes the summaries it made of them:
+    ``test_a_run_lints_its_notebooks_with_the_summaries_it_made``.)"""
     import os
     import time
 
@@ -292,7 +294,7 @@ def test_notebooks_share_the_summaries_of_the_modules_they_import(
     write(tmp_path / "b.ipynb", unseeded)
     (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
     summarised = summarising(monkeypatch)
-    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json", "--jobs", "1")
+    result = run(tmp_path, monkeypatch, "check", "a.ipynb", "b.ipynb", "--output-format", "json")
     # (Asked for its import-time code and then whole, it is still summarised once.)
     assert summarised.count("helpers.py") == 1
     found = findings(result)
@@ -390,3 +392,55 @@ def test_a_notebook_linted_again_takes_unchanged_modules_from_the_cache(
     again = CliRunner().invoke(main, command, catch_exceptions=False)
     assert json.loads(again.stdout) == []
     assert summarised == ["helpers.py"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_run_lints_its_notebooks_with_the_summaries_it_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: str
+) -> None:
+    """A run lints its notebooks after its other files, with the summaries it made of them:
+    the notebooks' loader summarises again none of the run's modules whose summary is whole
+    (with a pool of workers too, each of which summarised them all again before), a deferred
+    one at most once, and the findings are those of each notebook linted alone."""
+    (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
+    package = tmp_path / "lib"
+    package.mkdir()
+    (package / "__init__.py").write_text("from lib.train import fit\n", encoding="utf-8")
+    (package / "train.py").write_text(
+        "import torch\n\n\ndef fit(model):\n"
+        "    torch.backends.cudnn.benchmark = True\n    return torch.rand(3)\n",
+        encoding="utf-8",
+    )
+    # Enough modules that two jobs take a pool of workers.
+    for index in range(20):
+        (package / f"part_{index}.py").write_text(
+            f"import torch\n\n\ndef part_{index}(x):\n    return torch.cumsum(x, 0)\n",
+            encoding="utf-8",
+        )
+    write(tmp_path / "a.ipynb", notebook("import torch\nfrom lib import fit", "fit(None)"))
+    write(
+        tmp_path / "b.ipynb",
+        notebook("import torch\nfrom lib import fit", "torch.manual_seed(0)\nfit(None)"),
+    )
+    summarised = summarising(monkeypatch)
+    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json", "--jobs", jobs)
+    # (The package's ``__init__`` triggers no rule: its summary is deferred, made for the
+    # notebooks once, and taken by the run's own project pass.)
+    assert [name for name in summarised if name.startswith("lib/")] in (
+        [],
+        ["lib/__init__.py"],
+    )
+    by_file: dict[str, list[tuple[str, int, int]]] = {}
+    for d in json.loads(result.stdout):
+        by_file.setdefault(Path(d["filename"]).name, []).append(
+            (d["code"], d["location"]["row"], d["location"]["column"])
+        )
+    for name in ("a.ipynb", "b.ipynb"):
+        alone = run(tmp_path, monkeypatch, "check", name, "--output-format", "json")
+        expected = [
+            (d["code"], d["location"]["row"], d["location"]["column"])
+            for d in json.loads(alone.stdout)
+        ]
+        assert by_file.get(name, []) == expected
+    assert [code for code, _, _ in by_file["a.ipynb"]] == ["RPL101"]
+    assert not any(code == "RPL101" for code, _, _ in by_file.get("b.ipynb", []))
