@@ -551,6 +551,11 @@ Loader = Callable[[Path, bool], tuple[str, Mapping[str, Json]] | None]
 _Built = TypeVar("_Built")
 
 
+# A call of a function (``Program._edges``): the index of its event in the function's events,
+# the functions it may run, and the options defaulting off that gate it.
+_Edge = tuple[int, tuple[tuple["Unit", str], ...], frozenset[str] | None]
+
+
 class Program:
     """The summaries of one run joined: modules, resolved calls, profiles and entry points."""
 
@@ -598,6 +603,8 @@ class Program:
         self._reached: dict[int, frozenset[str]] = {}
         self._reached_functions: dict[int, frozenset[tuple[int, str]]] = {}
         self._gated_functions: dict[int, frozenset[tuple[int, str]]] = {}
+        # What each function's calls lead to (``_edges``), by (unit index, key).
+        self._edges_found: dict[tuple[int, str], tuple[_Edge, ...]] = {}
         self._options_on: dict[int, Callable[[str], bool]] = {}
         self._reloads: dict[int, bool] = {}
         # What the units import (see ``_scan_imports``): the units imported by another one,
@@ -1524,10 +1531,13 @@ class Program:
         done = self._reached.get(entry.unit.index)
         if done is not None:
             return done
-        seen = self._walk(entry, None)
+        seen, behind = self._walk(entry, None)
         found = frozenset(self.units[index].filename for index, _ in seen)
         self._reached[entry.unit.index] = found
         self._reached_functions[entry.unit.index] = seen
+        if not behind:
+            # No call behind an option on its path: the options leave out nothing.
+            self._gated_functions[entry.unit.index] = seen
         return found
 
     def runs_listed(self, entry: EntryPoint, listed: str) -> bool:
@@ -1542,26 +1552,48 @@ class Program:
 
     def _walk(
         self, entry: EntryPoint, on: Callable[[str], bool] | None
-    ) -> frozenset[tuple[int, str]]:
+    ) -> tuple[frozenset[tuple[int, str]], bool]:
         """The functions (unit index, key) the entry point's program may run; with ``on``,
-        not through calls behind options defaulting off that the program leaves off."""
+        not through calls behind options defaulting off that the program leaves off. And
+        whether it went through any call behind such an option."""
         seen: set[tuple[int, str]] = set()
         todo = [(entry.unit, MODULE), (entry.unit, MAIN)]
+        behind = False
         while todo:
             unit, key = todo.pop()
-            if (unit.index, key) in seen:
+            node = (unit.index, key)
+            if node in seen:
                 continue
-            seen.add((unit.index, key))
-            gates = unit.gates(key) if on is not None else {}
-            for index, event in enumerate(unit.functions().get(key, ())):
-                gated = gates.get(index)
-                if gated is not None and on is not None and not all(map(on, gated)):
-                    continue
-                # Imported modules are summarised in full here: a module read but not parsed
-                # (it never seeds) still runs its own imports, and the files reached must
-                # not depend on which files the text prefilter let through.
-                todo.extend(self._callees(unit, event, whole=True))
-        return frozenset(seen)
+            seen.add(node)
+            for _, callees, gated in self._edges(unit, key):
+                if gated is not None:
+                    if on is not None and not all(map(on, gated)):
+                        continue
+                    behind = True
+                todo.extend(callees)
+        return frozenset(seen), behind
+
+    def _edges(self, unit: Unit, key: str) -> tuple[_Edge, ...]:
+        """The calls of function ``key`` of ``unit`` that lead somewhere, each as the index of
+        its event, the functions it may run (``_callees``) and the options defaulting off
+        that gate it (``Unit.gates``; None if none), for ``_walk``: worked out once per
+        function (every entry point of a library's examples walks the library), once the
+        unit is summarised whole. Imported modules are summarised in full here: a module
+        read but not parsed (it never seeds) still runs its own imports, and the files
+        reached must not depend on which files the text prefilter let through."""
+        node = (unit.index, key)
+        found = self._edges_found.get(node)
+        if found is not None:
+            return found
+        gates = unit.gates(key)
+        found = tuple(
+            (index, callees, gates.get(index))
+            for index, event in enumerate(unit.functions().get(key, ()))
+            if (callees := tuple(self._callees(unit, event, whole=True)))
+        )
+        if not unit.deferred:
+            self._edges_found[node] = found
+        return found
 
     def left_off(self, entry: EntryPoint, unit: Unit, key: str) -> bool:
         """Whether function ``key`` of ``unit`` runs in the entry point's program only behind
@@ -1574,7 +1606,7 @@ class Program:
         if gated is None:
             gated = self._gated_functions[entry.unit.index] = self._walk(
                 entry, self.options_on(entry)
-            )
+            )[0]
         return (unit.index, key) not in gated
 
     def options_on(self, entry: EntryPoint) -> Callable[[str], bool]:

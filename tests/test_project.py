@@ -1219,3 +1219,66 @@ def test_a_worker_summarises_deferred_files_at_once_within_its_share(
     assert [linted.ahead is not None for linted in sent] == [True, False]
     assert engine._WORKER_AHEAD < 0
     assert not any(linted.ahead for linted in engine._lint_in_worker(files))
+
+
+def test_entry_points_of_one_library_walk_each_call_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where each of a library's many example scripts reaches the library, what a call of the
+    library leads to is worked out once, not once per script (diffusers' examples took its
+    project pass 123 s, mostly RPL402's walks of each script's program), with the same files
+    reached and the same answers about options left off."""
+    monkeypatch.chdir(tmp_path)
+    files = {"lib/__init__.py": "from lib.m0 import f0\n"}
+    for index in range(10):
+        following = (
+            f"from lib.m{index + 1} import f{index + 1}\n" if index < 9 else "import torch\n"
+        )
+        call = f"f{index + 1}(x)" if index < 9 else "torch.rand(3)"
+        files[f"lib/m{index}.py"] = (
+            f"{following}\n\ndef f{index}(x, use_fast=False):\n"
+            f"    if use_fast:\n        g{index}(x)\n    return {call}\n\n\n"
+            f"def g{index}(x):\n    return x\n"
+        )
+    scripts = [f"run_{index}.py" for index in range(12)]
+    for script in scripts:
+        files[script] = "import lib\n\nif __name__ == '__main__':\n    lib.f0(1)\n"
+    write(tmp_path, files)
+    calls = 0
+    callees = Program._callees
+
+    def counted(self: Program, *args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        return callees(self, *args, **kwargs)
+
+    monkeypatch.setattr(Program, "_callees", counted)
+
+    def walked(names: list[str]) -> tuple[int, dict[str, frozenset[str]], list[bool]]:
+        nonlocal calls
+        calls = 0
+        settings = Settings.from_config(Config(root=tmp_path))
+        program = Program(
+            [
+                Unit(r.filename, tmp_path / r.filename, r.summary, True)
+                for r in lint_files(
+                    [SourceFile(n, tmp_path / n) for n in names], settings, jobs=1, project=False
+                )
+            ],
+            ProjectOptions(),
+            summary_loader(settings),
+        )
+        reached = {entry.unit.filename: program.reached_files(entry) for entry in program.entries}
+        m5 = next(u for u in program.units if u.filename == "lib/m5.py")
+        left = [program.left_off(entry, m5, "g5") for entry in program.entries]
+        return calls, reached, left
+
+    one, alone, [left] = walked(scripts[:1])
+    many, every, lefts = walked(scripts)
+    reached = alone["run_0.py"]
+    assert reached == {"run_0.py", "lib/__init__.py", *(f"lib/m{i}.py" for i in range(10))}
+    assert left  # (``use_fast`` is never turned on)
+    assert every == {script: (reached - {"run_0.py"}) | {script} for script in scripts}
+    assert lefts == [True] * len(scripts)
+    # Each further script's own calls only: about twice one program's, not twelve times.
+    assert many < one + 8 * len(scripts), (one, many)
