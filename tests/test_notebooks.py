@@ -444,3 +444,39 @@ def test_a_run_lints_its_notebooks_with_the_summaries_it_made(
         assert by_file.get(name, []) == expected
     assert [code for code, _, _ in by_file["a.ipynb"]] == ["RPL101"]
     assert not any(code == "RPL101" for code, _, _ in by_file.get("b.ipynb", []))
+
+
+def test_many_notebooks_are_linted_by_workers_with_the_runs_summaries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sixteen notebooks or more, linted after the other files, go to workers forked then,
+    which take the run's summaries as this process does: the findings are those of the
+    notebooks linted without the modules they import."""
+    (tmp_path / "pyproject.toml").write_text("[tool.repro-lint]\n", encoding="utf-8")
+    (tmp_path / "helpers.py").write_text(
+        "import torch\n\n\ndef seed_all(seed):\n    torch.manual_seed(seed)\n\n\n"
+        "def batch():\n    torch.backends.cudnn.benchmark = True\n    return torch.rand(3)\n",
+        encoding="utf-8",
+    )
+    names = [f"n{index:02}.ipynb" for index in range(18)]
+    for index, name in enumerate(names):
+        seeding = "seed_all(0)\n" if index % 2 else ""
+        write(
+            tmp_path / name,
+            notebook("import torch\nfrom helpers import seed_all, batch", f"{seeding}batch()"),
+        )
+
+    def by_notebook(*args: str) -> dict[str, list[tuple[str, int | None, int, int]]]:
+        result = run(tmp_path, monkeypatch, "check", *args, "--output-format", "json")
+        found: dict[str, list[tuple[str, int | None, int, int]]] = {}
+        for d in json.loads(result.stdout):
+            found.setdefault(Path(d["filename"]).name, []).append(
+                (d["code"], d.get("cell"), d["location"]["row"], d["location"]["column"])
+            )
+        return found
+
+    together = by_notebook(".", "--jobs", "2")
+    alone = by_notebook(*names, "--jobs", "2")
+    assert {name: together.get(name) for name in names} == {name: alone.get(name) for name in names}
+    assert [code for code, *_ in alone["n00.ipynb"]] == ["RPL101"]
+    assert "n01.ipynb" not in alone
