@@ -6,15 +6,17 @@ Usage: python benchmarks/realworld.py MIRRORS_DIR [--repo OWNER/NAME ...] [--cod
 MIRRORS_DIR holds bare git mirrors as the fetch tool leaves them: ``owner+name/repo`` (or
 ``owner+name/repo/.git``). For each labelled repository this script
 
-1. extracts the labelled commit's text files (Python sources and the files that configure a
-   project: pyproject.toml, setup.py/setup.cfg, requirements*.txt, .gitignore) into a work
+1. extracts the labelled commit's text files (Python sources, the reviewed notebooks and the
+   files that configure a project: pyproject.toml, setup.py/setup.cfg, requirements*.txt,
+   .gitignore) into a work
    folder outside this repository (a temporary one unless --work names one; blobs missing from
    a partial mirror are skipped);
 2. runs repro-lint the way pre-commit does: the reviewed files as arguments, the repository root
    as the working directory, `--force-exclude`, no cache, JSON output, with the rules that are
    off by default but labelled here added by `--extend-select`;
 3. matches findings to labels (``benchmarks/realworld/README.md``): program-level codes (RPL000,
-   RPL101 per family, RPL202) per file, the others per (file, line, code).
+   RPL101 per family, RPL202) per file, the others per (file, line, code), and in a notebook
+   per (file, cell, line in the cell, code).
 
 It prints precision and recall per code and overall, then every miss and every false positive
 with the label's note, and, with --check, exits 1 when a target of the real-world issue is not
@@ -32,7 +34,7 @@ import subprocess
 import sys
 import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -60,6 +62,12 @@ class LabelError(ValueError):
     """A label file that breaks the record format."""
 
 
+# Where a finding or a label sits: None for a program-level code (matched per file), else the
+# notebook cell (None in a Python file) and the line (in that cell).
+Place = tuple[int | None, int] | None
+Key = tuple[str, str, Place, str | None]
+
+
 @dataclass(frozen=True)
 class Label:
     repo: str
@@ -73,14 +81,19 @@ class Label:
     family: str | None = None
     verdict: str | None = None
     source: str = ""  # labels file and line number, for messages
+    cell: int | None = None  # a notebook's cell (1-based among all its cells); line is in it
 
     @property
-    def key(self) -> tuple[str, str, int | None, str | None]:
+    def key(self) -> Key:
         """What a finding must match: per file for program-level codes, else per line."""
-        assert self.code is not None
+        assert self.code is not None and self.line is not None
         if self.code in PER_FILE:
             return (self.path, self.code, None, self.family)
-        return (self.path, self.code, self.line, None)
+        return (self.path, self.code, (self.cell, self.line), None)
+
+    @property
+    def where(self) -> str:
+        return _where(self.path, self.cell, self.line)
 
 
 @dataclass(frozen=True)
@@ -90,12 +103,25 @@ class Finding:
     line: int
     family: str | None
     message: str
+    cell: int | None = None
 
     @property
-    def key(self) -> tuple[str, str, int | None, str | None]:
+    def key(self) -> Key:
         if self.code in PER_FILE:
             return (self.path, self.code, None, self.family)
-        return (self.path, self.code, self.line, None)
+        return (self.path, self.code, (self.cell, self.line), None)
+
+    @property
+    def where(self) -> str:
+        return _where(self.path, self.cell, self.line)
+
+
+def _where(path: str, cell: int | None, line: int | None) -> str:
+    return f"{path}:{line}" if cell is None else f"{path}:cell {cell}:{line}"
+
+
+def is_notebook(path: str) -> bool:
+    return path.endswith(".ipynb")
 
 
 @dataclass
@@ -122,17 +148,22 @@ def _label(record: Any, source: str) -> Label:
         raise LabelError(f"{source}: unknown kind {kind!r}")
     if not re.fullmatch(r"[0-9a-f]{40}", record["commit"]):
         raise LabelError(f"{source}: `commit` must be 40 hex digits")
-    line, code = record.get("line"), record.get("code")
+    line, code, cell = record.get("line"), record.get("code"), record.get("cell")
     if kind == "file":
         if record.get("role") not in ROLES:
             raise LabelError(f"{source}: a file record needs a role in {ROLES}")
-        if line is not None or code is not None:
-            raise LabelError(f"{source}: a file record has no line and no code")
+        if line is not None or code is not None or cell is not None:
+            raise LabelError(f"{source}: a file record has no line, no cell and no code")
     else:
         if not isinstance(line, int) or isinstance(line, bool) or line < 1:
             raise LabelError(f"{source}: `line` must be a positive integer")
         if not isinstance(code, str) or not CODE.match(code):
             raise LabelError(f"{source}: `code` must be RPLxxx or OTHER")
+        if not is_notebook(record["path"]):
+            if cell is not None:
+                raise LabelError(f"{source}: only a notebook's labels carry `cell`")
+        elif not isinstance(cell, int) or isinstance(cell, bool) or cell < 1:
+            raise LabelError(f"{source}: a notebook's label needs `cell`, a positive integer")
     family = record.get("family")
     if code == "RPL101" and family not in FAMILIES:
         raise LabelError(f"{source}: RPL101 needs `family` in {FAMILIES}")
@@ -153,6 +184,7 @@ def _label(record: Any, source: str) -> Label:
         family=family,
         verdict=verdict,
         source=source,
+        cell=cell,
     )
 
 
@@ -198,9 +230,11 @@ def _git(directory: Path, *args: str, data: bytes | None = None) -> bytes:
     ).stdout
 
 
-def extract(mirrors: Path, repo: str, commit: str, target: Path) -> list[str]:
-    """Write the commit's Python and project files under ``target``; return the paths whose
-    blobs the mirror lacks."""
+def extract(
+    mirrors: Path, repo: str, commit: str, target: Path, also: Collection[str] = ()
+) -> list[str]:
+    """Write the commit's Python and project files, and the files named in ``also`` (the
+    reviewed notebooks), under ``target``; return the paths whose blobs the mirror lacks."""
     directory = git_dir(mirrors, repo)
     listing = _git(directory, "ls-tree", "-r", "-z", "--full-tree", commit)
     wanted: list[tuple[str, str]] = []
@@ -212,8 +246,33 @@ def extract(mirrors: Path, repo: str, commit: str, target: Path) -> list[str]:
         path = name.decode("utf-8", "surrogateescape")
         if kind != "blob" or mode == "120000":
             continue
-        if path.endswith((".py", ".pyi")) or _CONFIG_FILES.search(path):
+        if path.endswith((".py", ".pyi")) or _CONFIG_FILES.search(path) or path in also:
             wanted.append((path, sha))
+    missing = _write_blobs(directory, wanted, target)
+    # A checkout has a .git at its root: the linter finds the project root there.
+    (target / ".git").mkdir(exist_ok=True)
+    return missing
+
+
+def complete(mirrors: Path, repo: str, commit: str, target: Path, files: Iterable[str]) -> None:
+    """Write the reviewed files that a work folder extracted before lacks (notebooks labelled
+    since); those the commit does not hold stay absent."""
+    absent = [f for f in files if not (target / f).is_file()]
+    if not absent:
+        return
+    directory = git_dir(mirrors, repo)
+    wanted = []
+    for path in absent:
+        listed = _git(directory, "ls-tree", "-z", "--full-tree", commit, "--", path)
+        meta, _, _ = listed.partition(b"\t")
+        if meta and meta.decode().split()[1] == "blob":
+            wanted.append((path, meta.decode().split()[2]))
+    _write_blobs(directory, wanted, target)
+
+
+def _write_blobs(directory: Path, wanted: Sequence[tuple[str, str]], target: Path) -> list[str]:
+    if not wanted:
+        return []
     missing: list[str] = []
     batch = _git(
         directory, "cat-file", "--batch", data="".join(f"{s}\n" for _, s in wanted).encode()
@@ -232,8 +291,6 @@ def extract(mirrors: Path, repo: str, commit: str, target: Path) -> list[str]:
         destination = target / path
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(content)
-    # A checkout has a .git at its root: the linter finds the project root there.
-    (target / ".git").mkdir(exist_ok=True)
     return missing
 
 
@@ -263,9 +320,9 @@ def findings_of(diagnostics: Iterable[dict[str, Any]], root: Path) -> Iterator[F
             named = re.sub(r"\([^)]*\)", "", d["message"])
             families = sorted(set(_FAMILY.findall(named))) or ["?"]
             for family in families:
-                yield Finding(relative, d["code"], row, family, d["message"])
+                yield Finding(relative, d["code"], row, family, d["message"], d.get("cell"))
         else:
-            yield Finding(relative, d["code"], row, None, d["message"])
+            yield Finding(relative, d["code"], row, None, d["message"], d.get("cell"))
 
 
 def run_repo(
@@ -277,8 +334,9 @@ def run_repo(
         if not target.is_dir():
             partial = target.with_name(target.name + ".partial")
             shutil.rmtree(partial, ignore_errors=True)
-            result.missing = extract(mirrors, repo, commit, partial)
+            result.missing = extract(mirrors, repo, commit, partial, also=files)
             partial.rename(target)
+        complete(mirrors, repo, commit, target, files)
     except (OSError, subprocess.CalledProcessError, FileNotFoundError) as exc:
         result.error = f"cannot extract: {exc}"
         return result
@@ -331,7 +389,7 @@ def score(labels: Sequence[Label], runs: Sequence[RepoRun], rules: dict[str, boo
     for run in runs:
         mine = [lab for lab in labels if lab.repo == run.repo and lab.kind != "file"]
         reviewed = {lab.path for lab in labels if lab.repo == run.repo and lab.kind == "file"}
-        by_key: dict[tuple[str, str, int | None, str | None], list[Label]] = defaultdict(list)
+        by_key: dict[Key, list[Label]] = defaultdict(list)
         for lab in mine:
             if lab.code in rules:
                 by_key[lab.key].append(lab)
@@ -353,7 +411,7 @@ def score(labels: Sequence[Label], runs: Sequence[RepoRun], rules: dict[str, boo
             else:
                 out.fn[lab.code] += 1
                 out.misses.append(lab)
-        seen: set[tuple[str, str, int | None, str | None]] = set()
+        seen: set[Key] = set()
         for finding in run.findings:
             if finding.path not in reviewed or finding.key in seen:
                 continue
@@ -424,10 +482,7 @@ def report(result: Score, runs: Sequence[RepoRun], labels: Sequence[Label], quie
         print(f"\nmisses ({len(result.misses)}):")
         for lab in sorted(result.misses, key=lambda lab: (lab.code or "", lab.repo, lab.path)):
             family = f" [{lab.family}]" if lab.family else ""
-            print(
-                f"  {lab.code}{family} {lab.repo}@{lab.commit[:7]}:{lab.path}:{lab.line}"
-                f"  -- {lab.note}"
-            )
+            print(f"  {lab.code}{family} {lab.repo}@{lab.commit[:7]}:{lab.where}  -- {lab.note}")
     if result.false_positives:
         print(f"\nfalse positives ({len(result.false_positives)}):")
         for repo, commit, finding, negative in sorted(
@@ -436,7 +491,7 @@ def report(result: Score, runs: Sequence[RepoRun], labels: Sequence[Label], quie
             family = f" [{finding.family}]" if finding.family else ""
             why = f"  -- negative: {negative.note}" if negative else "  -- (unlabelled)"
             print(
-                f"  {finding.code}{family} {repo}@{commit[:7]}:{finding.path}:{finding.line}"
+                f"  {finding.code}{family} {repo}@{commit[:7]}:{finding.where}"
                 f"  {finding.message}{why}"
             )
     return ok
@@ -515,7 +570,14 @@ def _as_json(result: Score, runs: Sequence[RepoRun]) -> dict[str, Any]:
         },
         "misses": [lab.source for lab in result.misses],
         "false_positives": [
-            {"repo": repo, "path": f.path, "line": f.line, "code": f.code, "message": f.message}
+            {
+                "repo": repo,
+                "path": f.path,
+                **({} if f.cell is None else {"cell": f.cell}),
+                "line": f.line,
+                "code": f.code,
+                "message": f.message,
+            }
             for repo, _, f, _ in result.false_positives
         ],
         "errors": {run.repo: run.error for run in runs if run.error},

@@ -47,6 +47,28 @@ if __name__ == "__main__":
     main()
 """
 CLEAN = "import torch\n\ntorch.backends.cudnn.benchmark = False\n"
+NOTEBOOK = {
+    "cells": [
+        {"cell_type": "markdown", "metadata": {}, "source": ["# Explore\n"]},
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": ["import torch\n", "\n", "torch.backends.cudnn.benchmark = True\n"],
+        },
+        {
+            "cell_type": "code",
+            "metadata": {},
+            "execution_count": None,
+            "outputs": [],
+            "source": ["x = 1\n", "torch.backends.cudnn.benchmark = True\n"],
+        },
+    ],
+    "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -62,6 +84,7 @@ def mirror(tmp_path: Path) -> tuple[Path, str]:
     (work / "train.py").write_text(TRAIN, encoding="utf-8")
     (work / "clean.py").write_text(CLEAN, encoding="utf-8")
     (work / "unreviewed.py").write_text(CLEAN.replace("False", "True"), encoding="utf-8")
+    (work / "explore.ipynb").write_text(json.dumps(NOTEBOOK), encoding="utf-8")
     git(work, "init", "-q")
     git(work, "add", ".")
     git(work, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "init")
@@ -116,9 +139,39 @@ def test_scores_match_findings_to_labels(mirror: tuple[Path, str], tmp_path: Pat
     assert not any(f.code in {"RPL201", "RPL302"} for _, _, f, _ in result.false_positives)
 
 
+def test_notebook_labels_match_findings_by_cell(mirror: tuple[Path, str], tmp_path: Path) -> None:
+    mirrors, commit = mirror
+    labels = tmp_path / "labels"
+    labels.mkdir()
+    lines = [
+        record(commit, "explore.ipynb", "file", role="entry"),
+        # Found: cell 2's line 3 (the markdown cell counts).
+        record(commit, "explore.ipynb", "positive", cell=2, line=3, code="RPL201"),
+        # Missed: cell 3 holds the same assignment on its line 2, not on line 3.
+        record(commit, "explore.ipynb", "positive", cell=3, line=3, code="RPL201"),
+    ]
+    (labels / "acme__trainer.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    loaded = realworld.load_labels(labels)
+    # A work folder extracted before the notebook was labelled gets it on the next run.
+    work = tmp_path / "w"
+    first = realworld.run_repo(mirrors, "acme/trainer", commit, ["train.py"], work, [])
+    assert first.error is None
+    assert not list(work.glob("*/*/explore.ipynb"))
+    run = realworld.run_repo(mirrors, "acme/trainer", commit, ["explore.ipynb"], work, [])
+    assert run.error is None and not run.missing
+    result = realworld.score(loaded, [run], realworld.known_rules())
+    assert result.tp == {"RPL201": 1}
+    assert [(lab.cell, lab.line) for lab in result.misses] == [(3, 3)]
+    wrong = [(f.code, f.cell, f.line) for _, _, f, _ in result.false_positives]
+    assert ("RPL201", 3, 2) in wrong
+    assert not any(place[:2] == ("RPL201", 2) for place in wrong)
+
+
 def test_label_format_is_enforced(tmp_path: Path) -> None:
     commit = "a" * 40
     cases = {
+        "cell in a python file": record(commit, "t.py", "positive", cell=1, line=1, code="RPL201"),
+        "notebook without cell": record(commit, "t.ipynb", "positive", line=1, code="RPL201"),
         "no family": record(commit, "t.py", "positive", line=1, code="RPL101"),
         "bad kind": record(commit, "t.py", "maybe", line=1, code="RPL201"),
         "no line": record(commit, "t.py", "positive", code="RPL201"),
