@@ -262,7 +262,7 @@ _ENTRY_TEXT = re.compile(r"__main__|\.backward\(|\.fit\(|\.step\(|^[A-Za-z_][\w.
 
 
 def _may_be_entry(text: str, path: Path | None, settings: Settings) -> bool:
-    if _ENTRY_TEXT.search(text):
+    if _ENTRY_TEXT.search(text) or (path is not None and path.suffix == ".ipynb"):
         return True
     matcher = settings.entry_point_matcher if path is not None else None
     return matcher is not None and path is not None and matcher(path)

@@ -467,6 +467,14 @@ class EntryPoint:
         the debug mode's "default"), if it does: the first such site."""
         return self.profile.switched_off.get("algorithms")
 
+    def selects_cuda(self) -> bool:
+        """Whether the program selects a CUDA device (``.cuda()``, ``"cuda"``, a framework
+        that uses the GPU whenever there is one), in the main process or in a spawned
+        worker: a program that never does runs its kernels on the CPU."""
+        return self.profile.cuda is not None or any(
+            worker.cuda is not None for _, worker in self.workers
+        )
+
     def enables_deterministic_algorithms(self) -> bool:
         """Whether the program turns ``torch.use_deterministic_algorithms(True)`` on (in the
         main process or in a spawned worker; a non-literal flag counts as on)."""
@@ -1336,10 +1344,11 @@ class Program:
         if summary.get("v") != SUMMARY_VERSION:
             return None
         main = summary.get("main")
-        forced = (
-            unit.path is not None
-            and self.options.entry_points is not None
-            and self.options.entry_points(unit.path)
+        # A notebook is run, never imported: its cells are a program whenever they do
+        # anything, as are the files the ``entry-points`` option names.
+        forced = unit.path is not None and (
+            unit.path.suffix == ".ipynb"
+            or (self.options.entry_points is not None and self.options.entry_points(unit.path))
         )
         if main is None and not forced and self._plainly_library(unit):
             # Known without the module's profile, which would summarise everything it imports.
@@ -1523,6 +1532,22 @@ class Program:
         return False
 
     # -- from findings to diagnostics ---------------------------------------------------------
+
+    def reaching(self, filename: str) -> list[EntryPoint]:
+        """The entry points of the run whose programs reach the file."""
+        return [entry for entry in self.entries if filename in self.reached_files(entry)]
+
+    def on_cpu(self, filename: str) -> bool:
+        """Whether the file is a notebook whose program never selects a CUDA device: its
+        kernels run on the CPU. A notebook picks its device in its own cells; a script may
+        take it from its command line (``--gpu 0``, ``--device cuda``), and a module that
+        programs import may be called in ways the model does not follow, so neither is
+        judged so."""
+        unit = self.linted_unit(filename)
+        if unit is None or unit.path is None or unit.path.suffix != ".ipynb":
+            return False
+        entries = [entry for entry in self.entries if entry.unit is unit]
+        return bool(entries) and not any(entry.selects_cuda() for entry in entries)
 
     def reached_files(self, entry: EntryPoint) -> frozenset[str]:
         """The files whose code the entry point's program may run (its own included): the

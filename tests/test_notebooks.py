@@ -303,6 +303,52 @@ def test_notebooks_share_the_summaries_of_the_modules_they_import(
     assert not any(f[0] == "RPL101" for f in found if f[1] is None)
 
 
+def test_a_notebook_is_a_program_whatever_its_cells_do(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A notebook is run, never imported: its cells are a program as soon as they do
+    anything, not only when they draw, train or call a project function as a statement of
+    its own (``model = build()`` draws in another module). A notebook that only defines
+    things is none."""
+    (tmp_path / "helpers.py").write_text(
+        "import torch\n\n\ndef batch():\n    return torch.randn(3)\n", encoding="utf-8"
+    )
+    write(tmp_path / "kept.ipynb", notebook("from helpers import batch", "x = batch()\nprint(x)"))
+    write(tmp_path / "bare.ipynb", notebook("from helpers import batch", "batch()"))
+    write(tmp_path / "defines.ipynb", notebook("import torch", "def noise():\n    return 1"))
+    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
+    by_file = {
+        (Path(d["filename"]).name, d["code"], d.get("cell"), d["location"]["row"])
+        for d in json.loads(result.stdout)
+    }
+    assert by_file == {("kept.ipynb", "RPL101", 3, 1), ("bare.ipynb", "RPL101", 3, 1)}
+
+
+def test_kernels_of_a_notebook_that_never_selects_cuda_run_on_the_cpu(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nondeterministic kernels are CUDA's: a notebook whose program selects no CUDA
+    device (it picks its device in its own cells) gets none of RPL401-RPL403; the same
+    cells with ``.cuda()`` do."""
+    cells = (
+        "import torch\nimport dgl.nn as dglnn\nimport torch.nn.functional as F\n"
+        "device = torch.device('cpu')\ntorch.manual_seed(0)",
+        "class Net(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.conv = dglnn.SAGEConv(4, 4, 'mean')\n\n"
+        "    def forward(self, g, x):\n        h = self.conv(g, x)\n"
+        "        return F.interpolate(h, scale_factor=2, mode='bilinear')",
+        "model = Net().to(device)\nopt = torch.optim.SGD(model.parameters())\n"
+        "model(g, x).sum().backward()\nopt.step()",
+    )
+    write(tmp_path / "cpu.ipynb", notebook(*cells))
+    cuda = (*cells[:2], cells[2].replace(".to(device)", ".cuda()"))
+    write(tmp_path / "gpu.ipynb", notebook(*cuda))
+    codes = {"RPL401", "RPL402", "RPL403"}
+    result = run(tmp_path, monkeypatch, "check", ".", "--output-format", "json")
+    found = {(Path(d["filename"]).name, d["code"]) for d in json.loads(result.stdout)}
+    assert {f for f in found if f[1] in codes} == {("gpu.ipynb", "RPL403"), ("gpu.ipynb", "RPL401")}
+
+
 def test_max_file_size_counts_a_notebooks_code_not_its_outputs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -107,7 +107,8 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
 
     ## Known limitations
     The device is not known statically: layers that are nondeterministic only on CUDA are
-    reported in code that runs on the CPU too. Which package version is installed is not
+    reported in code that runs on the CPU too, but for a notebook whose program never
+    selects a CUDA device (as for RPL401). Which package version is installed is not
     known either; the entries describe current releases. PyTorch Geometric with a
     `SparseTensor` adjacency aggregates deterministically, which the source rarely shows.
 
@@ -374,10 +375,16 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
     def settle(
         cls, program: Program, filename: str, diagnostics: list[Diagnostic]
     ) -> list[Diagnostic]:
-        """Findings that deterministic mode fixes are dropped when every entry point of the
-        run that reaches the file turns it on."""
-        entries = [e for e in program.entries if filename in program.reached_files(e)]
-        if not entries or not all(e.enables_deterministic_algorithms() for e in entries):
+        """A file that entry points of the run reach is judged by them: its findings are
+        dropped when none of them selects a CUDA device (the kernels then run on the CPU,
+        where they add up in order), and those that deterministic mode fixes are dropped
+        when every one of them turns it on."""
+        if program.on_cpu(filename):
+            return []
+        entries = program.reaching(filename)
+        if not entries:
+            return diagnostics
+        if not all(e.enables_deterministic_algorithms() for e in entries):
             return diagnostics
         fixed = _TAILS[Behaviour.FIXED_BY_MODE]
         return [d for d in diagnostics if fixed not in d.message]

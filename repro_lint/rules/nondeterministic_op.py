@@ -975,7 +975,10 @@ class NondeterministicOp(CatalogRule, SettledRule):
     ## Known limitations
     The device is not known statically: an op that is nondeterministic only on CUDA is
     reported even in code that runs on the CPU (ignore RPL401 for such files with
-    `per-file-ignores`). Convolutions, matmul, attention (SDPA) and plain tensor indexing are
+    `per-file-ignores`), but for a notebook whose program never selects a CUDA device
+    (`.cuda()`, `"cuda"`, `torch.cuda.*`, a framework that uses the GPU whenever there is
+    one): a notebook picks its device in its own cells, where a script may take it from its
+    command line. Convolutions, matmul, attention (SDPA) and plain tensor indexing are
     not reported per call (RPL202 covers them), nor ops hazardous only under torch.compile
     tracing or an optional kernel library (see "Not reported per call"). Callers in other
     modules are looked for in projects of up to 5,000 Python files, by the name the
@@ -1350,8 +1353,10 @@ class NondeterministicOp(CatalogRule, SettledRule):
     def settle(
         cls, program: Program, filename: str, diagnostics: list[Diagnostic]
     ) -> list[Diagnostic]:
-        """Backward-only hazards in a function are judged by its callers in other modules."""
-        return settle_across_files(program, filename, diagnostics)
+        """Backward-only hazards in a function are judged by its callers in other modules;
+        a file that only programs running on the CPU reach keeps none."""
+        diagnostics = settle_across_files(program, filename, diagnostics)
+        return [] if diagnostics and program.on_cpu(filename) else diagnostics
 
     @classmethod
     def doc_sections(cls, target: TorchVersion | None = None) -> dict[str, str]:

@@ -206,9 +206,9 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
     reaches (a library module checked alone, as pre-commit does with a changed file) is
     judged on its own: its fix goes into the file when the calls run at module level or
     under its `__main__` block, and there is none when every call is inside a function of a
-    module without one. The device is not known
-    statically, so ops that are nondeterministic only on CUDA are reported in CPU-only code
-    too.
+    module without one. The device is not known statically, so ops that are
+    nondeterministic only on CUDA are reported in CPU-only code too, but for a notebook
+    whose program never selects a CUDA device (as for RPL401).
 
     ## References
     - `torch.use_deterministic_algorithms` documentation
@@ -592,9 +592,11 @@ class NondeterministicOpWithoutDeterministicMode(CatalogRule, SettledRule):
         judged on its own, as the per-file pass did."""
         diagnostics = settle_across_files(program, filename, diagnostics)
         unit = program.linted_unit(filename)
-        entries = [e for e in program.entries if filename in program.reached_files(e)]
+        entries = program.reaching(filename)
         if unit is None or not entries or not diagnostics:
             return diagnostics
+        if program.on_cpu(filename):
+            return []
         entries = _running(program, unit, entries, diagnostics)
         if not entries:
             # Only behind options the programs leave off (``gates``): the finding stands for
