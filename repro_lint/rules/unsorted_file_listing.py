@@ -225,6 +225,17 @@ class UnsortedFileListing(SettledRule):
             note="yielded through a progress bar into the dataset's track list",
         ),
         Invalid(
+            "import glob\n\n\nclass Images:\n    def __init__(self, files):\n"
+            "        self.files = files\n\n    def __getitem__(self, i):\n"
+            "        return self.files[i]\n\n\n"
+            "test_files = glob.glob('test/*.jpg')\ntest_data = Images(test_files)\n",
+            fixed="import glob\n\n\nclass Images:\n    def __init__(self, files):\n"
+            "        self.files = files\n\n    def __getitem__(self, i):\n"
+            "        return self.files[i]\n\n\n"
+            "test_files = sorted(glob.glob('test/*.jpg'))\ntest_data = Images(test_files)\n",
+            note="given to a class of the same file, whose instance is kept",
+        ),
+        Invalid(
             "import os\n\nfrom torch.utils.data import ConcatDataset\n\n\n"
             "def all_sources(root):\n    parts = []\n"
             "    for folder, subfolders, _ in os.walk(root):\n"
@@ -571,8 +582,11 @@ class UnsortedFileListing(SettledRule):
         if callee is not None and context != FREE:
             assert type(node) is cst.Call
             self._found(node, context, callee)
+            # A project class built from a listing keeps its order (``Images(files)``), as
+            # ``_call`` judges it when the result is not kept.
+            sensitive = self._order_sensitive(node.func, self.qualified_name(node.func))
             for arg in node.args:
-                self._scan(arg.value, FREE)
+                self._scan(arg.value, ORDER if sensitive else FREE)
             return
         # ``type(...) is``: concrete node classes have no subclasses; isinstance goes through abc.
         if type(node) is cst.Name or type(node) is cst.Attribute:
