@@ -166,16 +166,19 @@ class Profile:
         return any(_dominates(seed, context) for seed, _ in self.firsts.get(family, ()))
 
     def add_seed(self, family: str, context: Ctx, chain: Chain) -> None:
-        """A seed (in order): late after a use that dominates it; kept if it is first."""
+        """A seed (in order): late after a use that dominates it, unless an earlier seed
+        runs before it (that one came late, or the use did not precede it; this one seeds
+        again); kept if it is first."""
+        if self.covered(family, context):
+            return
         for use_context, use in self.exposed.get(family, ()):
             if _dominates(use_context, context):
                 if len(self.late) < _ORDERED:
                     self.late.append((family, chain, use))
                 break
-        if not self.covered(family, context):
-            firsts = self.firsts.setdefault(family, [])
-            if len(firsts) < _ORDERED:
-                firsts.append((context, chain))
+        firsts = self.firsts.setdefault(family, [])
+        if len(firsts) < _ORDERED:
+            firsts.append((context, chain))
 
     def add_use(self, family: str, context: Ctx, chain: Chain) -> None:
         """A use (in order) that draws now: exposed unless a seed already dominates it."""
@@ -263,6 +266,8 @@ class Profile:
         for family, seeds in other.firsts.items():
             for seed_context, seed in seeds:
                 where = context + seed_context
+                if self.covered(family, where):
+                    continue
                 for use_context, use in self.exposed.get(family, ()):
                     if _dominates(use_context, where):
                         if len(self.late) < _ORDERED:

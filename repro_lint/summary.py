@@ -14,7 +14,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -312,6 +312,11 @@ class SummaryCollector:
         # Every call of project code: [ref, whether its first positional argument is an int
         # literal (None: no positional argument), the keywords given int literals].
         self._arguments: list[list[Json]] = []
+        # Per call being visited: the row it starts on and the events that the call itself
+        # makes (a project call, a constructor that seeds), recorded there once its arguments
+        # have been: Python evaluates ``Runner(model=Net())``'s argument, drawing its
+        # weights, before the Runner seeds.
+        self._after_arguments: list[tuple[int, list[Callable[[], object]]]] = []
         self._fresh_start = False
         self._anchor: list[Json] | None = None
         # The docstring, imports and constants that open the module (where fixes put imports
@@ -922,7 +927,7 @@ class SummaryCollector:
         """A call of project code; ``direct``: ``node`` calls it (its arguments are the
         callee's), not a thread or a command-line runner that calls it later."""
         self._ckpt.project_call(node, ref, self._function_key(), self._site())
-        self._event(node, "c", ref, dedup=tuple(ref))
+        self._after_arguments[-1][1].append(lambda: self._event(node, "c", ref, dedup=tuple(ref)))
         self._arguments.append([ref, *_int_arguments(node)] if direct else [ref, False, []])
         if self._scopes or not self._open:
             return
@@ -932,6 +937,7 @@ class SummaryCollector:
             self._calls.append([ref, self._index(self._open[0])])
 
     def visit_Call(self, node: cst.Call) -> None:
+        self._after_arguments.append((self.row, []))
         self._options.visit_Call(node)
         self._option_gates.call(node)
         qualified = self._names.qualified_name(node.func)
@@ -955,6 +961,14 @@ class SummaryCollector:
     def leave_Call(self, original_node: cst.Call) -> None:
         if self._call_seeds.pop():
             self._seed_args -= 1
+        row, records = self._after_arguments.pop()
+        if records:
+            # Recorded at the row the call starts on, as its other events are.
+            cursor = self._cursor
+            here, cursor.row = cursor.row, row
+            for record in records:
+                record()
+            cursor.row = here
 
     def _seeding_call(self, node: cst.Call, qualified: str | None) -> bool:
         """A call whose arguments are a seed: a known seeding function, or one named so
@@ -1019,14 +1033,13 @@ class SummaryCollector:
         family = rng.SEEDS.get(qualified)
         if family is not None:
             self._seed(node, (family,))
-        elif (
-            qualified in rng.HELPERS
-            or qualified in self._seed_functions
-            or qualified in rng.SEEDING_CONSTRUCTORS
-        ):
+        elif qualified in rng.HELPERS or qualified in self._seed_functions:
             self._seed(node, rng.FAMILIES)
             for kind in self._helper_settings(node, qualified):
                 self._event(node, "d", kind)
+        elif qualified in rng.SEEDING_CONSTRUCTORS:
+            # A seeding helper's arguments are the seed; a constructor's may be a model.
+            self._after_arguments[-1][1].append(lambda: self._seed(node, rng.FAMILIES))
         elif qualified in rng.USE_DETERMINISTIC:
             arg = argument(node, "mode", 0) or argument(node, "d", 0)
             if arg is not None and literal_bool(arg.value) is not False:

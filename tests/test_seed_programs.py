@@ -538,3 +538,54 @@ def test_a_subclass_of_a_trainer_that_seeds_seeds_where_its_constructor_runs(
     assert messages(tmp_path, "RPL104") == [
         "Seeds `torch` after a random draw at trainers.py:12 already consumed it"
     ]
+
+
+def test_a_model_built_in_the_arguments_of_a_seeding_constructor_is_drawn_first(
+    tmp_path: Path,
+) -> None:
+    # Python evaluates a call's arguments before the call: the Runner seeds after Net()
+    # drew its weights, whether the model is built inline or on the line before; so does
+    # a project subclass of a Trainer, built around a model built in its arguments.
+    net = (
+        "import torch\n\n\nclass Net(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = torch.nn.Linear(3, 3)\n"
+    )
+    runner = "from mmengine.runner import Runner\n\nfrom net import Net\n\n"
+    write(
+        tmp_path,
+        {
+            "net.py": net,
+            "trainers.py": "from transformers import Trainer\n\n\nclass Mine(Trainer):\n    pass\n",
+            "inline.py": runner + "if __name__ == '__main__':\n"
+            "    r = Runner(model=Net(), work_dir='w', randomness=dict(seed=0))\n    r.train()\n",
+            "before.py": runner + "if __name__ == '__main__':\n    model = Net()\n"
+            "    r = Runner(model=model, work_dir='w', randomness=dict(seed=0))\n    r.train()\n",
+            "after.py": runner + "if __name__ == '__main__':\n"
+            "    r = Runner(model=dict(type='Net'), work_dir='w', randomness=dict(seed=0))\n"
+            "    r.train()\n",
+            "subclass.py": "from net import Net\nfrom trainers import Mine\n\n"
+            "if __name__ == '__main__':\n    Mine(model=Net()).train()\n",
+        },
+    )
+    assert findings(tmp_path, codes={"RPL104"}) == {
+        ("inline.py", "RPL104", 6),
+        ("before.py", "RPL104", 7),
+        ("subclass.py", "RPL104", 5),
+    }
+
+
+def test_only_the_first_seed_after_a_draw_is_late(tmp_path: Path) -> None:
+    # The seeds after the first seed again on purpose (each phase from a known state): the
+    # first one came late, and moving it is the fix; the others are not late news, in the
+    # same function or in one it calls.
+    write(
+        tmp_path,
+        {
+            "phases.py": "import torch\n\n\ndef phase():\n    torch.manual_seed(0)\n"
+            "    return torch.randn(3)\n",
+            "train.py": "import torch\n\nfrom phases import phase\n\nif __name__ == '__main__':\n"
+            "    model = torch.nn.Linear(2, 2)\n    torch.manual_seed(0)\n"
+            "    x = torch.randn(3)\n    torch.manual_seed(0)\n    phase()\n",
+        },
+    )
+    assert findings(tmp_path, codes={"RPL104"}) == {("train.py", "RPL104", 7)}

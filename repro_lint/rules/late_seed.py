@@ -16,7 +16,9 @@ class LateSeed(ProjectRule):
     Flags a seed call that runs after the generator it seeds was consumed on the same path:
     a model with randomly initialised weights built, data split or drawn, random tensors
     created. Order is followed across function calls (the seed may sit in a helper, the
-    consumption in a constructor in another module), in source order within each function.
+    consumption in a constructor in another module), in source order within each function,
+    where a call comes after its arguments. Only the first seed after a draw is late: a
+    seed that an earlier seed of the generator precedes seeds again, and is not reported.
 
     Control flow is followed: a seed is late only after a draw that runs on every path to
     it (a draw in the other arm of an `if`, in an exception handler or under a condition
@@ -26,7 +28,8 @@ class LateSeed(ProjectRule):
     it happens: the Hugging Face `Trainer` and an mmengine `Runner` seed in their
     constructors (a project subclass's where its `__init__` calls `super().__init__`, or on
     construction when it defines none), an ultralytics model's `train()` seeds before
-    training, so a model built (or a peft adapter added) before them is drawn unseeded.
+    training, so a model built (or a peft adapter added) before them, also in their own
+    arguments (`Runner(model=Net(), ...)`), is drawn unseeded.
 
     ## Why is this bad?
     Whatever ran before the seed drew from an unseeded generator: the initial weights (or
