@@ -7,7 +7,7 @@ INFOS = (
     RuleInfo('RPL000', 'syntax-error', 'repro_lint.rules.syntax_error', 'SyntaxError', True, False, False, (), False),
     RuleInfo('RPL101', 'missing-seed', 'repro_lint.rules.missing_seed', 'MissingSeed', True, True, False, ('rand',), False),
     RuleInfo('RPL102', 'unseeded-generator', 'repro_lint.rules.unseeded_generator', 'UnseededGenerator', True, False, False, ('Generator', 'default_rng', 'RandomState', 'SeedSequence', 'Random', 'PCG64', 'MT19937', 'Philox', 'SFC64'), False),
-    RuleInfo('RPL103', 'nondeterministic-seed', 'repro_lint.rules.nondeterministic_seed', 'NondeterministicSeed', True, False, False, ('seed', 'default_setup', 'default_rng', 'RandomState', 'SeedSequence', 'Random', 'PCG64', 'MT19937', 'Philox', 'SFC64'), False),
+    RuleInfo('RPL103', 'nondeterministic-seed', 'repro_lint.rules.nondeterministic_seed', 'NondeterministicSeed', True, False, False, ('seed', 'default_setup', 'default_rng', 'RandomState', 'SeedSequence', 'Random', 'PCG64', 'MT19937', 'Philox', 'SFC64', 'Runner'), False),
     RuleInfo('RPL104', 'late-seed', 'repro_lint.rules.late_seed', 'LateSeed', True, True, False, (), False),
     RuleInfo('RPL105', 'sklearn-missing-random-state', 'repro_lint.rules.sklearn_missing_random_state', 'SklearnMissingRandomState', True, False, False, ('sklearn',), False),
     RuleInfo('RPL106', 'hashseed-set-in-process', 'repro_lint.rules.hashseed_set_in_process', 'HashseedSetInProcess', True, False, False, ('PYTHONHASHSEED',), False),

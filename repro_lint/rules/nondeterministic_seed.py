@@ -77,6 +77,8 @@ _CUDA_ENTROPY = frozenset({"torch.cuda.seed", "torch.cuda.seed_all"})
 _CPU_ENTROPY = frozenset({"torch.seed", "torch.random.seed"})
 # The mmengine config key whose ``seed`` the Runner replaces by a fresh random one when None.
 RANDOMNESS = "randomness"
+# mmengine's Runner built directly: without ``randomness=`` it takes ``dict(seed=None)``.
+RUNNERS = frozenset({"mmengine.runner.Runner", "mmengine.runner.runner.Runner"})
 # detectron2's config key for the seed its setup uses: -1 by default, and a negative seed
 # makes default_setup call seed_all_rng(None), a fresh seed from os.urandom and the clock.
 D2_SEED = "SEED"
@@ -177,10 +179,11 @@ class NondeterministicSeed(Rule):
     calls that fall back to OS entropy when given no seed or `None` (`random.seed()`,
     `np.random.seed()`, `seed_everything()`), `torch.seed()`, which seeds from entropy by
     design, and an mmengine `randomness=dict(seed=None)` (the Runner then draws a fresh
-    seed), also when the seed is an option that defaults to None; likewise detectron2's
-    `default_setup(cfg, ...)` in a file that never sets `SEED` (`cfg.SEED = ...`,
-    `merge_from_list(["SEED", ...])`): the key defaults to -1, which makes detectron2
-    seed from `os.urandom` and the clock.
+    seed), also when the seed is an option that defaults to None, or a `Runner(...)` built
+    without `randomness=` (its default) at module level or in a file run as a program (with
+    a `__main__` block, or a notebook); likewise detectron2's `default_setup(cfg, ...)`
+    in a file that never sets `SEED` (`cfg.SEED = ...`, `merge_from_list(["SEED", ...])`):
+    the key defaults to -1, which makes detectron2 seed from `os.urandom` and the clock.
 
     ## Why is this bad?
     The generators are seeded, so the code looks reproducible, but with a value nobody can
@@ -220,7 +223,7 @@ class NondeterministicSeed(Rule):
     FIX_TITLE = "Seed with the configured value"
     FIX_SAFETY = FixSafety.UNSAFE
     TRIGGERS = ("seed", "default_setup", "default_rng", "RandomState", "SeedSequence",
-                "Random", "PCG64", "MT19937", "Philox", "SFC64")  # fmt: skip
+                "Random", "PCG64", "MT19937", "Philox", "SFC64", "Runner")  # fmt: skip
     INVALID = (
         Invalid(
             "import time\nimport numpy as np\nnp.random.seed(int(time.time()))\n",
@@ -296,6 +299,11 @@ class NondeterministicSeed(Rule):
         Invalid(
             "randomness = dict(seed=None, deterministic=False)\n",
             note="an mmengine config: the Runner replaces seed=None by a fresh random seed",
+        ),
+        Invalid(
+            "from mmengine.runner import Runner\n\n"
+            "runner = Runner(model=model, work_dir='work', train_dataloader=loader)\n",
+            note="no `randomness=`: the Runner's default is seed=None",
         ),
         Invalid(
             "import argparse\n\n\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
@@ -376,6 +384,17 @@ class NondeterministicSeed(Rule):
             note="a fixed seed for the Runner",
         ),
         Valid(
+            "from mmengine.runner import Runner\n\n"
+            "runner = Runner(model=model, **cfg)\n"
+            "other = Runner.from_cfg(cfg)\n",
+            note="the settings come from elsewhere (a config this file does not show)",
+        ),
+        Valid(
+            "from mmengine.runner import Runner\n\n\nclass TestHook:\n"
+            "    def test_train(self):\n        Runner(model=model, work_dir='w').train()\n",
+            note="a unit test's Runner, in a file that is not run as a program",
+        ),
+        Valid(
             "import time\n\nif __name__ == '__main__':\n    seeded = time.time()\n"
             "    print(seeded)\n",
             note="a look-alike name: nothing seeds with it and its name is not a seed's",
@@ -394,9 +413,11 @@ class NondeterministicSeed(Rule):
         # A module of a package with no ``__main__`` block: library code, whose functions
         # document what they do for their callers.
         module = context.module
-        self._library = "." in (context.module_name or "") and not any(
-            type(s) is cst.If and is_main_check(s.test) for s in module.body
-        )
+        has_main = any(type(s) is cst.If and is_main_check(s.test) for s in module.body)
+        self._library = "." in (context.module_name or "") and not has_main
+        # A file run as a program (a ``__main__`` block, a notebook): where a Runner it
+        # builds trains the program's model, not a unit test's.
+        self._program = has_main or (context.path is not None and context.path.suffix == ".ipynb")
         self._statements: set[int] = set()
         self._pending: list[tuple[cst.Call, cst.Arg, cst.BaseExpression]] = []
         self._derived: dict[int, _Assigned] = {}
@@ -472,6 +493,18 @@ class NondeterministicSeed(Rule):
             self._configs.append((node, randomness.value, self.anchor()))
         qualified = self.qualified_name(node.func)
         if qualified is None:
+            return
+        if (
+            qualified in RUNNERS
+            and randomness is None
+            and not any(a.star for a in node.args)
+            and (self._program or len(self._values) == 1)
+        ):
+            self.report(
+                node,
+                "mmengine's Runner seeds from entropy here: without `randomness=` it takes "
+                "`dict(seed=None)` (a fresh random seed every run)",
+            )
             return
         if qualified in SETUP_HELPERS:
             self._setups.append((node, self.anchor()))
