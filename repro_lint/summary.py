@@ -316,7 +316,8 @@ class SummaryCollector:
         # makes (a project call, a constructor that seeds), recorded there once its arguments
         # have been: Python evaluates ``Runner(model=Net())``'s argument, drawing its
         # weights, before the Runner seeds.
-        self._after_arguments: list[tuple[int, list[Callable[[], object]]]] = []
+        # (None for the many calls that make none.)
+        self._after_arguments: list[tuple[int, list[Callable[[], object]]] | None] = []
         self._fresh_start = False
         self._anchor: list[Json] | None = None
         # The docstring, imports and constants that open the module (where fixes put imports
@@ -927,7 +928,7 @@ class SummaryCollector:
         """A call of project code; ``direct``: ``node`` calls it (its arguments are the
         callee's), not a thread or a command-line runner that calls it later."""
         self._ckpt.project_call(node, ref, self._function_key(), self._site())
-        self._after_arguments[-1][1].append(lambda: self._event(node, "c", ref, dedup=tuple(ref)))
+        self._after_its_arguments(lambda: self._event(node, "c", ref, dedup=tuple(ref)))
         self._arguments.append([ref, *_int_arguments(node)] if direct else [ref, False, []])
         if self._scopes or not self._open:
             return
@@ -936,8 +937,15 @@ class SummaryCollector:
         else:
             self._calls.append([ref, self._index(self._open[0])])
 
+    def _after_its_arguments(self, record: Callable[[], object]) -> None:
+        """Record an event of the call being visited once its arguments have been."""
+        waiting = self._after_arguments[-1]
+        if waiting is None:
+            waiting = self._after_arguments[-1] = (self.row, [])
+        waiting[1].append(record)
+
     def visit_Call(self, node: cst.Call) -> None:
-        self._after_arguments.append((self.row, []))
+        self._after_arguments.append(None)
         self._options.visit_Call(node)
         self._option_gates.call(node)
         qualified = self._names.qualified_name(node.func)
@@ -961,8 +969,9 @@ class SummaryCollector:
     def leave_Call(self, original_node: cst.Call) -> None:
         if self._call_seeds.pop():
             self._seed_args -= 1
-        row, records = self._after_arguments.pop()
-        if records:
+        waiting = self._after_arguments.pop()
+        if waiting is not None:
+            row, records = waiting
             # Recorded at the row the call starts on, as its other events are.
             cursor = self._cursor
             here, cursor.row = cursor.row, row
@@ -1039,7 +1048,7 @@ class SummaryCollector:
                 self._event(node, "d", kind)
         elif qualified in rng.SEEDING_CONSTRUCTORS:
             # A seeding helper's arguments are the seed; a constructor's may be a model.
-            self._after_arguments[-1][1].append(lambda: self._seed(node, rng.FAMILIES))
+            self._after_its_arguments(lambda: self._seed(node, rng.FAMILIES))
         elif qualified in rng.USE_DETERMINISTIC:
             arg = argument(node, "mode", 0) or argument(node, "d", 0)
             if arg is not None and literal_bool(arg.value) is not False:
