@@ -375,16 +375,13 @@ class NondeterministicLibraryKernel(CatalogRule, SettledRule):
     def settle(
         cls, program: Program, filename: str, diagnostics: list[Diagnostic]
     ) -> list[Diagnostic]:
-        """A file that entry points of the run reach is judged by them: its findings are
-        dropped when none of them selects a CUDA device (the kernels then run on the CPU,
-        where they add up in order), and those that deterministic mode fixes are dropped
-        when every one of them turns it on."""
+        """A notebook whose program selects no CUDA device keeps no finding (its kernels run
+        on the CPU, where they add up in order); findings that deterministic mode fixes are
+        dropped when every entry point of the run that reaches the file turns it on."""
         if program.on_cpu(filename):
             return []
         entries = program.reaching(filename)
-        if not entries:
-            return diagnostics
-        if not all(e.enables_deterministic_algorithms() for e in entries):
+        if not entries or not all(e.enables_deterministic_algorithms() for e in entries):
             return diagnostics
         fixed = _TAILS[Behaviour.FIXED_BY_MODE]
         return [d for d in diagnostics if fixed not in d.message]

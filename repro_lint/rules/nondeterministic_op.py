@@ -1354,7 +1354,7 @@ class NondeterministicOp(CatalogRule, SettledRule):
         cls, program: Program, filename: str, diagnostics: list[Diagnostic]
     ) -> list[Diagnostic]:
         """Backward-only hazards in a function are judged by its callers in other modules;
-        a file that only programs running on the CPU reach keeps none."""
+        a notebook whose program selects no CUDA device keeps no finding."""
         diagnostics = settle_across_files(program, filename, diagnostics)
         return [] if diagnostics and program.on_cpu(filename) else diagnostics
 
