@@ -1175,8 +1175,13 @@ class SummaryCollector:
         func = node.func
         if type(func) is cst.Name:
             local = self._local(func.value)
+            klass = self._class_key() if func.value == "cls" else None
             if local is not None:
                 self._call(node, ["l", local])
+            elif klass is not None:
+                # ``cls(...)`` in a classmethod builds the class (``LibriMix.loaders()``
+                # makes its datasets so), as ``LibriMix(...)`` would.
+                self._call(node, ["q", f"{self._module}.{klass}"])
             elif self._stars and not self._names.is_bound(func.value):
                 # ``from models import *`` then ``Net()``: one of the star-imported modules.
                 self._call(node, ["*", func.value])

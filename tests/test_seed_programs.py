@@ -589,3 +589,25 @@ def test_only_the_first_seed_after_a_draw_is_late(tmp_path: Path) -> None:
         },
     )
     assert findings(tmp_path, codes={"RPL104"}) == {("train.py", "RPL104", 7)}
+
+
+def test_a_dataset_built_by_cls_in_a_classmethod_is_the_class(tmp_path: Path) -> None:
+    # ``cls(...)`` in a classmethod builds the class, as its name would: the loaders that
+    # ``Mix.loaders()`` makes draw from `random` in the dataset's __getitem__.
+    write(
+        tmp_path,
+        {
+            "data.py": "import random\n\nfrom torch.utils.data import DataLoader, Dataset\n\n\n"
+            "class Mix(Dataset):\n    def __len__(self):\n        return 10\n\n"
+            "    def __getitem__(self, index):\n        return random.randint(0, 5)\n\n"
+            "    @classmethod\n    def splits(cls):\n        return cls(), cls()\n\n"
+            "    @classmethod\n    def loaders(cls):\n        train, val = cls.splits()\n"
+            "        return DataLoader(train), DataLoader(val)\n",
+            "train.py": "import torch\n\nfrom data import Mix\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    train, val = Mix.loaders()\n"
+            "    for batch in train:\n        print(batch)\n",
+        },
+    )
+    assert messages(tmp_path, "RPL101") == [
+        "This entry point never seeds `random` (consumed at data.py:11)"
+    ]
