@@ -237,6 +237,7 @@ def extract(
     reviewed notebooks), under ``target``; return the paths whose blobs the mirror lacks."""
     directory = git_dir(mirrors, repo)
     listing = _git(directory, "ls-tree", "-r", "-z", "--full-tree", commit)
+    also = frozenset(also)
     wanted: list[tuple[str, str]] = []
     for entry in listing.split(b"\0"):
         if not entry:

@@ -103,10 +103,15 @@ def record(commit: str, path: str, kind: str, **extra: Any) -> str:
     return json.dumps(data)
 
 
+def write_labels(directory: Path, lines: list[str]) -> Path:
+    """The labels folder ``directory`` holding one repository's labels file of ``lines``."""
+    directory.mkdir()
+    (directory / "acme__trainer.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return directory
+
+
 def test_scores_match_findings_to_labels(mirror: tuple[Path, str], tmp_path: Path) -> None:
     mirrors, commit = mirror
-    labels = tmp_path / "labels"
-    labels.mkdir()
     lines = [
         record(commit, "train.py", "file", role="entry"),
         record(commit, "clean.py", "file", role="clean"),
@@ -121,8 +126,7 @@ def test_scores_match_findings_to_labels(mirror: tuple[Path, str], tmp_path: Pat
         # A negative trap on torch: the family is seeded, and the tool agrees.
         record(commit, "train.py", "negative", line=1, code="RPL101", family="torch"),
     ]
-    (labels / "acme__trainer.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    loaded = realworld.load_labels(labels)
+    loaded = realworld.load_labels(write_labels(tmp_path / "labels", lines))
     rules = realworld.known_rules()
     run = realworld.run_repo(
         mirrors, "acme/trainer", commit, ["train.py", "clean.py"], tmp_path / "w", []
@@ -141,8 +145,6 @@ def test_scores_match_findings_to_labels(mirror: tuple[Path, str], tmp_path: Pat
 
 def test_notebook_labels_match_findings_by_cell(mirror: tuple[Path, str], tmp_path: Path) -> None:
     mirrors, commit = mirror
-    labels = tmp_path / "labels"
-    labels.mkdir()
     lines = [
         record(commit, "explore.ipynb", "file", role="entry"),
         # Found: cell 2's line 3 (the markdown cell counts).
@@ -150,8 +152,7 @@ def test_notebook_labels_match_findings_by_cell(mirror: tuple[Path, str], tmp_pa
         # Missed: cell 3 holds the same assignment on its line 2, not on line 3.
         record(commit, "explore.ipynb", "positive", cell=3, line=3, code="RPL201"),
     ]
-    (labels / "acme__trainer.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    loaded = realworld.load_labels(labels)
+    loaded = realworld.load_labels(write_labels(tmp_path / "labels", lines))
     # A work folder extracted before the notebook was labelled gets it on the next run.
     work = tmp_path / "w"
     first = realworld.run_repo(mirrors, "acme/trainer", commit, ["train.py"], work, [])
@@ -178,9 +179,7 @@ def test_label_format_is_enforced(tmp_path: Path) -> None:
         "no file record": record(commit, "t.py", "positive", line=2, code="RPL201"),
     }
     for case, text in cases.items():
-        labels = tmp_path / case.replace(" ", "-")
-        labels.mkdir()
-        (labels / "acme__trainer.jsonl").write_text(text + "\n", encoding="utf-8")
+        labels = write_labels(tmp_path / case.replace(" ", "-"), [text])
         with pytest.raises(realworld.LabelError):
             realworld.load_labels(labels)
 
