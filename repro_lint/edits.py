@@ -23,14 +23,9 @@ NEWLINE = re.compile(r"\r\n?|\n")
 
 
 def _comment_lines_above(statement: cst.CSTNode) -> int:
-    """How many comment lines come right before ``statement`` (no blank line between)."""
-    leading = getattr(statement, "leading_lines", ())
-    count = 0
-    for line in reversed(leading):
-        if line.comment is None:
-            break
-        count += 1
-    return count
+    """How many comment lines come right before ``statement`` (no blank line between; a
+    notebook's cell marker is not one of them)."""
+    return layout.describing_comments(getattr(statement, "leading_lines", ()))
 
 
 def start_of(rng: CodeRange) -> Location:
@@ -71,6 +66,7 @@ class EditBuilder:
         self._lines: list[str] | None = None
         self._text = text
         self._header: layout.Header | None = None
+        self._cells: tuple[layout.Cell, ...] | None = None
         self._width: int | None = None
 
     @property
@@ -78,6 +74,22 @@ class EditBuilder:
         if self._header is None:
             self._header = layout.header_of(self.module)
         return self._header
+
+    @property
+    def cells(self) -> tuple[layout.Cell, ...]:
+        """A notebook's code cells (its joined module starts with a cell marker); none for a
+        Python file."""
+        if self._cells is None:
+            first = self._text.split("\n", 1)[0].rstrip("\r")
+            marked = layout.CELL_MARKER.fullmatch(first) is not None
+            self._cells = layout.cell_headers(self.module) if marked else ()
+        return self._cells
+
+    def _header_at(self, row: int) -> tuple[layout.Header, layout.Cell | None]:
+        """The header that code at ``row`` follows: the module's, or in a notebook that of
+        the cell holding the row (with the cell)."""
+        cell = layout.cell_at(self.cells, row)
+        return (self.header, None) if cell is None else (cell.header, cell)
 
     @property
     def width(self) -> int:
@@ -164,7 +176,7 @@ class EditBuilder:
         first = code.lstrip().split("\n", 1)[0]
         if first.startswith(("import ", "from ")):
             return False
-        return layout.after_imports(self.header, row)
+        return layout.after_imports(self._header_at(row)[0], row)
 
     def _replace(self, edit: Replace) -> Edit:
         rng = self.positions.inclusive(edit.node)
@@ -307,13 +319,24 @@ class EditBuilder:
                 return None
         name = layout.ImportName(edit.module, edit.asname)
         end, lead = self._import_anchor()
+        header = self.header
+        if edit.before is not None and self.cells:
+            # A notebook: the import goes into the cell that uses it. Cells run one by one,
+            # and the first often installs packages (and is not run again after a restart).
+            header, cell = self._header_at(self.positions.syntactic(edit.before).start.line)
+            if cell is not None:
+                end, lead = Location(cell.start, 1), ""
         root = find_project_root(self.path) if self.path is not None else None
+        # Where the import goes when the header holds no statement after it.
+        last = (end.row, end.column, lead)
+        if header is not self.header and header.statements:
+            last = (header.statements[-1].end + 1, 1, "")
         placed = layout.place_import(
-            self.header,
+            header,
             name,
             self.newline,
             layout.first_party_finder(self.path, root),
-            (end.row, end.column, lead),
+            last,
         )
         location = Location(placed.row, placed.column)
         if edit.before is not None:

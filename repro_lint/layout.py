@@ -459,6 +459,125 @@ def _blank_prefix(leading: Sequence[cst.EmptyLine]) -> int:
     return count
 
 
+# A notebook is linted as one module of its code cells (``notebooks``): each cell opens with a
+# marker comment line, and each IPython line of it is a ``pass`` placeholder with a comment.
+# Code a fix inserts must stay in the cell it is for, after the IPython lines a cell opens
+# with (a cell magic such as ``%%capture`` must stay the cell's first line).
+CELL_MARKER = re.compile(r"# repro-lint-\d+:cell:\d+")
+IPYTHON_PLACEHOLDER = re.compile(r"# repro-lint-\d+:magic:\d+")
+
+
+def is_cell_marker(line: cst.EmptyLine) -> bool:
+    return line.comment is not None and CELL_MARKER.fullmatch(line.comment.value) is not None
+
+
+def describing_comments(leading: Sequence[cst.EmptyLine]) -> int:
+    """How many comment lines come right before a statement (no blank line between): they
+    describe it, so code inserted before the statement goes above them. A notebook's cell
+    marker describes nothing: the count stops there (code above it would be in another cell)."""
+    count = 0
+    for line in reversed(leading):
+        if line.comment is None or is_cell_marker(line):
+            break
+        count += 1
+    return count
+
+
+def _is_placeholder(node: cst.CSTNode) -> bool:
+    """Whether a statement stands for an IPython line of a notebook's cell."""
+    if type(node) is not cst.SimpleStatementLine or len(node.body) != 1:
+        return False
+    comment = node.trailing_whitespace.comment
+    return (
+        type(node.body[0]) is cst.Pass
+        and comment is not None
+        and IPYTHON_PLACEHOLDER.fullmatch(comment.value) is not None
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Cell:
+    """A notebook's code cell in its joined module: ``first`` its first row (after its marker
+    line), ``start`` its first row after the IPython lines it opens with, and ``header`` the
+    opening of its own code (imports, constants) after those lines, as a module's header is
+    the opening of a file. Comment lines right above its first statement are that
+    statement's (imports go above them, as isort puts them), never the cell before's."""
+
+    first: int
+    start: int
+    header: Header
+
+    def to_json(self) -> list[Json]:
+        return [self.first, self.start, self.header.to_json()]
+
+    @classmethod
+    def from_json(cls, data: Sequence[Json]) -> Cell:
+        first, start, header = data
+        return cls(int(first), int(start), Header.from_json(header))
+
+
+def _marker_rows(lines: Sequence[cst.EmptyLine], row: int) -> list[int]:
+    """The rows of the cell markers among ``lines``, which start at ``row``."""
+    return [row + index for index, line in enumerate(lines) if is_cell_marker(line)]
+
+
+def cell_headers(module: cst.Module) -> tuple[Cell, ...]:
+    """The code cells of a notebook's joined module, in order; none for a Python file. A cell
+    without a statement has no header worth the name and no fix puts code in it, but it is
+    listed all the same (it ends the cell before)."""
+    row = 1
+    cells: list[Cell] = []
+    recorder: HeaderRecorder | None = None
+    first = start = 0
+    opening = False  # still among the IPython lines the current cell opens with
+
+    def close() -> None:
+        if recorder is not None:
+            cells.append(Cell(first, start, recorder.header()))
+
+    for marker in _marker_rows(module.header, row):
+        close()
+        recorder, first, start, opening = HeaderRecorder(), marker + 1, marker + 1, True
+    row += sum(len(_NEWLINE.findall(module.code_for_node(line))) for line in module.header)
+    if recorder is None and not module.body:
+        return ()
+    for statement in module.body:
+        leading: Sequence[cst.EmptyLine] = getattr(statement, "leading_lines", ())
+        lead = row
+        for marker in _marker_rows(leading, row):
+            close()
+            recorder, first, start, opening = HeaderRecorder(), marker + 1, marker + 1, True
+            leading = leading[marker + 1 - lead :]
+            lead = marker + 1
+        if recorder is None:
+            return ()  # not a notebook: its first line is no marker
+        lines = len(_NEWLINE.findall(module.code_for_node(statement)))
+        end = row + max(lines, 1) - 1
+        if opening and _is_placeholder(statement):
+            start = end + 1
+        else:
+            opening = False
+            recorder.enter(statement, lead, leading)
+            if not recorder.done:
+                recorder.leave(end)
+        row += lines
+    for marker in _marker_rows(module.footer, row):
+        close()
+        recorder, first, start = HeaderRecorder(), marker + 1, marker + 1
+    close()
+    return tuple(cells)
+
+
+def cell_at(cells: Sequence[Cell], row: int) -> Cell | None:
+    """The cell that holds ``row`` (None without cells)."""
+    found = None
+    for cell in cells:
+        if cell.first > row:
+            break
+        found = cell
+    return found
+
+
 def header_of(module: cst.Module) -> Header:
     """The header of a parsed module (rows counted from the code of its statements)."""
     recorder = HeaderRecorder()
@@ -1144,9 +1263,12 @@ def room_at(
 
 
 __all__ = [
+    "CELL_MARKER",
     "CONVENTIONAL_ALIASES",
     "DEFAULT_LINE_LENGTH",
     "FROM_IMPORTED",
+    "IPYTHON_PLACEHOLDER",
+    "Cell",
     "Header",
     "HeaderRecorder",
     "ImportName",
@@ -1157,7 +1279,10 @@ __all__ = [
     "append_inline",
     "bound_name",
     "break_wrapper",
+    "cell_at",
+    "cell_headers",
     "chain_links",
+    "describing_comments",
     "first_party_finder",
     "fit_call",
     "header_of",

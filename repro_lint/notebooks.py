@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
-from repro_lint.fixes import apply_edits, fix_texts, unified_diff
+from repro_lint.fixes import AppliedFix, apply_edits, fix_texts, unified_diff
 from repro_lint.source import SourceError, error_result
 from repro_lint.suppressions import noqa_edits, noqa_wanted
 
@@ -285,7 +285,8 @@ class Notebook:
         if fix is not None:
             placed = [(self.locate(e.location), self.locate(e.end_location), e) for e in fix.edits]
             # An edit has no cell of its own in the output: a fix that also edits other cells
-            # (an import added to the first cell) is listed without its edits; --fix applies it.
+            # (a seed put after the imports of an earlier cell) is listed without its edits;
+            # --fix applies it.
             in_cell = all(start[0] == end[0] == number for start, end, _ in placed)
             edits = (
                 tuple(Edit(e.content, start[1], end[1]) for start, end, e in placed)
@@ -355,6 +356,12 @@ class Notebook:
                 new = new[:-1]
             if new == cell.source:
                 continue
+            opening = _first_code_line(cell.source)
+            if _CELL_MAGIC.match(opening) and _first_code_line(new) != opening:
+                # IPython runs a cell magic only from the cell's first line.
+                raise SourceError(
+                    f"fixes put code above the cell magic of cell {cell.number}; not written"
+                )
             changed = True
             stored = document["cells"][cell.number - 1]
             stored["source"] = (
@@ -377,6 +384,11 @@ class Notebook:
             )
             if before != after
         ]
+
+
+def _first_code_line(source: str) -> str:
+    """The first line of a cell's source that is not blank (empty when there is none)."""
+    return next((line for line in _lines(source) if line.strip()), "").rstrip("\r\n")
 
 
 def _source(cell: Any) -> str:
@@ -437,6 +449,9 @@ class NotebookFix:
     result: FileResult  # what remains, in cell coordinates
     fixed: Counter[str]
     diff: str
+    # The fixes applied, in order; each finding in cell coordinates (those a fix created
+    # are placed in the cells of the notebook as it was).
+    applied: list[AppliedFix] = field(default_factory=list)
 
 
 def fix(
@@ -460,7 +475,8 @@ def fix(
         for number, before, changed in notebook.changed_cells(after)
     )
     result = after.to_cells(lint_text(after.text, filename), lint_text)
-    return NotebookFix(new, result, outcome.fixed, diff)
+    applied = [replace(a, diagnostic=notebook._in_cell(a.diagnostic)) for a in outcome.applied]
+    return NotebookFix(new, result, outcome.fixed, diff, applied)
 
 
 def add_noqa(

@@ -1004,19 +1004,25 @@ class Program:
             return None
         edits = tuple(
             Edit(p.text, Location(p.row, p.column), Location(p.row, p.column))
-            for p in self._import_placements(unit, names)
+            for p in self._import_placements(unit, names, before.row)
         )
         if any(edit.location > before for edit in edits):
             return None
         return edits
 
     def _import_placements(
-        self, unit: Unit, names: Sequence[layout.ImportName]
+        self, unit: Unit, names: Sequence[layout.ImportName], at: int
     ) -> list[layout.Placement]:
-        """Where ``import`` lines for ``names`` go in ``unit``: sorted into its import block."""
+        """Where ``import`` lines for ``names``, used from row ``at`` on, go in ``unit``:
+        sorted into its import block (in a notebook, that of the cell holding ``at``)."""
         newline = str(unit.summary.get("newline", "\n"))
-        header = layout.Header.from_json(unit.summary.get("header"))
-        row, column, lead = unit.summary["anchor"]
+        header, cell = header_at(unit, at)
+        if cell is None:
+            row, column, lead = unit.summary["anchor"]
+        elif header.statements:
+            row, column, lead = header.statements[-1].end + 1, 1, ""
+        else:
+            row, column, lead = cell.start, 1, ""
         root = find_project_root(unit.path) if unit.path is not None else None
         first_party = layout.first_party_finder(unit.path, root)
         return layout.import_edits(
@@ -1929,14 +1935,14 @@ class Program:
             + "".join(indent + reindent(line, unit_indent) + newline for line in lines)
             + suffix
         )
-        header = layout.Header.from_json(unit.summary.get("header"))
+        header, _ = header_at(unit, at.row)
         if not indent and not prefix and lines and layout.after_imports(header, at.row):
             # Code right after the import block: a blank line keeps the block what isort
             # (ruff I001) wants.
             body = newline + body
         edits: list[Edit] = []
         placements = self._import_placements(
-            unit, [layout.parse_import(module) for module in imports]
+            unit, [layout.parse_import(module) for module in imports], at.row
         )
         for placed in placements:
             where = Location(placed.row, placed.column)
@@ -1956,7 +1962,7 @@ class Program:
         constants that open ``unit``, with PEP 8's blank lines, and the ``imports`` it needs;
         None when that place is not before ``before`` (where the function is first used)."""
         newline = str(unit.summary.get("newline", "\n"))
-        header = layout.Header.from_json(unit.summary.get("header"))
+        header, _ = header_at(unit, before.row)
         # Nested lines follow the file's own indentation unit (a tab-indented file stays so).
         unit_indent = str(unit.summary.get("indent", INDENT))
         lines = [reindent(line, unit_indent) for line in lines]
@@ -1967,7 +1973,7 @@ class Program:
         edits: list[Edit] = []
         body = placed.text
         for found in self._import_placements(
-            unit, [layout.parse_import(module) for module in imports]
+            unit, [layout.parse_import(module) for module in imports], before.row
         ):
             where = Location(found.row, found.column)
             if where > at:
@@ -2453,6 +2459,17 @@ def _find_module(
         if listings.is_dir(parent, parts[-1]) and listings.is_file(base, "__init__.py"):
             return Path(base, "__init__.py")
     return None
+
+
+def header_at(unit: Unit, row: int) -> tuple[layout.Header, layout.Cell | None]:
+    """The header that code at ``row`` of ``unit`` follows: the module's, or in a notebook
+    that of the code cell holding the row (with the cell)."""
+    cells = unit.summary.get("cells")
+    if cells:
+        cell = layout.cell_at([layout.Cell.from_json(found) for found in cells], row)
+        if cell is not None:
+            return cell.header, cell
+    return layout.Header.from_json(unit.summary.get("header")), None
 
 
 def _suppressions(unit: Unit) -> Suppressions:

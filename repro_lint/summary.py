@@ -30,9 +30,12 @@ from repro_lint.estimators import draws_from_numpy, is_function
 from repro_lint.gates import Gate, GateFacts
 from repro_lint.kernel_facts import KernelFacts
 from repro_lint.layout import (
+    CELL_MARKER,
     CONVENTIONAL_ALIASES,
     FROM_IMPORTED,
     HeaderRecorder,
+    cell_headers,
+    describing_comments,
     is_docstring,
     is_future_import,
 )
@@ -229,6 +232,14 @@ class SummaryCollector:
         self._seed_functions = seed_functions
         self._newline = context.module.default_newline
         self._default_indent = context.module.default_indent
+        # A notebook's code cells (its joined module opens with a cell marker): fixes put
+        # imports and helpers into the cell they are for.
+        first = text.split("\n", 1)[0].rstrip("\r")
+        self._cells = (
+            [cell.to_json() for cell in cell_headers(context.module)]
+            if CELL_MARKER.fullmatch(first)
+            else []
+        )
         # The engine's traversal counts rows for everyone (see _Dispatcher).
         self._cursor = context.cursor
         self._open: list[_Open] = []
@@ -385,9 +396,7 @@ class SummaryCollector:
     def _enter(self, node: cst.CSTNode, leading: Sequence[cst.EmptyLine]) -> None:
         row = self.row + len(leading)
         top = not self._open
-        above = len(leading)
-        while above > 0 and leading[above - 1].comment is not None:
-            above -= 1
+        above = len(leading) - describing_comments(leading)
         self._open.append(_Open(node, row, above=self.row + above))
         owner = self._body_of.pop(id(node), None)
         if owner is not None:
@@ -1489,6 +1498,7 @@ class SummaryCollector:
             **({"ckpt": ckpt} if ckpt is not None else {}),
             **({"grad": grad} if grad is not None else {}),
             **({"notes": notes} if notes else {}),
+            **({"cells": self._cells} if self._cells else {}),
             "v": SUMMARY_VERSION,
             "module": self._module,
             "package": self._package,

@@ -16,6 +16,11 @@ from repro_lint.cli import main
 
 v4 = nbformat.v4
 HAZARD = "torch.backends.cudnn.benchmark = True"
+# A seeded cell that trains a convolution on CUDA.
+SEEDED_CONV = (
+    "# Seed\ntorch.manual_seed(0)\nmodel = nn.Conv2d(3, 8, 3).cuda()\n"
+    "loss = model(torch.randn(1, 3, 8, 8).cuda()).sum()\nloss.backward()"
+)
 
 
 def notebook(*sources: str, markdown_first: bool = True, language: str = "python") -> Any:
@@ -245,10 +250,18 @@ def test_json_fix_edits_count_rows_in_the_cell(
             "end_location": {"row": 2, "column": 38},
         }
     ]
-    # This fix inserts into the first code cell, not the finding's: listed without edits.
+    # The import this fix needs goes into the finding's cell too (not the first code cell):
+    # the whole fix is in that cell, in its rows.
     cublas = next(i for i in items if i["code"] == "RPL204")
     assert cublas["cell"] == 4
-    assert cublas["fix"]["applicability"] == "safe" and cublas["fix"]["edits"] == []
+    assert cublas["fix"]["applicability"] == "safe"
+    assert cublas["fix"]["edits"] == [
+        {
+            "content": 'import os\n\nos.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n',
+            "location": {"row": 1, "column": 1},
+            "end_location": {"row": 1, "column": 1},
+        }
+    ]
 
 
 def test_readme_setting_leaves_the_notebooks_of_a_directory_out(
@@ -526,3 +539,84 @@ def test_many_notebooks_are_linted_by_workers_with_the_runs_summaries(
     assert {name: together.get(name) for name in names} == {name: alone.get(name) for name in names}
     assert [code for code, *_ in alone["n00.ipynb"]] == ["RPL101"]
     assert "n01.ipynb" not in alone
+
+
+def fixed_sources(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nb: Any, *options: str
+) -> list[str]:
+    """The code cells' sources after ``check --fix`` (with ``options``) of ``nb``, which must
+    leave nothing to report."""
+    path = tmp_path / "nb.ipynb"
+    write(path, nb)
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--fix", *options)
+    assert result.exit_code == 0, result.stdout
+    cells = nbformat.read(str(path), as_version=4).cells
+    return [cell.source for cell in cells if cell.cell_type == "code"]
+
+
+def test_a_fix_puts_its_imports_into_the_cell_it_fixes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The first code cell installs packages under a cell magic: an import above the magic
+    # would break that cell, and an install cell is often not run again after a restart.
+    nb = notebook(
+        "%%capture\n!pip install torch",
+        "# Build the model\nfrom torch import nn\n\nmodel = nn.Linear(2, 2)",
+        "# Train\nout = model(x)",
+    )
+    assert fixed_sources(tmp_path, monkeypatch, nb) == [
+        "%%capture\n!pip install torch",
+        "import torch\n# Build the model\nfrom torch import nn\n\ntorch.manual_seed(0)\n\n"
+        "model = nn.Linear(2, 2)",
+        "# Train\nout = model(x)",
+    ]
+
+
+def test_code_inserted_before_a_cells_first_statement_stays_in_that_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # RPL204's setting goes above the comment that describes the statement it precedes (and
+    # RPL202's settings above the seed's): not above the cell's start, into the cell before.
+    nb = notebook(
+        "import torch\nfrom torch import nn",
+        "# Determinism\ntorch.use_deterministic_algorithms(True)",
+        SEEDED_CONV,
+    )
+    assert fixed_sources(tmp_path, monkeypatch, nb) == [
+        "import torch\nfrom torch import nn",
+        "import os\n\n"
+        'os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")\n'
+        "# Determinism\ntorch.use_deterministic_algorithms(True)",
+        SEEDED_CONV,
+    ]
+
+
+def test_settings_inserted_before_a_cells_first_seed_stay_in_that_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nb = notebook(
+        "import torch\nfrom torch import nn",
+        SEEDED_CONV,
+    )
+    assert fixed_sources(tmp_path, monkeypatch, nb, "--select", "RPL202") == [
+        "import torch\nfrom torch import nn",
+        "torch.backends.cudnn.deterministic = True\ntorch.backends.cudnn.benchmark = False\n"
+        + SEEDED_CONV,
+    ]
+
+
+def test_fixed_text_that_moves_a_cell_magic_is_not_written() -> None:
+    from repro_lint.notebooks import Notebook
+    from repro_lint.source import SourceError
+
+    data = nbformat.writes(notebook("%%time\nx = 1", "y = 2")).encode()
+    parsed = Notebook.parse(data)
+    cell = parsed.text.index(":cell:2\n") + len(":cell:2\n")
+    edited = parsed.text[:cell] + "import os\n" + parsed.text[cell:]
+    with pytest.raises(SourceError, match="cell magic of cell 2"):
+        parsed.rewritten(edited)
+    below = parsed.text.index("\n", cell) + 1
+    rewritten = parsed.rewritten(parsed.text[:below] + "import os\n" + parsed.text[below:])
+    assert rewritten is not None
+    cells = nbformat.reads(rewritten.decode(), as_version=4).cells
+    assert cells[1].source == "%%time\nimport os\nx = 1"
