@@ -132,6 +132,77 @@ def _directories(path: Path | None) -> Iterator[Path]:
             return
 
 
+# The rules ruff checks where nothing selects any (its ``lint.select`` default).
+RUFF_DEFAULT_SELECT = ("E4", "E7", "E9", "F")
+
+
+def _lint_settings(table: dict[str, Any]) -> dict[str, Any]:
+    """The rule selection of a ruff configuration table: its top-level keys (the old
+    spelling), then its ``lint`` table's."""
+    found: dict[str, Any] = {
+        k: table[k] for k in ("select", "extend-select", "ignore") if k in table
+    }
+    lint = table.get("lint")
+    if isinstance(lint, dict):
+        found.update({k: lint[k] for k in ("select", "extend-select", "ignore") if k in lint})
+    return found
+
+
+@functools.lru_cache(maxsize=1024)
+def _directory_ruff(directory: str) -> dict[str, Any] | None:
+    """The rule selection of a ruff configuration in ``directory`` itself (None: none there;
+    ruff takes the closest one)."""
+    base = Path(directory)
+    for name in (".ruff.toml", "ruff.toml"):
+        if (base / name).is_file():
+            return _lint_settings(_toml(base / name) or {})
+    pyproject = base / "pyproject.toml"
+    if pyproject.is_file():
+        tool = (_toml(pyproject) or {}).get("tool")
+        ruff = tool.get("ruff") if isinstance(tool, dict) else None
+        if isinstance(ruff, dict):
+            return _lint_settings(ruff)
+    return None
+
+
+def _specificity(selector: str, code: str) -> int | None:
+    """How closely a rule selector (``ALL``, ``NPY``, ``NPY002``) matches ``code``: the
+    length of its prefix, 0 for ``ALL``; None when it does not."""
+    if selector == "ALL":
+        return 0
+    return len(selector) if code.startswith(selector) else None
+
+
+def ruff_checks(path: Path | None, code: str) -> bool:
+    """Whether ruff checks rule ``code`` in the file at ``path``, configured by the closest
+    ruff configuration at or above it, up to its repository root (``ruff.toml``,
+    ``.ruff.toml`` or ``[tool.ruff]``; ruff's default selection without one): some
+    ``select``/``extend-select`` selector matches it, and no ``ignore`` selector matches it
+    as closely. A ``# noqa`` for a rule ruff does not check is noise (and ruff's RUF100
+    reports it as unused). Per-file ignores and inherited configurations (``extend``) are
+    not read."""
+    settings: dict[str, Any] = {}
+    for candidate in _directories(path):
+        found = _directory_ruff(str(candidate))
+        if found is not None:
+            settings = found
+            break
+    select = settings.get("select")
+    selectors = [*(select if isinstance(select, list) else RUFF_DEFAULT_SELECT)]
+    extend = settings.get("extend-select")
+    selectors += extend if isinstance(extend, list) else []
+    matches = [m for m in (_specificity(str(s), code) for s in selectors) if m is not None]
+    if not matches:
+        return False
+    ignore = settings.get("ignore")
+    ignored = [
+        m
+        for m in (_specificity(str(s), code) for s in (ignore if isinstance(ignore, list) else []))
+        if m is not None
+    ]
+    return not any(m >= max(matches) for m in ignored)
+
+
 _FORMATTER_HOOK = re.compile(r"^\s*-?\s*id:\s*['\"]?(black|ruff-format)\b", re.M)
 
 
@@ -1296,6 +1367,7 @@ __all__ = [
     "place_definition",
     "place_import",
     "room_at",
+    "ruff_checks",
     "section_of",
     "split_brackets",
     "split_chain",

@@ -1896,8 +1896,8 @@ class Program:
         value: str | None = None,
     ) -> tuple[list[str], list[str]] | None:
         """Seed calls for ``families`` (``value``, by default the configured seed, plus
-        ``offset``) and the imports they need; numpy's carries ``# noqa: NPY002`` so
-        ruff's legacy-numpy rule stays quiet."""
+        ``offset``) and the imports they need; numpy's carries ``# noqa: NPY002`` where
+        ruff checks its legacy-numpy rule (``numpy_noqa``)."""
         value = seed_value(str(self.options.seed) if value is None else value, offset)
         lines: list[str] = []
         imports: list[str] = []
@@ -1908,7 +1908,7 @@ class Program:
             if spelled is None:
                 return None
             text, module = spelled
-            lines.append(f"{text}({value})" + ("  # noqa: NPY002" if family == "numpy" else ""))
+            lines.append(f"{text}({value})" + (numpy_noqa(unit.path) if family == "numpy" else ""))
             if module is not None and module not in imports:
                 imports.append(module)
         return lines, imports
@@ -2343,6 +2343,12 @@ class Program:
         ends = [end for start, end in unit.summary.get("imports", ()) if start < first_row]
         row = max(ends) + 1 if ends else first_row
         return Location(row, 1), "", None, "", ""
+
+
+def numpy_noqa(path: Path | None) -> str:
+    """The comment a line seeding numpy's legacy global generator ends with: ``# noqa:
+    NPY002`` where ruff checks that rule for the file, else none."""
+    return "  # noqa: NPY002" if layout.ruff_checks(path, "NPY002") else ""
 
 
 def seed_value(base: str, offset: str | None = None) -> str:

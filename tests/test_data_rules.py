@@ -177,7 +177,7 @@ def test_the_general_recommendation_offers_no_helper() -> None:
     assert fixed(source, "RPL301") == source
     # Before torch 1.9 numpy's state is copied into every worker: the helper reseeds numpy.
     old = fixed(source, "RPL301", options={"target-torch": "1.8"})
-    assert "np.random.seed(worker_seed)  # noqa: NPY002\n" in old
+    assert "np.random.seed(worker_seed)\n" in old
     assert "random.seed(" not in old.replace("np.random.seed(", "")
 
 
@@ -581,7 +581,7 @@ def test_the_distributed_fix_mixes_in_the_rank() -> None:
     )
     assert (
         "    torch.manual_seed(worker_seed)\n"
-        "    np.random.seed(worker_seed)  # noqa: NPY002\n"
+        "    np.random.seed(worker_seed)\n"
         "    random.seed(worker_seed)\n"
     ) in fixed(both, "RPL301")
 

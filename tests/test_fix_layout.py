@@ -720,3 +720,49 @@ def test_a_method_chain_that_passes_the_line_length_is_laid_out_as_black_does(
     source = _chain_source(body)
     assert all(len(line) <= 88 for line in source.splitlines())
     assert fixed(source, select="RPL306") == _chain_source(expected)
+
+
+# -- a noqa for ruff's legacy-numpy rule, only where ruff checks it ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        ("pyproject.toml", '[project]\nname = "x"\n', False),
+        ("pyproject.toml", "[tool.ruff]\nline-length = 100\n", False),
+        ("pyproject.toml", '[tool.ruff.lint]\nselect = ["E", "NPY"]\n', True),
+        ("pyproject.toml", '[tool.ruff]\nselect = ["NPY002"]\n', True),
+        ("pyproject.toml", '[tool.ruff.lint]\nextend-select = ["NPY"]\n', True),
+        ("pyproject.toml", '[tool.ruff.lint]\nselect = ["ALL"]\n', True),
+        ("pyproject.toml", '[tool.ruff.lint]\nselect = ["ALL"]\nignore = ["NPY002"]\n', False),
+        ("pyproject.toml", '[tool.ruff.lint]\nselect = ["ALL"]\nignore = ["NPY"]\n', False),
+        ("pyproject.toml", '[tool.ruff.lint]\nselect = ["NPY002"]\nignore = ["NPY"]\n', True),
+        ("ruff.toml", '[lint]\nselect = ["NPY"]\n', True),
+        (".ruff.toml", 'select = ["F"]\n', False),
+    ],
+)
+def test_ruff_checks_a_rule_as_its_closest_configuration_selects_it(
+    tmp_path: Path, name: str, text: str, expected: bool
+) -> None:
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / name).write_text(text, encoding="utf-8")
+    assert layout.ruff_checks(root / "src" / "train.py", "NPY002") is expected
+
+
+def test_a_numpy_seed_carries_a_noqa_only_where_ruff_checks_its_rule(tmp_path: Path) -> None:
+    script = "import numpy as np\n\nif __name__ == '__main__':\n    x = np.random.rand(3)\n"
+    (tmp_path / ".git").mkdir()
+    for project, config, comment in (
+        ("plain", "", ""),
+        ("ruff", '[tool.ruff.lint]\nselect = ["NPY"]\n', "  # noqa: NPY002"),
+    ):
+        (tmp_path / project).mkdir()
+        (tmp_path / project / "pyproject.toml").write_text(config, encoding="utf-8")
+        path = tmp_path / project / "train.py"
+        path.write_text(script, encoding="utf-8")
+        assert fixed(script, path, select="RPL101") == (
+            "import numpy as np\n\nif __name__ == '__main__':\n"
+            f"    np.random.seed(0){comment}\n    x = np.random.rand(3)\n"
+        )

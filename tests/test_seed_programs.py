@@ -471,7 +471,7 @@ def test_seed_and_cudnn_fixes_meet_in_one_block(tmp_path: Path) -> None:
         "    torch.backends.cudnn.deterministic = True",
         "    torch.backends.cudnn.benchmark = False",
         "    torch.manual_seed(args.seed)",
-        "    np.random.seed(args.seed)  # noqa: NPY002",
+        "    np.random.seed(args.seed)",
         "    model = nn.Conv2d(3, 8, 3).cuda()",
     ]
     assert findings(tmp_path, codes={"RPL101", "RPL202"}) == set()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from repro_lint.datasets import Judge, Loader, Randomness, contexts, data, loaders, span
 from repro_lint.diagnostics import Edit, FixSafety, Location
 from repro_lint.loaders import GENERATOR_KINDS, GENERATORS_SINCE, HELPER
-from repro_lint.program import Program, ProjectReport, ProjectRule, Unit
+from repro_lint.program import Program, ProjectReport, ProjectRule, Unit, numpy_noqa
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
 from repro_lint.torch_versions import TorchVersion
@@ -267,7 +267,7 @@ class DataloaderWorkerRng(ProjectRule):
             "def seed_worker(worker_id: int) -> None:\n"
             '    """Reseed what PyTorch does not reseed in each DataLoader worker."""\n'
             "    worker_seed = torch.initial_seed() % 2**32\n"
-            "    np.random.seed(worker_seed)  # noqa: NPY002\n\n\n"
+            "    np.random.seed(worker_seed)\n\n\n"
             "class Blurred(Dataset):\n    def __len__(self):\n        return 8\n\n"
             "    def __getitem__(self, index):\n        return np.random.uniform(0.1, 2.0)\n\n\n"
             "loader = DataLoader(Blurred(), batch_size=2, shuffle=True, num_workers=2,\n"
@@ -695,7 +695,7 @@ class DataloaderWorkerRng(ProjectRule):
         else:
             lines.append(f"    worker_seed = {spelled['torch.initial_seed']}() % 2**32")
         if numpy:
-            lines.append(f"    {spelled['numpy.random.seed']}(worker_seed)  # noqa: NPY002")
+            lines.append(f"    {spelled['numpy.random.seed']}(worker_seed){numpy_noqa(unit.path)}")
         if python_random:
             lines.append(f"    {spelled['random.seed']}(worker_seed)")
         for lib in libraries:

@@ -74,8 +74,9 @@ class MissingSeed(ProjectRule):
     shuffling and dropout on the CPU stay unseeded; `torch.manual_seed` seeds both.
 
     ## Fix safety
-    Safe: the missing seed calls (`torch.manual_seed(...)`, `np.random.seed(...)  # noqa:
-    NPY002`, `random.seed(...)`) are inserted with the imports they need; it pins the
+    Safe: the missing seed calls (`torch.manual_seed(...)`, `np.random.seed(...)`, with
+    `# noqa: NPY002` where the project's ruff configuration checks that rule,
+    `random.seed(...)`) are inserted with the imports they need; it pins the
     randomness down and changes nothing else. Where the program already seeds a generator
     itself, the others are seeded right after that call with the same value (its argument,
     option or config field, in its file). Otherwise they go where the work runs, with the
@@ -138,7 +139,7 @@ class MissingSeed(ProjectRule):
             "    torch.manual_seed(0)\n    data = np.random.rand(10)\n\n\n"
             'if __name__ == "__main__":\n    main()\n',
             fixed='"""Train."""\nimport numpy as np\nimport torch\n\n\ndef main():\n'
-            "    torch.manual_seed(0)\n    np.random.seed(0)  # noqa: NPY002\n"
+            "    torch.manual_seed(0)\n    np.random.seed(0)\n"
             "    data = np.random.rand(10)\n\n\n"
             'if __name__ == "__main__":\n    main()\n',
             config={"seed": 1234},
@@ -176,7 +177,7 @@ class MissingSeed(ProjectRule):
             "    parser = argparse.ArgumentParser()\n    parser.add_argument('--seed', type=int, default=3)\n"
             "    args = parser.parse_args()\n    set_seed(args.seed)\n    noise = np.random.rand(4)\n",
             fixed="import argparse\nimport numpy as np\nimport torch\n\n\ndef set_seed(seed):\n"
-            "    torch.manual_seed(seed)\n    np.random.seed(seed)  # noqa: NPY002\n\n\n"
+            "    torch.manual_seed(seed)\n    np.random.seed(seed)\n\n\n"
             "if __name__ == '__main__':\n"
             "    parser = argparse.ArgumentParser()\n    parser.add_argument('--seed', type=int, default=3)\n"
             "    args = parser.parse_args()\n    set_seed(args.seed)\n    noise = np.random.rand(4)\n",
@@ -309,7 +310,7 @@ class MissingSeed(ProjectRule):
             "        torch.multiprocessing.spawn(fn=subprocess_fn, args=(num_gpus,), "
             "nprocs=num_gpus)\n\n\nif __name__ == '__main__':\n    calc_metrics(1)\n",
             fixed="import numpy as np\nimport torch\n\n\ndef subprocess_fn(rank, num_gpus):\n"
-            "    torch.manual_seed(rank)\n    np.random.seed(rank)  # noqa: NPY002\n"
+            "    torch.manual_seed(rank)\n    np.random.seed(rank)\n"
             "    latents = np.random.randn(8, 512)\n"
             "    noise = torch.randn(8, 512, device=torch.device('cuda', rank))\n\n\n"
             "def calc_metrics(num_gpus):\n    if num_gpus == 1:\n"
@@ -367,7 +368,7 @@ class MissingSeed(ProjectRule):
             "    SCORERS[fn.__name__] = fn\n    return fn\n\n\n@scorer\ndef sample_score(data):\n"
             "    return np.random.choice(data, 2)\n\n\ndef evaluate(name, data):\n"
             "    return SCORERS[name](data)\n\n\n"
-            "if __name__ == '__main__':\n    np.random.seed(0)  # noqa: NPY002\n"
+            "if __name__ == '__main__':\n    np.random.seed(0)\n"
             "    print(evaluate('sample_score', [1, 2, 3]))\n",
             note="a call through a registry a decorator fills runs one of its functions",
         ),

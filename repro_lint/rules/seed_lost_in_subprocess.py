@@ -83,7 +83,7 @@ class SeedLostInSubprocess(ProjectRule):
             "    np.random.rand(3)\n\n\nif __name__ == '__main__':\n    np.random.seed(0)\n"
             "    mp.set_start_method('spawn')\n    p = mp.Process(target=work, args=(0,))\n",
             fixed="import multiprocessing as mp\nimport numpy as np\n\n\ndef work(rank):\n"
-            "    np.random.seed(rank)  # noqa: NPY002\n    np.random.rand(3)\n\n\n"
+            "    np.random.seed(rank)\n    np.random.rand(3)\n\n\n"
             "if __name__ == '__main__':\n    np.random.seed(0)\n"
             "    mp.set_start_method('spawn')\n    p = mp.Process(target=work, args=(0,))\n",
         ),
