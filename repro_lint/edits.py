@@ -80,8 +80,7 @@ class EditBuilder:
         """A notebook's code cells (its joined module starts with a cell marker); none for a
         Python file."""
         if self._cells is None:
-            first = self._text.split("\n", 1)[0].rstrip("\r")
-            marked = layout.CELL_MARKER.fullmatch(first) is not None
+            marked = layout.is_joined_notebook(self._text)
             self._cells = layout.cell_headers(self.module) if marked else ()
         return self._cells
 

@@ -538,6 +538,12 @@ CELL_MARKER = re.compile(r"# repro-lint-\d+:cell:\d+")
 IPYTHON_PLACEHOLDER = re.compile(r"# repro-lint-\d+:magic:\d+")
 
 
+def is_joined_notebook(text: str) -> bool:
+    """Whether ``text`` is a notebook's joined module: its first line is a cell marker."""
+    found = CELL_MARKER.match(text)
+    return found is not None and text[found.end() : found.end() + 1] in ("\n", "\r", "")
+
+
 def is_cell_marker(line: cst.EmptyLine) -> bool:
     return line.comment is not None and CELL_MARKER.fullmatch(line.comment.value) is not None
 
@@ -1361,6 +1367,7 @@ __all__ = [
     "import_text",
     "is_docstring",
     "is_future_import",
+    "is_joined_notebook",
     "keyword_arg",
     "line_length",
     "parse_import",

@@ -30,7 +30,6 @@ from repro_lint.estimators import draws_from_numpy, is_function
 from repro_lint.gates import Gate, GateFacts
 from repro_lint.kernel_facts import KernelFacts
 from repro_lint.layout import (
-    CELL_MARKER,
     CONVENTIONAL_ALIASES,
     FROM_IMPORTED,
     HeaderRecorder,
@@ -38,6 +37,7 @@ from repro_lint.layout import (
     describing_comments,
     is_docstring,
     is_future_import,
+    is_joined_notebook,
 )
 from repro_lint.loaders import CallSite, LoaderFacts
 from repro_lint.names import dotted_name
@@ -234,10 +234,9 @@ class SummaryCollector:
         self._default_indent = context.module.default_indent
         # A notebook's code cells (its joined module opens with a cell marker): fixes put
         # imports and helpers into the cell they are for.
-        first = text.split("\n", 1)[0].rstrip("\r")
         self._cells = (
             [cell.to_json() for cell in cell_headers(context.module)]
-            if CELL_MARKER.fullmatch(first)
+            if is_joined_notebook(text)
             else []
         )
         # The engine's traversal counts rows for everyone (see _Dispatcher).
