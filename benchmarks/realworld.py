@@ -93,7 +93,7 @@ class Label:
 
     @property
     def where(self) -> str:
-        return _where(self.path, self.cell, self.line)
+        return where(self.path, self.cell, self.line)
 
 
 @dataclass(frozen=True)
@@ -113,10 +113,10 @@ class Finding:
 
     @property
     def where(self) -> str:
-        return _where(self.path, self.cell, self.line)
+        return where(self.path, self.cell, self.line)
 
 
-def _where(path: str, cell: int | None, line: int | None) -> str:
+def where(path: str, cell: int | None, line: int | None) -> str:
     return f"{path}:{line}" if cell is None else f"{path}:cell {cell}:{line}"
 
 

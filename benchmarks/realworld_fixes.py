@@ -12,8 +12,9 @@ For each repository of the real-world corpus (``benchmarks/realworld/labels``) t
 2. applies the fixes twice, to fresh copies: ``--fix`` and ``--fix --unsafe-fixes``, with the
    reviewed files as arguments and the repository root as the working directory, the way
    pre-commit runs the ``repro-lint-fix`` hook. The fix loop runs in this process (the same
-   functions the command line uses) so that every applied fix is known with its finding;
-   ``--cli-check`` also runs the console script and fails when its result differs;
+   functions the command line uses, for the reviewed notebooks too, cell by cell) so that
+   every applied fix is known with its finding; ``--cli-check`` also runs the console
+   script and fails when its result differs;
 3. keys each applied fix by repo@commit, path, rule and the text it inserted, and looks up the
    reviewer's verdict in ``benchmarks/realworld/fixes/verdicts.jsonl``: ``merge`` (merge as
    is), ``edit`` (needs an edit) or ``wrong``. A fix whose inserted text changed has no verdict
@@ -35,6 +36,7 @@ import difflib
 import functools
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -96,10 +98,15 @@ class AppliedFix:
     message: str
     original: bool
     hunk: str = ""
+    cell: int | None = None  # the finding's cell, in a notebook
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.repo, self.commit, self.path, self.code, self.inserted)
+
+    @property
+    def where(self) -> str:
+        return realworld.where(self.path, self.cell, self.row)
 
 
 @dataclass
@@ -147,12 +154,24 @@ def load_verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, str, str, str],
 # -- applying the fixes -------------------------------------------------------------------------
 
 
-def fix_in_place(root: Path, files: Sequence[str], unsafe: bool) -> tuple[list[Any], list[str]]:
-    """Fix ``files`` of the project at ``root`` as ``repro-lint check --fix`` run there does;
-    return the fix outcomes (with the fixes they applied) and the files written."""
+@dataclass
+class FileFix:
+    """What fixing did to one file: its unified diff (empty when unchanged), the fixes
+    applied, and per fix the hunk of the diff that shows it (for a reviewer)."""
+
+    name: str
+    diff: str
+    applied: list[Any]
+    hunks: list[str]
+
+
+def fix_in_place(root: Path, files: Sequence[str], unsafe: bool) -> tuple[list[FileFix], list[str]]:
+    """Fix ``files`` of the project at ``root`` as ``repro-lint check --fix`` run there does
+    (notebooks cell by cell); return what fixing did to each file and the files written."""
+    from repro_lint import notebooks
     from repro_lint.config import load_config
     from repro_lint.diagnostics import FixSafety
-    from repro_lint.engine import Relinter, lint_files
+    from repro_lint.engine import Relinter, lint_files, text_linter
     from repro_lint.files import discover
     from repro_lint.fixes import fix_texts
     from repro_lint.settings import Settings
@@ -167,10 +186,12 @@ def fix_in_place(root: Path, files: Sequence[str], unsafe: bool) -> tuple[list[A
     paths = {f.display: f.path for f in found.files}
     texts: dict[str, str] = {}
     encodings = {}
+    notebook_names = []
     for result in results:
-        if any(d.code == "RPL000" for d in result.diagnostics) or result.filename.endswith(
-            ".ipynb"
-        ):
+        if any(d.code == "RPL000" for d in result.diagnostics):
+            continue
+        if notebooks.is_notebook(result.filename):
+            notebook_names.append(result.filename)
             continue
         try:
             decoded = read_source(paths[result.filename])
@@ -185,12 +206,54 @@ def fix_in_place(root: Path, files: Sequence[str], unsafe: bool) -> tuple[list[A
     else:
         initial = {r.filename: r for r in current}
     outcomes = fix_texts(texts, initial, relint, applicable) if texts else {}
+    out: list[FileFix] = []
     written = []
     for name, outcome in sorted(outcomes.items()):
+        diff = ""
         if outcome.changed:
             paths[name].write_bytes(encodings[name].encode(outcome.text))
             written.append(name)
-    return list(outcomes.items()), written
+            diff = "".join(
+                difflib.unified_diff(
+                    outcome.original.splitlines(keepends=True),
+                    outcome.text.splitlines(keepends=True),
+                    fromfile=f"a/{name}",
+                    tofile=f"b/{name}",
+                )
+            )
+        hunks = []
+        for applied in outcome.applied:
+            d = applied.diagnostic
+            # The hunk that shows the fix: where its first edit in this file is.
+            edits = [e for e in (d.fix.edits if d.fix else ()) if e.filename in (None, name)]
+            at = edits[0].location.row if edits else d.location.row
+            hunks.append(_hunk(outcome.original, outcome.text, name, at))
+        out.append(FileFix(name, diff, list(outcome.applied), hunks))
+    for name in sorted(notebook_names):
+        path = paths[name]
+        data = path.read_bytes()
+        try:
+            fixed = notebooks.fix(data, name, text_linter(settings, path), applicable)
+        except SourceError:
+            continue
+        if fixed.data is not None:
+            path.write_bytes(fixed.data)
+            written.append(name)
+        hunks = [
+            _cell_diff(fixed.diff, dict(a.diagnostic.properties).get("cell")) for a in fixed.applied
+        ]
+        out.append(FileFix(name, fixed.diff, fixed.applied, hunks))
+    return out, sorted(written)
+
+
+def _cell_diff(diff: str, cell: object) -> str:
+    """The part of a notebook's diff (one part per changed cell) for ``cell``; all of it
+    when that cell did not change (a fix that edited another cell)."""
+    parts = re.split(r"(?m)^(?=--- a/)", diff)
+    for part in parts:
+        if part.startswith("--- a/") and part.split("\n", 1)[0].endswith(f":cell {cell}"):
+            return part
+    return diff
 
 
 def _hunk(before: str, after: str, path: str, row: int) -> str:
@@ -228,12 +291,15 @@ def review_repo(
 ) -> RepoFixes:
     out = RepoFixes(repo, commit)
     source = work / repo.replace("/", "+") / commit[:12]
+    reviewed_notebooks = [f for f in files if realworld.is_notebook(f)]
     try:
         if not source.is_dir():
             partial = source.with_name(source.name + ".partial")
             shutil.rmtree(partial, ignore_errors=True)
-            realworld.extract(mirrors, repo, commit, partial)
+            realworld.extract(mirrors, repo, commit, partial, also=reviewed_notebooks)
             partial.rename(source)
+        else:
+            realworld.complete(mirrors, repo, commit, source, reviewed_notebooks)
     except (OSError, subprocess.CalledProcessError, FileNotFoundError) as exc:
         out.error = f"cannot extract: {exc}"
         return out
@@ -249,35 +315,23 @@ def review_repo(
             return out
         out.changed[mode] = written
         diffs = []
-        for name, outcome in outcomes:
-            if outcome.changed:
-                diffs.append(
-                    "".join(
-                        difflib.unified_diff(
-                            outcome.original.splitlines(keepends=True),
-                            outcome.text.splitlines(keepends=True),
-                            fromfile=f"a/{name}",
-                            tofile=f"b/{name}",
-                        )
-                    )
-                )
-            for applied in outcome.applied:
+        for fixed in outcomes:
+            diffs.append(fixed.diff)
+            for applied, hunk in zip(fixed.applied, fixed.hunks, strict=True):
                 d = applied.diagnostic
-                # The hunk that shows the fix: where its first edit in this file is.
-                edits = [e for e in (d.fix.edits if d.fix else ()) if e.filename in (None, name)]
-                at = edits[0].location.row if edits else d.location.row
                 out.fixes.append(
                     AppliedFix(
                         repo=repo,
                         commit=commit,
-                        path=name,
+                        path=fixed.name,
                         code=d.code,
-                        inserted=_key_text(name, applied.inserted),
+                        inserted=_key_text(fixed.name, applied.inserted),
                         mode=mode,
                         row=d.location.row,
                         message=d.message,
                         original=applied.original,
-                        hunk=_hunk(outcome.original, outcome.text, name, at),
+                        hunk=hunk,
+                        cell=dict(d.properties).get("cell"),
                     )
                 )
         out.diffs[mode] = "".join(diffs)
@@ -376,6 +430,17 @@ def report(review: Review, runs: Sequence[RepoFixes], quiet: bool) -> bool:
     for name, label in (*VERDICT_NAMES.items(), ("unreviewed", "unreviewed")):
         share = f"{counts[name] / len(unique):.0%}" if unique else "-"
         print(f"{label:12} {counts[name]:5} {share:>6}")
+    for kind, of_kind in (
+        ("Python files", [f for f in unique if not realworld.is_notebook(f.path)]),
+        ("notebooks", [f for f in unique if realworld.is_notebook(f.path)]),
+    ):
+        verdicts = Counter(review.verdict(f) for f in of_kind)
+        judged = sum(verdicts[name] for name in VERDICT_NAMES)
+        if judged:
+            print(
+                f"  {kind}: {verdicts['merge']} of {judged} reviewed merged as is "
+                f"({verdicts['merge'] / judged:.1%}), {verdicts['wrong']} wrong"
+            )
     statuses = Counter(review.status(fix) for fix in unique)
     if counts["unreviewed"]:
         print(
@@ -439,7 +504,7 @@ def report(review: Review, runs: Sequence[RepoFixes], quiet: bool) -> bool:
                 why = f"  -- {found.reason}" if found else ""
                 created = "" if fix.original else " (a finding an earlier fix created)"
                 print(
-                    f"  {fix.code} {fix.repo}@{fix.commit[:7]}:{fix.path}:{fix.row}{created}"
+                    f"  {fix.code} {fix.repo}@{fix.commit[:7]}:{fix.where}{created}"
                     f"  {_first(fix.inserted)}{why}"
                 )
                 for old in previous.get(fix.key[:4], []) if name == "changed" else ():
@@ -460,6 +525,7 @@ def _pending(review: Review, path: Path) -> int:
         if review.verdict(fix) is None:
             record: dict[str, Any] = {k: getattr(fix, k) for k in KEYS}
             record.update(verdict=None, family="", reason="", mode=fix.mode, row=fix.row,
+                          **({} if fix.cell is None else {"cell": fix.cell}),
                           message=fix.message, hunk=fix.hunk)  # fmt: skip
             # What the same finding's fix wrote when it was last reviewed, and the verdict.
             record["previous"] = [asdict(old) for old in previous.get(fix.key[:4], [])]

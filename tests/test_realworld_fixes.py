@@ -86,3 +86,32 @@ def test_verdict_records_are_checked(tmp_path: Path, line: str, problem: str) ->
 def test_the_stored_verdicts_are_well_formed() -> None:
     verdicts = rf.load_verdicts()
     assert verdicts and all(v.family in {*rf.FAMILIES.values(), "fixes"} for v in verdicts.values())
+
+
+def test_notebooks_are_fixed_cell_by_cell_with_each_fix_and_its_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "k", "display_name": "K", "language": "python"}
+    sources = ["import torch", "print(1)", "torch.backends.cudnn.benchmark = True"]
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    (tmp_path / ".git").mkdir()
+    nbformat.write(nb, str(tmp_path / "nb.ipynb"))
+    (tmp_path / "train.py").write_text(
+        "import torch\n\ntorch.backends.cudnn.benchmark = True\n", encoding="utf-8"
+    )
+    monkeypatch.chdir(tmp_path)  # fix_in_place works from the project's root
+    fixed, written = rf.fix_in_place(tmp_path, ["nb.ipynb", "train.py"], unsafe=False)
+    assert written == ["nb.ipynb", "train.py"]
+    by_name = {f.name: f for f in fixed}
+    notebook = by_name["nb.ipynb"]
+    [done] = notebook.applied
+    assert done.diagnostic.code == "RPL201"
+    assert dict(done.diagnostic.properties)["cell"] == 3
+    assert notebook.hunks[0].startswith("--- a/nb.ipynb:cell 3\n")
+    assert "+torch.backends.cudnn.benchmark = False" in notebook.hunks[0]
+    cells = nbformat.read(str(tmp_path / "nb.ipynb"), as_version=4).cells
+    assert cells[2].source == "torch.backends.cudnn.benchmark = False"
+    assert by_name["train.py"].diff.startswith("--- a/train.py\n")
