@@ -231,11 +231,9 @@ def fix_in_place(root: Path, files: Sequence[str], unsafe: bool) -> tuple[list[F
         out.append(FileFix(name, diff, list(outcome.applied), hunks))
     for name in sorted(notebook_names):
         path = paths[name]
-        data = path.read_bytes()
-        try:
-            fixed = notebooks.fix(data, name, text_linter(settings, path), applicable)
-        except SourceError:
-            continue
+        # A notebook whose fixed cells cannot be written back (SourceError) fails the review
+        # of its repository, as a defect to look at: the command line would leave it as is.
+        fixed = notebooks.fix(path.read_bytes(), name, text_linter(settings, path), applicable)
         if fixed.data is not None:
             path.write_bytes(fixed.data)
             written.append(name)
