@@ -318,6 +318,8 @@ class EditBuilder:
                 return None
         name = layout.ImportName(edit.module, edit.asname)
         end, lead = self._import_anchor()
+        # Where the import goes when the header holds no statement after it.
+        last = (end.row, end.column, lead)
         header = self.header
         if edit.before is not None and self.cells:
             # A notebook: the import goes into the cell that uses it. Cells run one by one,
@@ -325,11 +327,8 @@ class EditBuilder:
             header, cell = self._header_at(self.positions.syntactic(edit.before).start.line)
             if cell is not None:
                 end, lead = Location(cell.start, 1), ""
+                last = (cell.header_end, 1, "")
         root = find_project_root(self.path) if self.path is not None else None
-        # Where the import goes when the header holds no statement after it.
-        last = (end.row, end.column, lead)
-        if header is not self.header and header.statements:
-            last = (header.statements[-1].end + 1, 1, "")
         placed = layout.place_import(
             header,
             name,

@@ -584,6 +584,12 @@ class Cell:
     start: int
     header: Header
 
+    @property
+    def header_end(self) -> int:
+        """The row after the cell's header (its start when the header holds no statement):
+        where an import goes when no statement follows the header."""
+        return self.header.statements[-1].end + 1 if self.header.statements else self.start
+
     def to_json(self) -> list[Json]:
         return [self.first, self.start, self.header.to_json()]
 
@@ -616,8 +622,6 @@ def cell_headers(module: cst.Module) -> tuple[Cell, ...]:
         close()
         recorder, first, start, opening = HeaderRecorder(), marker + 1, marker + 1, True
     row += sum(len(_NEWLINE.findall(module.code_for_node(line))) for line in module.header)
-    if recorder is None and not module.body:
-        return ()
     for statement in module.body:
         leading: Sequence[cst.EmptyLine] = getattr(statement, "leading_lines", ())
         lead = row

@@ -1019,10 +1019,8 @@ class Program:
         header, cell = header_at(unit, at)
         if cell is None:
             row, column, lead = unit.summary["anchor"]
-        elif header.statements:
-            row, column, lead = header.statements[-1].end + 1, 1, ""
         else:
-            row, column, lead = cell.start, 1, ""
+            row, column, lead = cell.header_end, 1, ""
         root = find_project_root(unit.path) if unit.path is not None else None
         first_party = layout.first_party_finder(unit.path, root)
         return layout.import_edits(
