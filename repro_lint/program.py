@@ -2249,18 +2249,17 @@ class Program:
                 if ref != ["g"]:
                     yield unit, ref, positional, list(keywords)
 
-    def program_seed(self, entry: EntryPoint) -> tuple[Unit, int, str, bool] | None:
+    def program_seed(self, entry: EntryPoint) -> ProgramSeed | None:
         """The seed the program already passes, where it first seeds a generator itself
-        (``torch.manual_seed(args.seed)``): its unit, statement and argument as written,
-        when that argument is a plain value a fix may repeat right after the call, and
-        whether that seed runs only on some paths (``if args.seed is not None:``)."""
+        (``torch.manual_seed(args.seed)``), when that argument is a plain value a fix may
+        repeat right after the call (see ``ProgramSeed``)."""
         chain = entry.profile.first_seed
         if chain is None:
             return None
         index, statement, row, _ = chain[-1]
         unit = self.units[index]
         for key, events in unit.functions().items():
-            texts = {int(i): str(text) for i, text in unit.summary.get("sargs", {}).get(key, ())}
+            texts = {int(found[0]): found for found in unit.summary.get("sargs", {}).get(key, ())}
             for position, event in enumerate(events):
                 if (
                     event[0] == "s"
@@ -2268,8 +2267,16 @@ class Program:
                     and int(event[-1]) == row
                     and position in texts
                 ):
-                    guarded = position in unit.contexts(key)
-                    return unit, statement, texts[position], guarded
+                    found = texts[position]
+                    return ProgramSeed(
+                        unit,
+                        statement,
+                        str(found[1]),
+                        guarded=position in unit.contexts(key),
+                        checked=len(found) > 2 and bool(found[2]),
+                        key=key,
+                        position=position,
+                    )
         return None
 
     def option_seed(self, entry: EntryPoint) -> tuple[Placement, str] | None:
@@ -2347,6 +2354,36 @@ def numpy_noqa(path: Path | None) -> str:
     """The comment a line seeding numpy's legacy global generator ends with: ``# noqa:
     NPY002`` where ruff checks that rule for the file, else none."""
     return "  # noqa: NPY002" if layout.ruff_checks(path, "NPY002") else ""
+
+
+@dataclass(frozen=True)
+class ProgramSeed:
+    """Where a program first seeds a generator itself: its unit, statement and argument as
+    written (``text``); ``guarded`` when that seed runs only on some paths, ``checked`` when
+    the one branch around it is ``if <text> is not None:`` (the program seeds only when
+    given a seed)."""
+
+    unit: Unit
+    statement: int
+    text: str
+    guarded: bool
+    checked: bool
+    # The function holding the seeding call and the index of its event there.
+    key: str = ""
+    position: int = -1
+
+    def beside(self) -> set[str]:
+        """The deterministic settings (``Profile.settings`` kinds) the same function makes
+        in exactly the seed's branches (``cudnn.deterministic = True`` next to it under
+        ``if args.seed is not None:``)."""
+        contexts = self.unit.contexts(self.key)
+        mine = contexts.get(self.position)
+        events = self.unit.functions().get(self.key, ())
+        return {
+            str(event[1])
+            for index, event in enumerate(events)
+            if event[0] == "d" and contexts.get(index) == mine
+        }
 
 
 def seed_value(base: str, offset: str | None = None) -> str:

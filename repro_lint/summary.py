@@ -884,10 +884,32 @@ class SummaryCollector:
 
     def _seed(self, node: cst.CSTNode, families: Iterable[str]) -> None:
         argument_text = self._seed_text(node)
+        checked = argument_text is not None and self._checked_seed(argument_text)
         for family in families:
             index = self._event(node, "s", family)
             if index >= 0 and argument_text is not None:
-                self._seed_texts.setdefault(self._function_key(), []).append([index, argument_text])
+                entry: list[Json] = [index, argument_text]
+                if checked:
+                    entry.append(1)
+                self._seed_texts.setdefault(self._function_key(), []).append(entry)
+
+    def _checked_seed(self, text: str) -> bool:
+        """Whether the seeding call being visited runs only under ``if <text> is not None:``
+        within its function (the only branch around it, in its first arm): the program seeds
+        only when given a seed."""
+        context = self._context()
+        if len(context) != 1 or context[0][1] != 0:
+            return False
+        wanted = ("test", f"{' '.join(text.split())} is not None")
+        branch = context[0][0]
+        return any(
+            found == branch
+            and type(key) is tuple
+            and len(key) == 2
+            and key[0] == wanted[0]
+            and " ".join(str(key[1]).split()) == wanted[1]
+            for key, found in self._branch_ids.items()
+        )
 
     def _seed_text(self, node: cst.CSTNode) -> str | None:
         """The seed a seeding call passes, as written (``args.seed``, ``seed + rank``),

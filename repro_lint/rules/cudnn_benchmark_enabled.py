@@ -9,8 +9,9 @@ import libcst as cst
 from repro_lint.arguments import argument, dict_literal_items, literal_bool, literal_str
 from repro_lint.determinism import RUNNERS
 from repro_lint.diagnostics import FixSafety
-from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
+from repro_lint.randomness import CUDNN, HELPERS, LIGHTNING_TRAINERS, SEEDS, SETUP_HELPERS
 from repro_lint.rule import DropComments, Invalid, NodeEdit, Replace, Rule, Valid
+from repro_lint.walker import walk
 
 _FALSE = cst.Name("False")
 # mmengine's environment settings: the config variable and the Runner keyword that hold them.
@@ -41,7 +42,11 @@ class CudnnBenchmarkEnabled(Rule):
 
     ## Fix safety
     Safe: setting the flag to `False` changes speed, never what the program computes. A
-    comment right above the line that recommends it for speed is removed with it.
+    comment right above the line that recommends it for speed is removed with it. Where the
+    program seeds only when given a seed (a seeding call of `args.seed` under
+    `if args.seed is not None:`) and that seed is in scope at the flag, the value becomes
+    `args.seed is None`: seeded runs do not benchmark, and the runs the user leaves
+    unseeded keep the speed-up, as the program chose.
 
     ## Options
     None. Values that are not literals (`benchmark = args.benchmark`) are not reported.
@@ -102,6 +107,43 @@ class CudnnBenchmarkEnabled(Rule):
             fixed="_base_ = ['../_base_/default_runtime.py']\n\nmax_keep_ckpts = 3\n"
             "env_cfg = dict(cudnn_benchmark=False)\n",
             note="the comment above recommended the speed-up: it goes with the value",
+        ),
+        Invalid(
+            "import random\nimport torch\nimport torch.backends.cudnn as cudnn\n\n\n"
+            "def main_worker(gpu, args):\n    cudnn.benchmark = True\n\n\ndef main(args):\n"
+            "    if args.seed is not None:\n        random.seed(args.seed)\n"
+            "        torch.manual_seed(args.seed)\n        cudnn.deterministic = True\n"
+            "    main_worker(args.gpu, args)\n",
+            fixed="import random\nimport torch\nimport torch.backends.cudnn as cudnn\n\n\n"
+            "def main_worker(gpu, args):\n    cudnn.benchmark = args.seed is None\n\n\n"
+            "def main(args):\n"
+            "    if args.seed is not None:\n        random.seed(args.seed)\n"
+            "        torch.manual_seed(args.seed)\n        cudnn.deterministic = True\n"
+            "    main_worker(args.gpu, args)\n",
+            note="seeding is the user's choice: a seeded run does not benchmark",
+        ),
+        Invalid(
+            "import torch\n\n\ndef setup(config, args):\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n\n\n"
+            "def train(config):\n    torch.backends.cudnn.benchmark = True\n",
+            fixed="import torch\n\n\ndef setup(config, args):\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n\n\n"
+            "def train(config):\n    torch.backends.cudnn.benchmark = False\n",
+            note="the seed option is not in scope where the flag is set",
+        ),
+        Invalid(
+            "import torch\n\nargs = parse_args()\nif args.seed is not None:\n"
+            "    torch.manual_seed(args.seed)\ntorch.backends.cudnn.benchmark = True\n",
+            fixed="import torch\n\nargs = parse_args()\nif args.seed is not None:\n"
+            "    torch.manual_seed(args.seed)\ntorch.backends.cudnn.benchmark = args.seed is None\n",
+            note="a script: the flag comes after the seed's own test",
+        ),
+        Invalid(
+            "import torch\n\ntorch.backends.cudnn.benchmark = True\nargs = parse_args()\n"
+            "if args.seed is not None:\n    torch.manual_seed(args.seed)\n",
+            fixed="import torch\n\ntorch.backends.cudnn.benchmark = False\nargs = parse_args()\n"
+            "if args.seed is not None:\n    torch.manual_seed(args.seed)\n",
+            note="the flag is set before the options are parsed",
         ),
         Invalid(
             "import torch\n\n# cuDNN\ntorch.backends.cudnn.benchmark = True\n",
@@ -190,9 +232,81 @@ class CudnnBenchmarkEnabled(Rule):
                     # ``a = cudnn.benchmark = True``: rewriting the value would change ``a`` too.
                     fix: list[NodeEdit] = []
                     if len(node.targets) == 1:
-                        fix = [Replace(node.value, _FALSE), *self._stale_comment()]
+                        fix = [Replace(node.value, self._off()), *self._stale_comment()]
                     self.report(node, fix=fix)
                 return
+
+    def _off(self) -> cst.BaseExpression:
+        """What the flag is set to instead of True: False, or ``<seed> is None`` where the
+        program seeds only when given a seed that is in scope here (``_optional_seeds``)."""
+        function = next(
+            (s for s in reversed(self.context.statement_stack) if type(s) is cst.FunctionDef),
+            None,
+        )
+        params = set() if function is None else {p.name.value for p in _params(function)}
+        here = self.context.statement_stack[-1] if self.context.statement_stack else None
+        seeds, order = self._optional_seeds()
+        for seed, root, guard in seeds:
+            # The seed's name is bound here: a parameter, or the seed's own test ran before,
+            # in the same function.
+            same = guard[0] is function and order.get(id(here), -1) > order[id(guard[1])]
+            if root in params or same:
+                return cst.Comparison(
+                    seed,
+                    [cst.ComparisonTarget(cst.Is(), cst.Name("None"))],
+                )
+        return _FALSE
+
+    def _optional_seeds(self) -> tuple[list[_OptionalSeed], dict[int, int]]:
+        """The seeds the module passes only when they are set: ``if <seed> is not None:``
+        with a seeding call of that seed in its body; each with the first name of the seed
+        (``args``), the function holding the test (None at module level) and the test.
+        With them, the order of the module's statements (by node id). Found once per file,
+        when a flag is first met."""
+        found = self.context.shared.get(_OPTIONAL_SEEDS)
+        if found is not None:
+            return found  # type: ignore[no-any-return]
+        seeds: list[_OptionalSeed] = []
+        order: dict[int, int] = {}
+        functions: list[cst.FunctionDef | None] = [None]
+
+        def enter(node: cst.CSTNode) -> bool:
+            if isinstance(node, cst.BaseStatement):
+                order[id(node)] = len(order)
+            if type(node) is cst.FunctionDef:
+                functions.append(node)
+            elif type(node) is cst.If:
+                seed = _none_checked(node.test)
+                root = None if seed is None else _root(seed)
+                if seed is not None and root is not None and self._seeds_with(node.body, seed):
+                    seeds.append((seed, root, (functions[-1], node)))
+            # Statements hold the tests; expressions hold none.
+            return not isinstance(node, cst.BaseExpression)
+
+        def leave(node: cst.CSTNode) -> None:
+            if type(node) is cst.FunctionDef:
+                functions.pop()
+
+        walk(self.context.module, enter, leave)
+        self.context.shared[_OPTIONAL_SEEDS] = seeds, order
+        return seeds, order
+
+    def _seeds_with(self, block: cst.BaseSuite, seed: cst.BaseExpression) -> bool:
+        """Whether ``block`` calls a seeding function with ``seed`` first."""
+        if type(block) is not cst.IndentedBlock:
+            return False
+        for line in block.body:
+            if type(line) is not cst.SimpleStatementLine:
+                continue
+            for small in line.body:
+                call = small.value if type(small) is cst.Expr else None
+                if type(call) is not cst.Call or not call.args:
+                    continue
+                name = self.qualified_name(call.func)
+                if name in SEEDS or (name in HELPERS and name not in SETUP_HELPERS):
+                    if call.args[0].keyword is None and call.args[0].value.deep_equals(seed):
+                        return True
+        return False
 
     def visit_Call(self, node: cst.Call) -> None:
         name = self.qualified_name(node.func)
@@ -218,3 +332,34 @@ class CudnnBenchmarkEnabled(Rule):
             arg = argument(node, ENV_CFG)
             if arg is not None:
                 self._env_cfg(arg.value)
+
+
+_OPTIONAL_SEEDS = "RPL201 optional seeds"
+# A seed passed only when set: the seed, its first name, and the function and test it is in.
+_OptionalSeed = tuple[cst.BaseExpression, str, tuple[cst.FunctionDef | None, cst.If]]
+
+
+def _params(function: cst.FunctionDef) -> list[cst.Param]:
+    p = function.params
+    return [*p.posonly_params, *p.params, *p.kwonly_params]
+
+
+def _none_checked(test: cst.BaseExpression) -> cst.BaseExpression | None:
+    """``x`` of a test ``x is not None``."""
+    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
+        return None
+    target = test.comparisons[0]
+    if (
+        type(target.operator) is cst.IsNot
+        and type(target.comparator) is cst.Name
+        and target.comparator.value == "None"
+    ):
+        return test.left
+    return None
+
+
+def _root(node: cst.BaseExpression) -> str | None:
+    """The first name of a dotted or subscripted value (``args`` of ``args.seed``)."""
+    while type(node) in (cst.Attribute, cst.Subscript):
+        node = node.value  # type: ignore[attr-defined]
+    return node.value if type(node) is cst.Name else None

@@ -554,9 +554,11 @@ class MissingSeed(ProjectRule):
         seeded = program.program_seed(entry)
         if seeded is None:
             return None
-        unit, statement, _, _ = seeded
-        row = unit.statement(statement)[0]
-        return f"Seed them next to the program's own seed ({unit.filename}:{row}), with its value"
+        row = seeded.unit.statement(seeded.statement)[0]
+        return (
+            f"Seed them next to the program's own seed ({seeded.unit.filename}:{row}), "
+            "with its value"
+        )
 
     @staticmethod
     def _fix(program: Program, entry: EntryPoint, families: list[str]) -> tuple[Edit, ...]:
@@ -564,9 +566,9 @@ class MissingSeed(ProjectRule):
         if seeded is not None:
             # The program seeds some generators already: the others go right after, with
             # the same seed (its argument, option or config field), in one block.
-            unit, statement, value, _ = seeded
-            placement = program.after(unit, statement)
-            made = program.seed_lines(unit, families, placement.at.row, value=value)
+            unit = seeded.unit
+            placement = program.after(unit, seeded.statement)
+            made = program.seed_lines(unit, families, placement.at.row, value=seeded.text)
             if made is None:
                 return ()
             return program.insert(placement, *made, finding=entry.unit) or ()

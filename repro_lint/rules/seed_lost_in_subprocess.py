@@ -6,9 +6,12 @@ import re
 from collections.abc import Iterator
 
 from repro_lint.diagnostics import Edit, FixSafety
-from repro_lint.program import EntryPoint, Program, ProjectReport, ProjectRule, Spawn
+from repro_lint.fixes import INDENT
+from repro_lint.program import EntryPoint, Profile, Program, ProjectReport, ProjectRule, Spawn
 from repro_lint.randomness import FAMILIES
 from repro_lint.rule import Invalid, Valid
+
+_DETERMINISTIC = "torch.backends.cudnn.deterministic"
 
 
 class SeedLostInSubprocess(ProjectRule):
@@ -29,14 +32,17 @@ class SeedLostInSubprocess(ProjectRule):
     ## Fix safety
     Safe: seed calls for the generators the worker consumes are inserted at the start of
     `fn` (after its docstring and `global`/`nonlocal` declarations), also when `fn` lives
-    in another file. The seed is the program's own when the worker receives it (the
-    parent seeds with `args.seed` and `fn` takes `args`; where the parent seeds only when
-    given a seed, the configured one is the fallback, so a user's seed is never
-    overridden), else the configured `seed`. It is offset by the process index when that
-    is an int on every path: `torch.multiprocessing.spawn` passes it first (for `Process`,
-    when the first parameter is named like a rank) and nothing calls `fn` directly with
-    another first argument; workers then draw different but repeatable streams (`rank`
-    alone when the seed is 0).
+    in another file. The seed is the program's own when the worker receives it (the parent
+    seeds with `args.seed` and `fn` takes `args`), else the configured `seed`. Where the
+    parent seeds only when given a seed (under `if args.seed is not None:`), the worker's
+    seeds go under the same test, so a run the user left unseeded stays so, with
+    `cudnn.deterministic = True` where the parent sets it there (the flag is per process
+    too); under another condition the configured seed is the fallback, and a user's seed is
+    never overridden. The seed is offset by the process index when that is an int on every
+    path: `torch.multiprocessing.spawn` passes it first (for `Process`, when the first
+    parameter is named like a rank) and nothing calls `fn` directly with another first
+    argument; workers then draw different but repeatable streams (`rank` alone when the
+    seed is 0).
 
     ## Options
     `seed` (default 0) is the base value inserted.
@@ -108,14 +114,44 @@ class SeedLostInSubprocess(ProjectRule):
             "if __name__ == '__main__':\n    main(parse_args())\n",
             fixed="import torch\nimport torch.multiprocessing as mp\n\nbest = 0.0\n\n\n"
             'def main_worker(gpu, args):\n    """One process per GPU."""\n    global best\n'
-            "    torch.manual_seed(args.seed if args.seed is not None else 0)\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
             "    model = torch.nn.Linear(2, 2)\n\n\ndef main(args):\n"
             "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
             "    if args.multiprocessing:\n        mp.spawn(main_worker, nprocs=2, args=(args,))\n"
             "    else:\n        main_worker(args.gpu, args)\n\n\n"
             "if __name__ == '__main__':\n    main(parse_args())\n",
-            note="the worker seeds with the user's seed (it gets `args`), after its docstring "
-            "and `global`; no rank offset, since a direct call may pass `gpu=None`",
+            note="the worker seeds with the user's seed (it gets `args`) when the parent does, "
+            "after its docstring and `global`; no rank offset, since a direct call may pass "
+            "`gpu=None`",
+        ),
+        Invalid(
+            "import torch\nimport torch.backends.cudnn as cudnn\nimport torch.multiprocessing as mp\n"
+            "\n\ndef worker(gpu, args):\n    model = torch.nn.Conv2d(3, 8, 3)\n\n\n"
+            "def main(args):\n    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+            "        cudnn.deterministic = True\n    mp.spawn(worker, nprocs=2, args=(args,))\n\n\n"
+            "if __name__ == '__main__':\n    main(parse_args())\n",
+            fixed="import torch\nimport torch.backends.cudnn as cudnn\nimport torch.multiprocessing as mp\n"
+            "\n\ndef worker(gpu, args):\n    if args.seed is not None:\n"
+            "        torch.manual_seed(args.seed + gpu)\n        cudnn.deterministic = True\n"
+            "    model = torch.nn.Conv2d(3, 8, 3)\n\n\n"
+            "def main(args):\n    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+            "        cudnn.deterministic = True\n    mp.spawn(worker, nprocs=2, args=(args,))\n\n\n"
+            "if __name__ == '__main__':\n    main(parse_args())\n",
+            note="the cuDNN flag the parent sets with its seed is lost in the spawned worker too",
+        ),
+        Invalid(
+            "import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank, args):\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\ndef main(args):\n"
+            "    if args.deterministic:\n        torch.manual_seed(args.seed)\n"
+            "    mp.spawn(worker, nprocs=2, args=(args,))\n\n\n"
+            "if __name__ == '__main__':\n    main(parse_args())\n",
+            fixed="import torch\nimport torch.multiprocessing as mp\n\n\ndef worker(rank, args):\n"
+            "    torch.manual_seed((args.seed if args.seed is not None else 0) + rank)\n"
+            "    model = torch.nn.Linear(2, 2)\n\n\ndef main(args):\n"
+            "    if args.deterministic:\n        torch.manual_seed(args.seed)\n"
+            "    mp.spawn(worker, nprocs=2, args=(args,))\n\n\n"
+            "if __name__ == '__main__':\n    main(parse_args())\n",
+            note="seeded under another condition: the configured seed is the fallback",
         ),
     )
     VALID = (
@@ -176,7 +212,7 @@ class SeedLostInSubprocess(ProjectRule):
                     continue
                 names = ", ".join(f"`{family}`" for family in missing)
                 function = spawn.key.rsplit(".", 1)[-1]
-                edits = cls._fix(program, entry, spawn, missing)
+                edits = cls._fix(program, entry, spawn, worker, missing)
                 yield ProjectReport(
                     entry.unit,
                     site[1],
@@ -187,24 +223,40 @@ class SeedLostInSubprocess(ProjectRule):
 
     @staticmethod
     def _fix(
-        program: Program, entry: EntryPoint, spawn: Spawn, families: list[str]
+        program: Program, entry: EntryPoint, spawn: Spawn, worker: Profile, families: list[str]
     ) -> tuple[Edit, ...]:
         placement = program.worker_start(spawn)
         if placement is None:
             return ()
         value = None
+        checked = False
         seeded = program.program_seed(entry)
         if seeded is not None:
-            _, _, text, guarded = seeded
+            text = seeded.text
             root = re.match(r"[A-Za-z_]\w*", text)
             if root is not None and root.group() in placement.params:
                 # The parent's seed reaches the worker as an argument: the worker seeds with
-                # it (falling back to the configured seed where the parent seeds only when
-                # given one), never overriding it.
-                seed = str(program.options.seed)
-                value = f"{text} if {text} is not None else {seed}" if guarded else text
+                # it, never overriding it. Where the parent seeds only when given a seed
+                # (``if args.seed is not None:``), so does the worker; under another guard
+                # the configured seed is the fallback.
+                value = text
+                checked = seeded.checked
+                if seeded.guarded and not checked:
+                    value = f"{text} if {text} is not None else {program.options.seed}"
         offset = program.rank(placement)
         made = program.seed_lines(placement.unit, families, placement.at.row, offset, value=value)
         if made is None:
             return ()
-        return program.insert(placement, *made, finding=entry.unit) or ()
+        lines, imports = made
+        if checked and seeded is not None:
+            if "cudnn" in seeded.beside() and "cudnn" not in worker.settings:
+                # The parent turns cuDNN's deterministic mode on with its seed; that flag is
+                # per process too.
+                spelled = program.spell(placement.unit, _DETERMINISTIC, placement.at.row)
+                if spelled is None:
+                    return ()
+                lines.append(f"{spelled[0]} = True")
+                if spelled[1] is not None and spelled[1] not in imports:
+                    imports.append(spelled[1])
+            lines = [f"if {value} is not None:", *(INDENT + line for line in lines)]
+        return program.insert(placement, lines, imports, finding=entry.unit) or ()
