@@ -13,6 +13,7 @@ does not hide the findings of the other cells.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import re
 from collections import Counter
@@ -325,6 +326,16 @@ class Notebook:
         """The notebook file with its code cells replaced by those of ``text`` (an edited
         joined module); None when nothing changed. Raises SourceError when the edits broke
         the cell structure (a marker or placeholder went missing)."""
+        document, _ = self._rebuilt(text, own_cells=False)
+        return None if document is None else self._dump(document)
+
+    def _rebuilt(
+        self, text: str, *, own_cells: bool
+    ) -> tuple[dict[str, Any] | None, list[tuple[str, str, str]]]:
+        """The notebook document with the code cells of ``text`` (None when nothing
+        changed) and what changed, each as (label, before, after): ``cell N``, or ``new
+        cell above cell N`` for code that fixes put above a cell's own code, which becomes a
+        cell of its own with ``own_cells`` (``_own_cell``)."""
         marker = re.compile(rf"# {re.escape(self.token)}:cell:(\d+)\r?\n?")
         magic = re.compile(rf"\s*pass  # {re.escape(self.token)}:magic:(\d+)(\r\n|\r|\n)?")
         by_cell: dict[int, list[str]] = {}
@@ -349,12 +360,19 @@ class Notebook:
         if restored != masked_in_cells:
             raise SourceError("fixes removed an IPython line; not written")
         document = copy.deepcopy(self.document)
-        changed = False
+        changes: list[tuple[str, str, str]] = []
+        added: list[tuple[int, dict[str, Any]]] = []
         for cell in self.cells:
             new = "".join(by_cell[cell.number])
             if not cell.source.endswith(("\n", "\r")) and new.endswith("\n"):
                 new = new[:-1]
             if new == cell.source:
+                continue
+            stored = document["cells"][cell.number - 1]
+            above = _own_cell(cell.source, new) if own_cells else None
+            if above is not None:
+                added.append((cell.number, self._new_cell(stored, above, document, added)))
+                changes.append((f"new cell above cell {cell.number}", "", above))
                 continue
             opening = _first_code_line(cell.source)
             if _CELL_MAGIC.match(opening) and _first_code_line(new) != opening:
@@ -362,33 +380,152 @@ class Notebook:
                 raise SourceError(
                     f"fixes put code above the cell magic of cell {cell.number}; not written"
                 )
-            changed = True
-            stored = document["cells"][cell.number - 1]
+            changes.append((f"cell {cell.number}", cell.source, new))
             stored["source"] = (
                 new.splitlines(keepends=True) if isinstance(stored.get("source"), list) else new
             )
-        if not changed:
-            return None
-        return self._dump(document)
+        if not changes:
+            return None, []
+        for number, made in reversed(added):
+            document["cells"].insert(number - 1, made)
+        return document, changes
+
+    @staticmethod
+    def _new_cell(
+        beside: dict[str, Any],
+        source: str,
+        document: dict[str, Any],
+        added: list[tuple[int, dict[str, Any]]],
+    ) -> dict[str, Any]:
+        """A code cell holding ``source``, stored as ``beside`` stores its source, with an
+        id where the notebook's cells have ids (nbformat 4.5): one derived from its source,
+        so that fixing twice writes the same file."""
+        made: dict[str, Any] = {"cell_type": "code", "execution_count": None}
+        if "id" in beside:
+            taken = {c.get("id") for c in document["cells"] if isinstance(c, dict)}
+            taken |= {cell.get("id") for _, cell in added}
+            digest = hashlib.sha256(source.encode("utf-8", "surrogatepass")).hexdigest()
+            start = 0
+            while digest[start : start + 8] in taken and start + 8 < len(digest):
+                start += 1
+            made["id"] = digest[start : start + 8]
+        made["metadata"] = {}
+        made["outputs"] = []
+        made["source"] = (
+            source.splitlines(keepends=True) if isinstance(beside.get("source"), list) else source
+        )
+        return made
 
     def _dump(self, document: dict[str, Any]) -> bytes:
         text = json.dumps(document, indent=self.indent, ensure_ascii=False)
         return (text + ("\n" if self.final_newline else "")).encode("utf-8")
 
-    def changed_cells(self, other: Notebook) -> list[tuple[int, str, str]]:
-        """(number, before, after) of the code cells whose source differs in ``other``."""
-        return [
-            (number, before, after)
-            for number, (before, after) in enumerate(
-                zip(self.sources, other.sources, strict=True), 1
-            )
-            if before != after
-        ]
-
 
 def _first_code_line(source: str) -> str:
     """The first line of a cell's source that is not blank (empty when there is none)."""
     return next((line for line in _lines(source) if line.strip()), "").rstrip("\r\n")
+
+
+def _own_cell(source: str, new: str) -> str | None:
+    """The code fixes added to a cell, when it should be a cell of its own above it: ``new``
+    is ``source`` with whole lines inserted, all of them above the cell's first statement
+    that is not an import; together they parse and seed a generator (the seeds a program
+    lacks go after its imports, before the first statement that does anything, which in a
+    notebook opens a cell that does something else: playing audio, showing a filterbank),
+    with the settings and imports fixed with them; and they use no name that the cell's own
+    imports bind (those run after them once they are moved). Settings put before a cell's
+    own seed stay in that cell. Blank lines around the new cell's code go."""
+    import ast
+    import difflib
+
+    # The cell with its IPython lines as placeholders (as many lines): what Python reads.
+    masked = _mask(source, "magic", [])
+    header = None if masked is None else _header_lines(masked)
+    if masked is None or header is None:
+        return None
+    old_lines, new_lines = _lines(source), _lines(new)
+    added: list[str] = []
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, _, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "insert" or i1 > header:
+            return None
+        added.extend(new_lines[j1:j2])
+    text = "".join(added)
+    if not text.strip():
+        return None
+    if not text.endswith(("\n", "\r")):
+        text += "\n"
+    try:
+        tree = ast.parse(text)
+        own = ast.parse("".join(_lines(masked)[:header]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not any(_seeds(node) for node in tree.body):
+        return None
+    bound = {
+        (alias.asname or alias.name).split(".", 1)[0]
+        for node in own.body
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in node.names
+    }
+    used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+    if used & bound:
+        return None
+    # Lines added apart (imports on top of the cell, code below its own imports) meet here:
+    # a blank line still closes the import block.
+    lines = _lines(text)
+    imports = 0
+    while imports < len(tree.body) and isinstance(tree.body[imports], ast.Import | ast.ImportFrom):
+        imports += 1
+    if 0 < imports < len(tree.body):
+        end = tree.body[imports - 1].end_lineno or 0
+        if lines[end].strip():
+            lines.insert(end, _newline(lines[end - 1]))
+    return "".join(lines).strip("\r\n")
+
+
+def _newline(line: str) -> str:
+    """The line break ``line`` ends with (a newline when none)."""
+    return line[len(line.rstrip("\r\n")) :] or "\n"
+
+
+# The calls that seed a generator (``torch.manual_seed``, ``np.random.seed``, ``random.seed``,
+# Lightning's ``seed_everything``, ``transformers.set_seed``), by their last name.
+_SEEDING = frozenset({"manual_seed", "seed", "seed_everything", "set_seed"})
+
+
+def _seeds(node: Any) -> bool:
+    """Whether a top-level statement is a call of a seeding function."""
+    import ast
+
+    if not isinstance(node, ast.Expr) or not isinstance(node.value, ast.Call):
+        return False
+    func = node.value.func
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    return name in _SEEDING
+
+
+def _header_lines(source: str) -> int | None:
+    """How many lines open a cell (IPython masked) before its first statement that is not an
+    import (its imports, with the blank lines and comments among them); None when it does
+    not parse."""
+    import ast
+
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    lines = _lines(source)
+    for node in tree.body:
+        if not isinstance(node, ast.Import | ast.ImportFrom):
+            # Comments right above the statement describe it: they stay with it.
+            row = node.lineno - 1
+            while row > 0 and lines[row - 1].lstrip().startswith("#"):
+                row -= 1
+            return row
+    return len(lines)
 
 
 def _source(cell: Any) -> str:
@@ -466,13 +603,15 @@ def fix(
 
     first = lint_text(notebook.text, filename)
     outcome = fix_texts({filename: notebook.text}, {filename: first}, relint, safeties)[filename]
-    new = notebook.rewritten(outcome.text) if outcome.changed else None
-    if new is None:
+    document, changes = (
+        notebook._rebuilt(outcome.text, own_cells=True) if outcome.changed else (None, [])
+    )
+    if document is None:
         return NotebookFix(None, notebook.to_cells(outcome.result, lint_text), Counter(), "")
+    new = notebook._dump(document)
     after = Notebook.parse(new)
     diff = "".join(
-        unified_diff(f"{filename}:cell {number}", before, changed)
-        for number, before, changed in notebook.changed_cells(after)
+        unified_diff(f"{filename}:{label}", before, changed) for label, before, changed in changes
     )
     result = after.to_cells(lint_text(after.text, filename), lint_text)
     applied = [replace(a, diagnostic=notebook._in_cell(a.diagnostic)) for a in outcome.applied]

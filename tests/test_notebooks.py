@@ -564,10 +564,11 @@ def test_a_fix_puts_its_imports_into_the_cell_it_fixes(
         "# Build the model\nfrom torch import nn\n\nmodel = nn.Linear(2, 2)",
         "# Train\nout = model(x)",
     )
+    # The seed, with its import, is a cell of its own above the one it would open.
     assert fixed_sources(tmp_path, monkeypatch, nb) == [
         "%%capture\n!pip install torch",
-        "import torch\n# Build the model\nfrom torch import nn\n\ntorch.manual_seed(0)\n\n"
-        "model = nn.Linear(2, 2)",
+        "import torch\n\ntorch.manual_seed(0)",
+        "# Build the model\nfrom torch import nn\n\nmodel = nn.Linear(2, 2)",
         "# Train\nout = model(x)",
     ]
 
@@ -620,3 +621,69 @@ def test_fixed_text_that_moves_a_cell_magic_is_not_written() -> None:
     assert rewritten is not None
     cells = nbformat.reads(rewritten.decode(), as_version=4).cells
     assert cells[1].source == "%%time\nimport os\nx = 1"
+
+
+def test_a_seed_that_would_open_a_cell_doing_something_else_is_a_cell_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The seeds go after the imports, before the first statement that does anything: here
+    # the opening of a cell that plays audio. They become a cell above it, which keeps an id
+    # (nbformat 4.5), and that cell alone shows in the diff.
+    nb = notebook(
+        "import torch\nfrom torch import nn",
+        "from IPython.display import Audio\n# Listen\nAudio('mix.wav')",
+        "model = nn.Linear(2, 2)\nout = model(torch.ones(1, 2))",
+    )
+    path = tmp_path / "nb.ipynb"
+    write(path, nb)
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--diff")
+    assert "--- a/nb.ipynb:new cell above cell 3\n" in result.stdout
+    assert "+torch.manual_seed(0)" in result.stdout
+    assert ":cell 3\n" not in result.stdout
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--fix")
+    assert result.exit_code == 0, result.stdout
+    fixed = nbformat.read(str(path), as_version=4)
+    nbformat.validate(fixed)
+    assert [cell.source for cell in fixed.cells if cell.cell_type == "code"] == [
+        "import torch\nfrom torch import nn",
+        "torch.manual_seed(0)",
+        "from IPython.display import Audio\n# Listen\nAudio('mix.wav')",
+        "model = nn.Linear(2, 2)\nout = model(torch.ones(1, 2))",
+    ]
+    made = fixed.cells[2]
+    assert made.outputs == [] and made.execution_count is None
+    assert len(made.id) == 8 and made.id not in {c.id for c in nb.cells}
+    # The other cells keep their outputs and metadata; fixing again changes nothing.
+    assert fixed.cells[3].outputs == nb.cells[2].outputs
+    data = path.read_bytes()
+    assert run(tmp_path, monkeypatch, "check", "nb.ipynb", "--fix").exit_code == 0
+    assert path.read_bytes() == data
+
+
+def test_a_seed_that_uses_its_cells_own_import_stays_in_that_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Moved above the cell, the seed would run before the cell imports numpy.
+    nb = notebook(
+        "import numpy as np\nimport matplotlib\nmatplotlib.use('Agg')\nx = np.random.rand(3)",
+    )
+    assert fixed_sources(tmp_path, monkeypatch, nb, "--select", "RPL101") == [
+        "import numpy as np\nimport matplotlib\n\nnp.random.seed(0)\nmatplotlib.use('Agg')\n"
+        "x = np.random.rand(3)",
+    ]
+
+
+def test_a_seed_above_a_cell_magic_is_a_cell_of_its_own() -> None:
+    # Above the magic it would stop IPython from running the cell; as a cell of its own
+    # above that cell, it runs first and the magic stays on the cell's first line.
+    from repro_lint.notebooks import Notebook
+
+    data = nbformat.writes(notebook("import torch", "%%time\nmodel = torch.nn.Linear(2, 2)"))
+    parsed = Notebook.parse(data.encode())
+    cell = parsed.text.index(":cell:3\n") + len(":cell:3\n")
+    edited = parsed.text[:cell] + "torch.manual_seed(0)\n" + parsed.text[cell:]
+    document, changes = parsed._rebuilt(edited, own_cells=True)
+    assert document is not None
+    assert changes == [("new cell above cell 3", "", "torch.manual_seed(0)")]
+    sources = ["".join(cell["source"]) for cell in document["cells"]]
+    assert sources[2:] == ["torch.manual_seed(0)", "%%time\nmodel = torch.nn.Linear(2, 2)"]

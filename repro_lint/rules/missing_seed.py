@@ -98,7 +98,9 @@ class MissingSeed(ProjectRule):
     that function's start. numpy is left out where its only consumers are scikit-learn
     calls that RPL105 gives `random_state=`. A model file's smoke test gets no finding and
     no seeds; a launcher that hands the work to a cluster job (a submitit executor) gets
-    no seeds: the job runs elsewhere, and its own entry point is the place.
+    no seeds: the job runs elsewhere, and its own entry point is the place. In a notebook,
+    seeds that would open a cell doing something else become a code cell of their own
+    above it, with the imports they need.
 
     ## Options
     `seed` (default 0) is the value inserted; `seed-functions` lists project functions that
