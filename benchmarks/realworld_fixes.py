@@ -18,7 +18,11 @@ For each repository of the real-world corpus (``benchmarks/realworld/labels``) t
 3. keys each applied fix by repo@commit, path, rule and the text it inserted, and looks up the
    reviewer's verdict in ``benchmarks/realworld/fixes/verdicts.jsonl``: ``merge`` (merge as
    is), ``edit`` (needs an edit) or ``wrong``. A fix whose inserted text changed has no verdict
-   yet: it is listed as unreviewed.
+   yet: it is listed as unreviewed. So is a fix that writes the same text elsewhere: a verdict
+   records a digest of the hunk its reviewer saw (``shown``; the hunk without its line numbers),
+   and a fix whose hunk differs from it is unreviewed again (verdicts older than that record
+   have no digest and are matched by their text alone). The new verdict of such a fix replaces
+   the stored one (a fix has one verdict; the old one stays in the history).
 
 Only verdicts are stored here, never the third-party diffs: they are regenerated from the
 mirrors (``--diffs DIR`` writes them outside this repository for a reviewer; ``--pending FILE``
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import hashlib
 import json
 import os
 import re
@@ -78,10 +83,18 @@ class Verdict:
     verdict: str
     reason: str
     family: str = ""
+    shown: str = ""  # the digest of the hunk the reviewer saw (``hunk_digest``); "" unknown
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
         return (self.repo, self.commit, self.path, self.code, self.inserted)
+
+
+def hunk_digest(hunk: str) -> str:
+    """What a reviewer saw of a fix, as a short digest: its hunk without the line numbers of
+    its ``@@`` headers (which move when a fix above it in the file changes size)."""
+    text = re.sub(r"(?m)^@@ [^@]*@@", "@@", hunk)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 @dataclass(frozen=True)
@@ -99,6 +112,7 @@ class AppliedFix:
     original: bool
     hunk: str = ""
     cell: int | None = None  # the finding's cell, in a notebook
+    shown: str = ""  # ``hunk_digest(hunk)``, kept when the hunk itself is not (``--json``)
 
     @property
     def key(self) -> tuple[str, str, str, str, str]:
@@ -143,8 +157,11 @@ def load_verdicts(path: Path = VERDICTS) -> dict[tuple[str, str, str, str, str],
             raise VerdictError(f"{where}: `verdict` must be one of {', '.join(VERDICT_NAMES)}")
         if not record["reason"].strip() or "\n" in record["reason"]:
             raise VerdictError(f"{where}: `reason` must be one line")
+        shown = record.get("shown", "")
+        if not isinstance(shown, str):
+            raise VerdictError(f"{where}: `shown` must be a string")
         verdict = Verdict(**{k: record[k] for k in (*KEYS, "verdict", "reason")},
-                          family=str(record.get("family", "")))  # fmt: skip
+                          family=str(record.get("family", "")), shown=shown)  # fmt: skip
         if verdict.key in found:
             raise VerdictError(f"{where}: a second verdict for the same fix")
         found[verdict.key] = verdict
@@ -245,13 +262,17 @@ def fix_in_place(root: Path, files: Sequence[str], unsafe: bool) -> tuple[list[F
 
 
 def _cell_diff(diff: str, cell: object) -> str:
-    """The part of a notebook's diff (one part per changed cell) for ``cell``; all of it
-    when that cell did not change (a fix that edited another cell)."""
+    """The parts of a notebook's diff (one part per changed or added cell) for ``cell``: its
+    own and that of a new cell made above it; all of it when neither is there (a fix that
+    edited another cell)."""
     parts = re.split(r"(?m)^(?=--- a/)", diff)
-    for part in parts:
-        if part.startswith("--- a/") and part.split("\n", 1)[0].endswith(f":cell {cell}"):
-            return part
-    return diff
+    found = [
+        part
+        for part in parts
+        if part.startswith("--- a/")
+        and part.split("\n", 1)[0].endswith((f":cell {cell}", f":new cell above cell {cell}"))
+    ]
+    return "".join(found) or diff
 
 
 def _hunk(before: str, after: str, path: str, row: int) -> str:
@@ -330,6 +351,7 @@ def review_repo(
                         original=applied.original,
                         hunk=hunk,
                         cell=dict(d.properties).get("cell"),
+                        shown=hunk_digest(hunk) if hunk else "",
                     )
                 )
         out.diffs[mode] = "".join(diffs)
@@ -371,13 +393,21 @@ class Review:
             seen.setdefault(fix.key, fix)
         return list(seen.values())
 
-    def verdict(self, fix: AppliedFix) -> str | None:
+    def _judged(self, fix: AppliedFix) -> Verdict | None:
+        """The stored verdict of ``fix``: same text, and the same hunk where the verdict
+        recorded the one its reviewer saw."""
         found = self.verdicts.get(fix.key)
+        if found is None or (found.shown and fix.shown and found.shown != fix.shown):
+            return None
+        return found
+
+    def verdict(self, fix: AppliedFix) -> str | None:
+        found = self._judged(fix)
         return None if found is None else found.verdict
 
     def family(self, fix: AppliedFix) -> str:
         """The family that owns the fix: its verdict's, else its rule's."""
-        found = self.verdicts.get(fix.key)
+        found = self._judged(fix)
         if found is not None and found.family:
             return found.family
         return FAMILIES.get(fix.code[3:4], "?")
@@ -385,8 +415,9 @@ class Review:
     @functools.cached_property
     def previous(self) -> dict[tuple[str, str, str, str], list[Verdict]]:
         """The stored verdicts that match no fix of this run, by the finding they judged
-        (repo, commit, path, code): what an unreviewed fix of the same finding replaced."""
-        current = {fix.key for fix in self.fixes}
+        (repo, commit, path, code): what an unreviewed fix of the same finding replaced
+        (other text, or the same text shown in another hunk)."""
+        current = {fix.key for fix in self.fixes if self._judged(fix) is not None}
         out: dict[tuple[str, str, str, str], list[Verdict]] = defaultdict(list)
         for key, verdict in self.verdicts.items():
             if key not in current:
@@ -524,7 +555,7 @@ def _pending(review: Review, path: Path) -> int:
             record: dict[str, Any] = {k: getattr(fix, k) for k in KEYS}
             record.update(verdict=None, family="", reason="", mode=fix.mode, row=fix.row,
                           **({} if fix.cell is None else {"cell": fix.cell}),
-                          message=fix.message, hunk=fix.hunk)  # fmt: skip
+                          message=fix.message, hunk=fix.hunk, shown=fix.shown)  # fmt: skip
             # What the same finding's fix wrote when it was last reviewed, and the verdict.
             record["previous"] = [asdict(old) for old in previous.get(fix.key[:4], [])]
             records.append(record)

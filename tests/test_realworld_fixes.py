@@ -4,6 +4,7 @@ review again, with the verdict it had."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -115,3 +116,34 @@ def test_notebooks_are_fixed_cell_by_cell_with_each_fix_and_its_cell(
     cells = nbformat.read(str(tmp_path / "nb.ipynb"), as_version=4).cells
     assert cells[2].source == "torch.backends.cudnn.benchmark = False"
     assert by_name["train.py"].diff.startswith("--- a/train.py\n")
+
+
+def test_a_notebook_fixs_hunk_includes_the_cell_it_made_above_its_cell() -> None:
+    diff = (
+        "--- a/nb.ipynb:new cell above cell 3\n+++ b/nb.ipynb:new cell above cell 3\n"
+        "@@ -0,0 +1 @@\n+torch.manual_seed(0)\n"
+        "--- a/nb.ipynb:cell 5\n+++ b/nb.ipynb:cell 5\n@@ -1 +1 @@\n-a\n+b\n"
+    )
+    assert rf._cell_diff(diff, 3) == diff[: diff.index("--- a/nb.ipynb:cell 5")]
+    assert rf._cell_diff(diff, 5) == diff[diff.index("--- a/nb.ipynb:cell 5") :]
+    assert rf._cell_diff(diff, 13) == diff
+
+
+def test_a_fix_shown_in_another_hunk_than_its_reviewer_saw_is_unreviewed_again() -> None:
+    # The same text, put elsewhere (a seed moved to a cell of its own): its verdict judged
+    # the old place. A verdict without a digest (recorded before digests) still matches.
+    hunk = "--- a/nb.ipynb:cell 6\n+++ b/nb.ipynb:cell 6\n@@ -1,2 +1,3 @@\n+torch.manual_seed(0)\n"
+    moved = "--- a/nb.ipynb:new cell above cell 6\n@@ -0,0 +1 @@\n+torch.manual_seed(0)\n"
+    seen = rf.hunk_digest(hunk)
+    assert rf.hunk_digest(hunk.replace("@@ -1,2 +1,3 @@", "@@ -7,2 +7,3 @@")) == seen
+    assert rf.hunk_digest(moved) != seen
+    fix = rf.AppliedFix(
+        "o/r", "c" * 40, "train.py", "RPL101", "torch.manual_seed(0)", "safe", 3, "m", True,
+        hunk=moved, shown=rf.hunk_digest(moved),
+    )  # fmt: skip
+    old = rf.Verdict("o/r", "c" * 40, "train.py", "RPL101", fix.inserted, "edit", "why",
+                     "seeding", shown=seen)  # fmt: skip
+    result = review([fix], [old])
+    assert result.status(fix) == "changed" and result.previous[fix.key[:4]] == [old]
+    assert review([fix], [dataclasses.replace(old, shown=fix.shown)]).status(fix) == "edit"
+    assert review([fix], [dataclasses.replace(old, shown="")]).status(fix) == "edit"
