@@ -335,7 +335,7 @@ class Notebook:
         """The notebook document with the code cells of ``text`` (None when nothing
         changed) and what changed, each as (label, before, after): ``cell N``, or ``new
         cell above cell N`` for code that fixes put above a cell's own code, which becomes a
-        cell of its own with ``own_cells`` (``_own_cell``)."""
+        cell of its own with ``own_cells`` (``_own_cell``; ``_setup_place`` says where)."""
         marker = re.compile(rf"# {re.escape(self.token)}:cell:(\d+)\r?\n?")
         magic = re.compile(rf"\s*pass  # {re.escape(self.token)}:magic:(\d+)(\r\n|\r|\n)?")
         by_cell: dict[int, list[str]] = {}
@@ -371,8 +371,9 @@ class Notebook:
             stored = document["cells"][cell.number - 1]
             above = _own_cell(cell.source, new) if own_cells else None
             if above is not None:
-                added.append((cell.number, self._new_cell(stored, above, document, added)))
-                changes.append((f"new cell above cell {cell.number}", "", above))
+                number = _setup_place(self.document["cells"], cell.number)
+                added.append((number, self._new_cell(stored, above, document, added)))
+                changes.append((f"new cell above cell {number}", "", above))
                 continue
             opening = _first_code_line(cell.source)
             if _CELL_MAGIC.match(opening) and _first_code_line(new) != opening:
@@ -484,6 +485,45 @@ def _own_cell(source: str, new: str) -> str | None:
         if lines[end].strip():
             lines.insert(end, _newline(lines[end - 1]))
     return "".join(lines).strip("\r\n")
+
+
+# A shell or magic line that installs packages (a set-up cell must run after it) or runs
+# Python (``%run``); and a note that asks to restart the kernel (which loses a cell's state).
+_INSTALLS = re.compile(
+    r"\b(?:pip3?|conda|mamba|micromamba|apt|apt-get|uv)\b[^\r\n]*\binstall\b|^\s*%run\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_RESTART = re.compile(r"\brestart", re.IGNORECASE)
+
+
+def _setup_place(cells: list[Any], number: int) -> int:
+    """Where a set-up cell for cell ``number`` goes (the number of the cell it goes above):
+    above that cell and above the cells right before it that hold no Python and install
+    nothing, the markdown that introduces it and shell lines such as a download (it would
+    split that text from its code), but below a cell that installs packages or runs Python,
+    and below a note that asks to restart the kernel."""
+    while number > 1:
+        cell = cells[number - 2]
+        source = _source(cell)
+        kind = cell.get("cell_type") if isinstance(cell, dict) else None
+        if kind == "code":
+            # Python lines: those of the masked cell that are code, less the placeholders
+            # of its IPython lines (a cell another interpreter runs, ``%%bash``, has none).
+            masked_lines: list[str] = []
+            masked = _mask(source, "setup", masked_lines)
+            code = 0 if masked is None else sum(_is_code_line(line) for line in _lines(masked))
+            if code > len(masked_lines) or _INSTALLS.search(source):
+                break
+        elif kind not in ("markdown", "raw") or _RESTART.search(source):
+            break
+        number -= 1
+    return number
+
+
+def _is_code_line(line: str) -> bool:
+    """Whether a line holds code (not blank, not only a comment)."""
+    stripped = line.strip()
+    return bool(stripped) and not stripped.startswith("#")
 
 
 def _newline(line: str) -> str:

@@ -687,3 +687,67 @@ def test_a_seed_above_a_cell_magic_is_a_cell_of_its_own() -> None:
     assert changes == [("new cell above cell 3", "", "torch.manual_seed(0)")]
     sources = ["".join(cell["source"]) for cell in document["cells"]]
     assert sources[2:] == ["torch.manual_seed(0)", "%%time\nmodel = torch.nn.Linear(2, 2)"]
+
+
+def cells_after_fix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, nb: Any) -> list[str]:
+    """Every cell's source after ``check --fix``, code cells marked ``code:``."""
+    path = tmp_path / "nb.ipynb"
+    write(path, nb)
+    assert run(tmp_path, monkeypatch, "check", "nb.ipynb", "--fix").exit_code == 0
+    cells = nbformat.read(str(path), as_version=4).cells
+    return [("code: " if c.cell_type == "code" else "") + c.source for c in cells]
+
+
+@pytest.mark.parametrize(
+    ("before", "kept_above"),
+    [
+        # Installing, then a note to restart: the set-up cell goes below the note.
+        (["!pip install torch", "Restart the runtime now."], 2),
+        # Imports in a cell of their own: right below it, above the section's text and the
+        # download it introduces.
+        (["import torch"], 1),
+    ],
+)
+def test_a_setup_cell_goes_above_the_text_that_introduces_its_cell(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, before: list[str], kept_above: int
+) -> None:
+    nb = notebook(markdown_first=False)
+    opening = [
+        v4.new_code_cell(text) if text.startswith(("!", "import")) else v4.new_markdown_cell(text)
+        for text in before
+    ]
+    intro = [
+        v4.new_markdown_cell("## Model"),
+        v4.new_code_cell("!wget https://example.com/data.bin"),
+        v4.new_markdown_cell("We build it as follows:"),
+    ]
+    work = v4.new_code_cell("from torch import nn\nmodel = nn.Linear(2, 2)")
+    nb.cells = [*opening, *intro, work]
+    fixed = cells_after_fix(tmp_path, monkeypatch, nb)
+    shown = [("code: " if c.cell_type == "code" else "") + c.source for c in nb.cells]
+    # The seed's import comes with it where no cell above imports torch.
+    seeds = "code: " + ("import torch\n\n" if kept_above == 2 else "") + "torch.manual_seed(0)"
+    assert fixed == [*shown[:kept_above], seeds, *shown[kept_above:]]
+
+
+@pytest.mark.parametrize(
+    ("above", "moves"),
+    [
+        ("!wget https://example.com/data.bin\n%cd data", True),
+        ("%%bash\nls data", True),
+        ("%%bash\npip install torch", False),
+        ("%pip install torch", False),
+        ("%run prepare.py", False),
+        ("%%capture\nx = 1", False),
+        ("# just a note", True),
+    ],
+)
+def test_a_setup_cell_moves_above_cells_that_run_no_python(above: str, moves: bool) -> None:
+    from repro_lint.notebooks import _setup_place
+
+    cells = [
+        {"cell_type": "code", "source": "import torch"},
+        {"cell_type": "code", "source": above},
+        {"cell_type": "code", "source": "model = torch.nn.Linear(2, 2)"},
+    ]
+    assert _setup_place(cells, 3) == (2 if moves else 3)

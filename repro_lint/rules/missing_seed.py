@@ -100,7 +100,7 @@ class MissingSeed(ProjectRule):
     no seeds; a launcher that hands the work to a cluster job (a submitit executor) gets
     no seeds: the job runs elsewhere, and its own entry point is the place. In a notebook,
     seeds that would open a cell doing something else become a code cell of their own
-    above it, with the imports they need.
+    above it and above the markdown that introduces it, with the imports they need.
 
     ## Options
     `seed` (default 0) is the value inserted; `seed-functions` lists project functions that
