@@ -139,6 +139,15 @@ class CudnnBenchmarkEnabled(Rule):
             note="a script: the flag comes after the seed's own test",
         ),
         Invalid(
+            "import torch\n\nif mode == 'seeded':\n    args = parse_args()\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+            "else:\n    torch.backends.cudnn.benchmark = True\n",
+            fixed="import torch\n\nif mode == 'seeded':\n    args = parse_args()\n"
+            "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n"
+            "else:\n    torch.backends.cudnn.benchmark = False\n",
+            note="the seed's test runs in another branch: `args` may be unbound at the flag",
+        ),
+        Invalid(
             "import torch\n\ntorch.backends.cudnn.benchmark = True\nargs = parse_args()\n"
             "if args.seed is not None:\n    torch.manual_seed(args.seed)\n",
             fixed="import torch\n\ntorch.backends.cudnn.benchmark = False\nargs = parse_args()\n"
@@ -246,10 +255,10 @@ class CudnnBenchmarkEnabled(Rule):
         params = set() if function is None else {p.name.value for p in _params(function)}
         here = self.context.statement_stack[-1] if self.context.statement_stack else None
         seeds, order = self._optional_seeds()
-        for seed, root, guard in seeds:
+        for seed, root, (outer, test) in seeds:
             # The seed's name is bound here: a parameter, or the seed's own test ran before,
-            # in the same function.
-            same = guard[0] is function and order.get(id(here), -1) > order[id(guard[1])]
+            # unconditionally in the same function (a statement of its body, not of a branch).
+            same = outer is function and order.get(id(here), -1) > order[id(test)]
             if root in params or same:
                 return cst.Comparison(
                     seed,
@@ -260,7 +269,8 @@ class CudnnBenchmarkEnabled(Rule):
     def _optional_seeds(self) -> tuple[list[_OptionalSeed], dict[int, int]]:
         """The seeds the module passes only when they are set: ``if <seed> is not None:``
         with a seeding call of that seed in its body; each with the first name of the seed
-        (``args``), the function holding the test (None at module level) and the test.
+        (``args``), the compound statement the test is directly in (a function, a branch;
+        None at module level) and the test.
         With them, the order of the module's statements (by node id). Found once per file,
         when a flag is first met."""
         found = self.context.shared.get(_OPTIONAL_SEEDS)
@@ -268,24 +278,25 @@ class CudnnBenchmarkEnabled(Rule):
             return found  # type: ignore[no-any-return]
         seeds: list[_OptionalSeed] = []
         order: dict[int, int] = {}
-        functions: list[cst.FunctionDef | None] = [None]
+        # The compound statements being walked (None: the module).
+        compounds: list[cst.CSTNode | None] = [None]
 
         def enter(node: cst.CSTNode) -> bool:
             if isinstance(node, cst.BaseStatement):
                 order[id(node)] = len(order)
-            if type(node) is cst.FunctionDef:
-                functions.append(node)
-            elif type(node) is cst.If:
+            if type(node) is cst.If:
                 seed = _none_checked(node.test)
                 root = None if seed is None else _root(seed)
                 if seed is not None and root is not None and self._seeds_with(node.body, seed):
-                    seeds.append((seed, root, (functions[-1], node)))
+                    seeds.append((seed, root, (compounds[-1], node)))
+            if isinstance(node, cst.BaseCompoundStatement):
+                compounds.append(node)
             # Statements hold the tests; expressions hold none.
             return not isinstance(node, cst.BaseExpression)
 
         def leave(node: cst.CSTNode) -> None:
-            if type(node) is cst.FunctionDef:
-                functions.pop()
+            if isinstance(node, cst.BaseCompoundStatement):
+                compounds.pop()
 
         walk(self.context.module, enter, leave)
         self.context.shared[_OPTIONAL_SEEDS] = seeds, order
@@ -335,8 +346,9 @@ class CudnnBenchmarkEnabled(Rule):
 
 
 _OPTIONAL_SEEDS = "RPL201 optional seeds"
-# A seed passed only when set: the seed, its first name, and the function and test it is in.
-_OptionalSeed = tuple[cst.BaseExpression, str, tuple[cst.FunctionDef | None, cst.If]]
+# A seed passed only when set: the seed, its first name, the compound statement its test is
+# directly in, and the test.
+_OptionalSeed = tuple[cst.BaseExpression, str, tuple[cst.CSTNode | None, cst.If]]
 
 
 def _params(function: cst.FunctionDef) -> list[cst.Param]:
