@@ -9,7 +9,8 @@ import libcst as cst
 from repro_lint.arguments import argument, dict_literal_items, literal_bool, literal_str
 from repro_lint.determinism import RUNNERS
 from repro_lint.diagnostics import FixSafety
-from repro_lint.randomness import CUDNN, HELPERS, LIGHTNING_TRAINERS, SEEDS, SETUP_HELPERS
+from repro_lint.program_seed import none_guard, seeding_argument
+from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import DropComments, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.walker import walk
 
@@ -285,7 +286,7 @@ class CudnnBenchmarkEnabled(Rule):
             if isinstance(node, cst.BaseStatement):
                 order[id(node)] = len(order)
             if type(node) is cst.If:
-                seed = _none_checked(node.test)
+                seed = none_guard(node.test)
                 root = None if seed is None else _root(seed)
                 if seed is not None and root is not None and self._seeds_with(node.body, seed):
                     seeds.append((seed, root, (compounds[-1], node)))
@@ -303,7 +304,7 @@ class CudnnBenchmarkEnabled(Rule):
         return seeds, order
 
     def _seeds_with(self, block: cst.BaseSuite, seed: cst.BaseExpression) -> bool:
-        """Whether ``block`` calls a seeding function with ``seed`` first."""
+        """Whether ``block`` calls a seeding function with ``seed``."""
         if type(block) is not cst.IndentedBlock:
             return False
         for line in block.body:
@@ -311,11 +312,9 @@ class CudnnBenchmarkEnabled(Rule):
                 continue
             for small in line.body:
                 call = small.value if type(small) is cst.Expr else None
-                if type(call) is not cst.Call or not call.args:
-                    continue
-                name = self.qualified_name(call.func)
-                if name in SEEDS or (name in HELPERS and name not in SETUP_HELPERS):
-                    if call.args[0].keyword is None and call.args[0].value.deep_equals(seed):
+                if type(call) is cst.Call:
+                    passed = seeding_argument(call, self.qualified_name(call.func))
+                    if passed is not None and passed.deep_equals(seed):
                         return True
         return False
 
@@ -354,20 +353,6 @@ _OptionalSeed = tuple[cst.BaseExpression, str, tuple[cst.CSTNode | None, cst.If]
 def _params(function: cst.FunctionDef) -> list[cst.Param]:
     p = function.params
     return [*p.posonly_params, *p.params, *p.kwonly_params]
-
-
-def _none_checked(test: cst.BaseExpression) -> cst.BaseExpression | None:
-    """``x`` of a test ``x is not None``."""
-    if type(test) is not cst.Comparison or len(test.comparisons) != 1:
-        return None
-    target = test.comparisons[0]
-    if (
-        type(target.operator) is cst.IsNot
-        and type(target.comparator) is cst.Name
-        and target.comparator.value == "None"
-    ):
-        return test.left
-    return None
 
 
 def _root(node: cst.BaseExpression) -> str | None:
