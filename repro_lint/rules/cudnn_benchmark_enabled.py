@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import libcst as cst
 
@@ -283,20 +284,26 @@ class CudnnBenchmarkEnabled(Rule):
         compounds: list[cst.CSTNode | None] = [None]
 
         def enter(node: cst.CSTNode) -> bool:
-            if isinstance(node, cst.BaseStatement):
+            kind = type(node)
+            if kind is cst.SimpleStatementLine:
                 order[id(node)] = len(order)
-            if type(node) is cst.If:
-                seed = none_guard(node.test)
-                root = None if seed is None else _root(seed)
-                if seed is not None and root is not None and self._seeds_with(node.body, seed):
-                    seeds.append((seed, root, (compounds[-1], node)))
-            if isinstance(node, cst.BaseCompoundStatement):
+                return False  # (its small statements hold no test)
+            if kind in _COMPOUND:
+                order[id(node)] = len(order)
+                if kind is cst.If:
+                    test = cast(cst.If, node)
+                    seed = none_guard(test.test)
+                    root = None if seed is None else _root(seed)
+                    if seed is not None and root is not None and self._seeds_with(test.body, seed):
+                        seeds.append((seed, root, (compounds[-1], test)))
                 compounds.append(node)
-            # Statements hold the tests; expressions hold none.
-            return not isinstance(node, cst.BaseExpression)
+                return True
+            # Only the nodes that hold statements are entered: the walk visits each
+            # statement, not each expression and piece of whitespace.
+            return kind in _HOLDS_STATEMENTS
 
         def leave(node: cst.CSTNode) -> None:
-            if isinstance(node, cst.BaseCompoundStatement):
+            if type(node) in _COMPOUND:
                 compounds.pop()
 
         walk(self.context.module, enter, leave)
@@ -345,6 +352,32 @@ class CudnnBenchmarkEnabled(Rule):
 
 
 _OPTIONAL_SEEDS = "RPL201 optional seeds"
+# The compound statements, and the other nodes whose children hold statements (blocks,
+# branches): what ``_optional_seeds`` walks into.
+_COMPOUND = frozenset(
+    (
+        cst.If,
+        cst.For,
+        cst.While,
+        cst.Try,
+        cst.TryStar,
+        cst.With,
+        cst.FunctionDef,
+        cst.ClassDef,
+        cst.Match,
+    )
+)
+_HOLDS_STATEMENTS = frozenset(
+    (
+        cst.Module,
+        cst.IndentedBlock,
+        cst.Else,
+        cst.ExceptHandler,
+        cst.ExceptStarHandler,
+        cst.Finally,
+        cst.MatchCase,
+    )
+)
 # A seed passed only when set: the seed, its first name, the compound statement its test is
 # directly in, and the test.
 _OptionalSeed = tuple[cst.BaseExpression, str, tuple[cst.CSTNode | None, cst.If]]
