@@ -75,33 +75,50 @@ def _ini_length(path: Path) -> int | None:
     return None
 
 
+# ruff's own files, in the order it prefers them in one directory (before ``pyproject.toml``).
+_RUFF_FILES = (".ruff.toml", "ruff.toml")
+
+
+@functools.lru_cache(maxsize=1024)
+def _configured(directory: str) -> tuple[dict[str, Any] | None, bool, dict[str, Any]]:
+    """What ``directory`` itself configures, read once for the line length, the formatter
+    and ruff's rule selection: ruff's table (None: no ruff configuration there; ruff then
+    takes the closest one above), whether that comes from a file of ruff's own (its top
+    level, from ``.ruff.toml``, else ``ruff.toml``) rather than ``[tool.ruff]`` in
+    ``pyproject.toml``, which ruff reads only without one, and that ``pyproject.toml``'s
+    ``[tool]`` table ({} without one; black's settings are there)."""
+    base = Path(directory)
+    tool: dict[str, Any] = {}
+    pyproject = base / "pyproject.toml"
+    if pyproject.is_file():
+        found = (_toml(pyproject) or {}).get("tool")
+        tool = found if isinstance(found, dict) else {}
+    for name in _RUFF_FILES:
+        if (base / name).is_file():
+            return _toml(base / name) or {}, True, tool
+    ruff = tool.get("ruff")
+    return (ruff if isinstance(ruff, dict) else None), False, tool
+
+
 @functools.lru_cache(maxsize=1024)
 def _directory_setting(directory: str) -> tuple[int | None, bool]:
     """The line length configured in ``directory`` itself, and whether a ruff configuration
     there ends the search (ruff takes the closest one, with its default of 88)."""
+    ruff, own_file, tool = _configured(directory)
+    if ruff is not None and own_file:
+        return _positive(ruff.get("line-length")), True
+    for section in (ruff, tool.get("black")):
+        if isinstance(section, dict):
+            found = _positive(section.get("line-length"))
+            if found is not None:
+                return found, True
     base = Path(directory)
-    for name in ("ruff.toml", ".ruff.toml"):
-        if (base / name).is_file():
-            data = _toml(base / name) or {}
-            return _positive(data.get("line-length")), True
-    pyproject = base / "pyproject.toml"
-    ruff_found = False
-    if pyproject.is_file():
-        tool = (_toml(pyproject) or {}).get("tool")
-        tool = tool if isinstance(tool, dict) else {}
-        for table in ("ruff", "black"):
-            section = tool.get(table)
-            if isinstance(section, dict):
-                ruff_found = ruff_found or table == "ruff"
-                found = _positive(section.get("line-length"))
-                if found is not None:
-                    return found, True
     for name in (".flake8", "setup.cfg", "tox.ini"):
         if (base / name).is_file():
             found = _ini_length(base / name)
             if found is not None:
                 return found, True
-    return None, ruff_found
+    return None, ruff is not None
 
 
 def line_length(path: Path | None) -> int:
@@ -152,17 +169,8 @@ def _lint_settings(table: dict[str, Any]) -> dict[str, Any]:
 def _directory_ruff(directory: str) -> dict[str, Any] | None:
     """The rule selection of a ruff configuration in ``directory`` itself (None: none there;
     ruff takes the closest one)."""
-    base = Path(directory)
-    for name in (".ruff.toml", "ruff.toml"):
-        if (base / name).is_file():
-            return _lint_settings(_toml(base / name) or {})
-    pyproject = base / "pyproject.toml"
-    if pyproject.is_file():
-        tool = (_toml(pyproject) or {}).get("tool")
-        ruff = tool.get("ruff") if isinstance(tool, dict) else None
-        if isinstance(ruff, dict):
-            return _lint_settings(ruff)
-    return None
+    ruff = _configured(directory)[0]
+    return None if ruff is None else _lint_settings(ruff)
 
 
 def _specificity(selector: str, code: str) -> int | None:
@@ -209,22 +217,14 @@ _FORMATTER_HOOK = re.compile(r"^\s*-?\s*id:\s*['\"]?(black|ruff-format)\b", re.M
 @functools.lru_cache(maxsize=1024)
 def _directory_formatter(directory: str) -> bool:
     """Whether ``directory`` itself configures black or ruff's formatter: a ``[tool.black]``
-    or ``[tool.ruff.format]`` table (``[format]`` in ruff.toml), or a pre-commit hook
-    running either."""
-    base = Path(directory)
-    for name in ("ruff.toml", ".ruff.toml"):
-        if (base / name).is_file() and isinstance((_toml(base / name) or {}).get("format"), dict):
-            return True
-    pyproject = base / "pyproject.toml"
-    if pyproject.is_file():
-        tool = (_toml(pyproject) or {}).get("tool")
-        tool = tool if isinstance(tool, dict) else {}
-        ruff = tool.get("ruff")
-        if isinstance(tool.get("black"), dict) or (
-            isinstance(ruff, dict) and isinstance(ruff.get("format"), dict)
-        ):
-            return True
-    hooks = base / ".pre-commit-config.yaml"
+    table, a ``format`` table in ruff's configuration (``[tool.ruff.format]``; ``[format]``
+    in ruff's own files), or a pre-commit hook running either."""
+    ruff, _, tool = _configured(directory)
+    if isinstance(tool.get("black"), dict) or (
+        ruff is not None and isinstance(ruff.get("format"), dict)
+    ):
+        return True
+    hooks = Path(directory) / ".pre-commit-config.yaml"
     if hooks.is_file():
         try:
             text = hooks.read_text(encoding="utf-8", errors="replace")

@@ -25,6 +25,17 @@ SAFE = frozenset({FixSafety.SAFE})
 SETTINGS = Settings.from_config(Config(target_torch="2.13"))
 
 
+def forget_settings() -> None:
+    """Forget the configuration files read so far (a process reads each directory's once)."""
+    for cached in (
+        layout._configured,
+        layout._directory_setting,
+        layout._directory_formatter,
+        layout._directory_ruff,
+    ):
+        cached.cache_clear()
+
+
 def fixed(source: str, path: Path | None = None, select: str | None = None) -> str:
     text = textwrap.dedent(source)
     settings = SETTINGS
@@ -179,12 +190,12 @@ def test_a_project_that_black_or_ruff_formats_gets_their_layout(
     )
     # Without such a configuration: aligned with the opening parenthesis, as before.
     (tmp_path / name).unlink()
-    layout._directory_formatter.cache_clear()  # (settings are read once per process)
+    forget_settings()  # (settings are read once per process)
     assert fix(one_line).endswith(
         f"loader = DataLoader(dataset, batch_size=64, shuffle=True,\n{' ' * 20}{generator})\n"
     )
     (tmp_path / name).write_text(text, encoding="utf-8")
-    layout._directory_formatter.cache_clear()
+    forget_settings()
     # Already laid out so: the new argument joins the line, or the call is exploded.
     packed = "DataLoader(\n    dataset, batch_size=64, shuffle=True\n)"
     assert fix(packed).endswith(
@@ -749,6 +760,31 @@ def test_ruff_checks_a_rule_as_its_closest_configuration_selects_it(
     (root / ".git").mkdir()
     (root / name).write_text(text, encoding="utf-8")
     assert layout.ruff_checks(root / "src" / "train.py", "NPY002") is expected
+
+
+def test_one_directory_s_ruff_files_are_read_in_ruff_s_order(tmp_path: Path) -> None:
+    # .ruff.toml, then ruff.toml, then pyproject.toml's [tool.ruff]: ruff reads the first it
+    # finds, for the line length, the rule selection and the formatter alike.
+    (tmp_path / ".git").mkdir()
+    files = {
+        ".ruff.toml": 'line-length = 100\n[lint]\nselect = ["NPY"]\n',
+        "ruff.toml": 'line-length = 120\n[lint]\nselect = ["F"]\n[format]\n',
+        "pyproject.toml": "[tool.ruff]\nline-length = 79\n[tool.ruff.format]\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    path = tmp_path / "train.py"
+    forget_settings()
+    assert (layout.line_length(path), layout.ruff_checks(path, "NPY002")) == (100, True)
+    assert not layout.formatted(path)
+    (tmp_path / ".ruff.toml").unlink()
+    forget_settings()
+    assert (layout.line_length(path), layout.ruff_checks(path, "NPY002")) == (120, False)
+    assert layout.formatted(path)
+    (tmp_path / "ruff.toml").unlink()
+    forget_settings()
+    assert (layout.line_length(path), layout.ruff_checks(path, "NPY002")) == (79, False)
+    assert layout.formatted(path)
 
 
 def test_a_numpy_seed_carries_a_noqa_only_where_ruff_checks_its_rule(tmp_path: Path) -> None:
