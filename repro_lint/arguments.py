@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Any
+from typing import Any, NamedTuple
 
 import libcst as cst
 
@@ -116,6 +116,27 @@ def literal_str(node: cst.BaseExpression) -> str | None:
     """The value of a plain (non-f, non-byte) string literal, else None."""
     value = string_value(node)
     return value if isinstance(value, str) else None
+
+
+class SetAttr(NamedTuple):
+    """``setattr(holder, "name", value)``, its attribute named by a string literal."""
+
+    holder: cst.BaseExpression
+    name: str
+    name_node: cst.BaseExpression
+    value: cst.BaseExpression
+
+
+def setattr_arguments(call: cst.Call) -> SetAttr | None:
+    """The arguments of a ``setattr`` call (that the callee is ``setattr`` is the caller's to
+    check), when all three are given and the attribute's name is a string literal."""
+    holder, attribute, value = (argument(call, None, i) for i in range(3))
+    if holder is None or attribute is None or value is None:
+        return None
+    name = literal_str(attribute.value)
+    if name is None:
+        return None
+    return SetAttr(holder.value, name, attribute.value, value.value)
 
 
 def dict_literal_items(node: cst.BaseExpression) -> dict[str, cst.BaseExpression] | None:

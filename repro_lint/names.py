@@ -15,22 +15,9 @@ from typing import cast
 
 import libcst as cst
 
+from repro_lint.walker import COMPOUND_STATEMENTS
+
 _BUILTINS = frozenset(dir(builtins))
-# The compound statements, tested as ``type(node) in _COMPOUND``: isinstance goes through abc,
-# too slow for the walks below, which see every statement of every file.
-_COMPOUND = frozenset(
-    {
-        cst.ClassDef,
-        cst.For,
-        cst.FunctionDef,
-        cst.If,
-        cst.Match,
-        cst.Try,
-        cst.TryStar,
-        cst.While,
-        cst.With,
-    }
-)
 # The compound statements that open a scope.
 _SCOPES = frozenset({cst.ClassDef, cst.FunctionDef})
 
@@ -67,7 +54,7 @@ def _iter_simple_statements(
             holder = _Stmt(node, module_level, top or node)
             for small in node.body:
                 yield holder, small
-        elif type(node) in _COMPOUND:
+        elif type(node) in COMPOUND_STATEMENTS:
             stmt = cast(cst.BaseCompoundStatement, node)
             outer = top or stmt
             nested_level = module_level and type(stmt) not in _SCOPES
@@ -196,7 +183,7 @@ def _is_chain_choice(node: cst.BaseExpression) -> bool:
 def _iter_compound(body: Sequence[cst.CSTNode]) -> Iterator[cst.BaseCompoundStatement]:
     """Compound statements of a body, descending into blocks but not into nested scopes."""
     for stmt in body:
-        if type(stmt) in _COMPOUND:
+        if type(stmt) in COMPOUND_STATEMENTS:
             compound = cast(cst.BaseCompoundStatement, stmt)
             yield compound
             if type(compound) in _SCOPES:

@@ -75,6 +75,23 @@ _LAYOUT = frozenset(
 )
 
 
+# The compound statements, tested as ``type(node) in COMPOUND_STATEMENTS``: isinstance goes
+# through abc, too slow for walks that see every statement of every file.
+COMPOUND_STATEMENTS = frozenset(
+    {
+        cst.ClassDef,
+        cst.For,
+        cst.FunctionDef,
+        cst.If,
+        cst.Match,
+        cst.Try,
+        cst.TryStar,
+        cst.While,
+        cst.With,
+    }
+)
+
+
 # What a search for a function's own calls, statements or assignments does not enter: the
 # functions and classes it defines (tested as ``type(node) in``: such a search sees every node).
 NESTED_SCOPES = frozenset({cst.FunctionDef, cst.ClassDef, cst.Lambda})

@@ -10,7 +10,7 @@ import pytest
 
 import repro_lint
 from repro_lint import names
-from repro_lint.walker import children, walk
+from repro_lint.walker import COMPOUND_STATEMENTS, children, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [
@@ -125,7 +125,7 @@ def test_node_classes_compared_by_type_have_no_subclasses() -> None:
                 tables.add(table)
                 found.update(re.findall(r"cst\.(\w+)", definition.group(1)))
     assert {"Name", "Attribute", "Call", "Integer"} <= found
-    assert {"_COMPOUND", "NESTED_SCOPES"} <= tables
+    assert {"COMPOUND_STATEMENTS", "NESTED_SCOPES", "_HOLDS_STATEMENTS"} <= tables
     for name in sorted(found):
         kind = getattr(cst, name)
         assert issubclass(kind, cst.CSTNode)
@@ -133,7 +133,7 @@ def test_node_classes_compared_by_type_have_no_subclasses() -> None:
 
 
 def test_the_compound_statement_table_is_every_compound_statement() -> None:
-    """``type(node) in names._COMPOUND`` stands for isinstance of BaseCompoundStatement: a
+    """``type(node) in COMPOUND_STATEMENTS`` stands for isinstance of BaseCompoundStatement: a
     compound statement that a later libcst adds must be added to the table."""
     exported = {
         kind
@@ -142,7 +142,7 @@ def test_the_compound_statement_table_is_every_compound_statement() -> None:
         and issubclass(kind, cst.BaseCompoundStatement)
         and kind is not cst.BaseCompoundStatement
     }
-    assert exported == names._COMPOUND
+    assert exported == COMPOUND_STATEMENTS
     assert exported > names._SCOPES
 
 

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from repro_lint.arguments import argument, dict_literal_items, literal_bool, literal_str
+from repro_lint.arguments import (
+    argument,
+    dict_literal_items,
+    literal_bool,
+    literal_str,
+    setattr_arguments,
+)
 from repro_lint.rule import FileContext, Invalid, Rule, Valid
 
 INDUCTOR_CONFIG = "torch._inductor.config"
@@ -124,16 +130,9 @@ class AutotuneEnabled(Rule):
                 if arg.keyword is not None:
                     self._option(arg.keyword.value, arg.value, arg)
         elif name == "builtins.setattr":
-            obj, attr, new = (argument(node, None, i) for i in range(3))
-            if (
-                obj is not None
-                and attr is not None
-                and new is not None
-                and self.qualified_name(obj.value) == INDUCTOR_CONFIG
-            ):
-                option = literal_str(attr.value)
-                if option is not None:
-                    self._option(option, new.value, node)
+            found = setattr_arguments(node)
+            if found is not None and self.qualified_name(found.holder) == INDUCTOR_CONFIG:
+                self._option(found.name, found.value, node)
 
     def leave_Module(self, original_node: cst.Module) -> None:
         if self._deterministic:

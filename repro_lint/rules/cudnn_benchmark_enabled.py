@@ -7,13 +7,19 @@ from typing import cast
 
 import libcst as cst
 
-from repro_lint.arguments import argument, dict_literal_items, literal_bool, literal_str
+from repro_lint.arguments import (
+    argument,
+    dict_literal_items,
+    literal_bool,
+    literal_str,
+    setattr_arguments,
+)
 from repro_lint.determinism import RUNNERS
 from repro_lint.diagnostics import FixSafety
 from repro_lint.program_seed import none_guard, seeding_argument
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import DropComments, Invalid, NodeEdit, Replace, Rule, Valid
-from repro_lint.walker import walk
+from repro_lint.walker import COMPOUND_STATEMENTS, walk
 
 _FALSE = cst.Name("False")
 # mmengine's environment settings: the config variable and the Runner keyword that hold them.
@@ -288,7 +294,7 @@ class CudnnBenchmarkEnabled(Rule):
             if kind is cst.SimpleStatementLine:
                 order[id(node)] = len(order)
                 return False  # (its small statements hold no test)
-            if kind in _COMPOUND:
+            if kind in COMPOUND_STATEMENTS:
                 order[id(node)] = len(order)
                 if kind is cst.If:
                     test = cast(cst.If, node)
@@ -300,10 +306,10 @@ class CudnnBenchmarkEnabled(Rule):
                 return True
             # Only the nodes that hold statements are entered: the walk visits each
             # statement, not each expression and piece of whitespace.
-            return kind in _HOLDS_STATEMENTS
+            return type(node) in _HOLDS_STATEMENTS
 
         def leave(node: cst.CSTNode) -> None:
-            if type(node) in _COMPOUND:
+            if type(node) in COMPOUND_STATEMENTS:
                 compounds.pop()
 
         walk(self.context.module, enter, leave)
@@ -328,15 +334,13 @@ class CudnnBenchmarkEnabled(Rule):
     def visit_Call(self, node: cst.Call) -> None:
         name = self.qualified_name(node.func)
         if name == "builtins.setattr":
-            target, attribute, value = (argument(node, None, i) for i in range(3))
+            found = setattr_arguments(node)
             if (
-                target is not None
-                and attribute is not None
-                and value is not None
-                and self.qualified_name(target.value) == CUDNN
-                and literal_str(attribute.value) == "benchmark"
+                found is not None
+                and found.name == "benchmark"
+                and self.qualified_name(found.holder) == CUDNN
             ):
-                self._flag(value.value, node)
+                self._flag(found.value, node)
         elif name == f"{CUDNN}.flags":
             arg = argument(node, "benchmark", 1)
             if arg is not None:
@@ -352,23 +356,10 @@ class CudnnBenchmarkEnabled(Rule):
 
 
 _OPTIONAL_SEEDS = "RPL201 optional seeds"
-# The compound statements, and the other nodes whose children hold statements (blocks,
-# branches): what ``_optional_seeds`` walks into.
-_COMPOUND = frozenset(
-    (
-        cst.If,
-        cst.For,
-        cst.While,
-        cst.Try,
-        cst.TryStar,
-        cst.With,
-        cst.FunctionDef,
-        cst.ClassDef,
-        cst.Match,
-    )
-)
+# The nodes other than compound statements whose children hold statements (blocks,
+# branches): what ``_optional_seeds`` enters besides the compound statements.
 _HOLDS_STATEMENTS = frozenset(
-    (
+    {
         cst.Module,
         cst.IndentedBlock,
         cst.Else,
@@ -376,7 +367,7 @@ _HOLDS_STATEMENTS = frozenset(
         cst.ExceptStarHandler,
         cst.Finally,
         cst.MatchCase,
-    )
+    }
 )
 # A seed passed only when set: the seed, its first name, the compound statement its test is
 # directly in, and the test.

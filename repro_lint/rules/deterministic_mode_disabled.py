@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
+from repro_lint.arguments import argument, literal_bool, literal_int, literal_str, setattr_arguments
 from repro_lint.diagnostics import FixSafety
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
@@ -169,15 +169,13 @@ class DeterministicModeDisabled(Rule):
             ):
                 self.report(node)
         elif name == "builtins.setattr":
-            target, attribute, value = (argument(node, None, i) for i in range(3))
+            found = setattr_arguments(node)
             if (
-                target is not None
-                and attribute is not None
-                and value is not None
-                and self.qualified_name(target.value) == CUDNN
-                and literal_str(attribute.value) == "deterministic"
+                found is not None
+                and found.name == "deterministic"
+                and self.qualified_name(found.holder) == CUDNN
             ):
-                self._flag(value.value, node)
+                self._flag(found.value, node)
         elif name == f"{CUDNN}.flags":
             self._check_flags(node)
         elif name in LIGHTNING_TRAINERS:

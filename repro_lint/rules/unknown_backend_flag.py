@@ -7,7 +7,7 @@ import difflib
 import libcst as cst
 
 from repro_lint import determinism as det
-from repro_lint.arguments import argument, literal_str
+from repro_lint.arguments import setattr_arguments
 from repro_lint.diagnostics import FixSafety
 from repro_lint.rule import Invalid, Replace, Rule, Valid
 
@@ -170,14 +170,11 @@ class UnknownBackendFlag(Rule):
             name = func.value
         if name != "setattr" or self.qualified_name(func) != "builtins.setattr":
             return
-        holder, attribute = argument(node, None, 0), argument(node, None, 1)
-        if holder is None or attribute is None:
+        arguments = setattr_arguments(node)
+        base = None if arguments is None else self.qualified_name(arguments.holder)
+        if arguments is None or base is None:
             return
-        base = self.qualified_name(holder.value)
-        name = literal_str(attribute.value)
-        if base is None or name is None:
-            return
-        found = misspelled(f"{base}.{name}")
+        found = misspelled(f"{base}.{arguments.name}")
         if found is None:
             return
         namespace, name, suggestion = found
@@ -185,7 +182,7 @@ class UnknownBackendFlag(Rule):
         fix = []
         if suggestion is not None and "." not in suggestion:
             message += f" (did you mean `{suggestion}`?)"
-            string = attribute.value
+            string = arguments.name_node
             quote = string.quote if type(string) is cst.SimpleString else '"'
             fix = [Replace(string, cst.SimpleString(f"{quote}{suggestion}{quote}"))]
         self.report(node, message, fix=fix)
