@@ -20,12 +20,15 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from repro_lint.diagnostics import Diagnostic, Edit, FileResult, Fix, FixSafety, Location
 from repro_lint.fixes import AppliedFix, apply_edits, fix_texts, unified_diff
 from repro_lint.source import SourceError, error_result
 from repro_lint.suppressions import noqa_edits, noqa_wanted
+
+if TYPE_CHECKING:
+    import ast
 
 # Lints a text as one module: (text, filename) -> result. The caller binds the settings and
 # the file's path (the engine's ``text_linter``), so notebooks never import the engine.
@@ -441,9 +444,10 @@ def _own_cell(source: str, new: str) -> str | None:
 
     # The cell with its IPython lines as placeholders (as many lines): what Python reads.
     masked = _mask(source, "magic", [])
-    header = None if masked is None else _header_lines(masked)
-    if masked is None or header is None:
+    opening = None if masked is None else _opening(masked)
+    if opening is None:
         return None
+    header, own_imports = opening
     old_lines, new_lines = _lines(source), _lines(new)
     added: list[str] = []
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
@@ -460,15 +464,13 @@ def _own_cell(source: str, new: str) -> str | None:
         text += "\n"
     try:
         tree = ast.parse(text)
-        own = ast.parse("".join(_lines(masked)[:header]))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     if not any(_seeds(node) for node in tree.body):
         return None
     bound = {
         (alias.asname or alias.name).split(".", 1)[0]
-        for node in own.body
-        if isinstance(node, ast.Import | ast.ImportFrom)
+        for node in own_imports
         for alias in node.names
     }
     used = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
@@ -547,10 +549,10 @@ def _seeds(node: Any) -> bool:
     return name in _SEEDING
 
 
-def _header_lines(source: str) -> int | None:
+def _opening(source: str) -> tuple[int, list[ast.Import | ast.ImportFrom]] | None:
     """How many lines open a cell (IPython masked) before its first statement that is not an
-    import (its imports, with the blank lines and comments among them); None when it does
-    not parse."""
+    import (its imports, with the blank lines and comments among them), and those imports;
+    None when it does not parse."""
     import ast
 
     try:
@@ -558,14 +560,16 @@ def _header_lines(source: str) -> int | None:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     lines = _lines(source)
+    imports: list[ast.Import | ast.ImportFrom] = []
     for node in tree.body:
         if not isinstance(node, ast.Import | ast.ImportFrom):
             # Comments right above the statement describe it: they stay with it.
             row = node.lineno - 1
             while row > 0 and lines[row - 1].lstrip().startswith("#"):
                 row -= 1
-            return row
-    return len(lines)
+            return row, imports
+        imports.append(node)
+    return len(lines), imports
 
 
 def _source(cell: Any) -> str:
