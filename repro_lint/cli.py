@@ -1486,6 +1486,15 @@ def _verify_catalog(
     return 0
 
 
+def _user_files(script: Path) -> Path:
+    """The folder of the user's files for a traced script (resolved): the script's project,
+    or its directory when it is in none."""
+    from repro_lint.config import find_project_root
+
+    root = find_project_root(script.parent)
+    return root if root in script.parents else script.parent
+
+
 def _verify_run(
     script: Path,
     args: Sequence[str],
@@ -1498,17 +1507,13 @@ def _verify_run(
     max_seconds: float | None,
     show_progress: bool,
 ) -> int:
-    from repro_lint.config import find_project_root
     from repro_lint.verify.crossref import cross_reference
     from repro_lint.verify.runner import environment
     from repro_lint.verify.tables import environment_line, write_run
     from repro_lint.verify.trace import run_script
 
     script = script.resolve()
-    root = find_project_root(script.parent)
-    # The user's files: the script's project, or its directory when it is in none.
-    if root not in script.parents:
-        root = script.parent
+    root = _user_files(script)
     _, mapped, _ = _lint_for_verify([str(root)], overrides, config_file)
     if show_progress:
         click.echo(f"tracing {script.name} ...", err=True)
@@ -1548,16 +1553,12 @@ def _verify_twice(
     output_file: str | None,
     show_progress: bool,
 ) -> int:
-    from repro_lint.config import find_project_root
     from repro_lint.verify.linking import link
     from repro_lint.verify.rerun import Outcome, Settings, run_twice
     from repro_lint.verify.twice import write_twice
 
     script = script.resolve()
-    root = find_project_root(script.parent)
-    # The user's files: the script's project, or its directory when it is in none.
-    if root not in script.parents:
-        root = script.parent
+    root = _user_files(script)
     settings = Settings(max_steps, max_seconds, timeout, (root,))
 
     def progress(message: str) -> None:
