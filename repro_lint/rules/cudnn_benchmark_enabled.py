@@ -131,6 +131,17 @@ class CudnnBenchmarkEnabled(Rule):
             note="seeding is the user's choice: a seeded run does not benchmark",
         ),
         Invalid(
+            "import torch\n\n\ndef train(args):\n    with open(args.log, 'a') as log:\n"
+            "        try:\n            if args.seed is not None:\n"
+            "                torch.manual_seed(args.seed)\n        finally:\n"
+            "            log.flush()\n    torch.backends.cudnn.benchmark = True\n",
+            fixed="import torch\n\n\ndef train(args):\n    with open(args.log, 'a') as log:\n"
+            "        try:\n            if args.seed is not None:\n"
+            "                torch.manual_seed(args.seed)\n        finally:\n"
+            "            log.flush()\n    torch.backends.cudnn.benchmark = args.seed is None\n",
+            note="the seed's test inside blocks of the function whose parameter it reads",
+        ),
+        Invalid(
             "import torch\n\n\ndef setup(config, args):\n"
             "    if args.seed is not None:\n        torch.manual_seed(args.seed)\n\n\n"
             "def train(config):\n    torch.backends.cudnn.benchmark = True\n",
