@@ -16,7 +16,7 @@ from repro_lint.arguments import (
 )
 from repro_lint.determinism import RUNNERS
 from repro_lint.diagnostics import FixSafety
-from repro_lint.program_seed import none_guard, seeding_argument
+from repro_lint.program_seed import none_guard, root_name, seeding_argument
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import DropComments, Invalid, NodeEdit, Replace, Rule, Valid
 from repro_lint.walker import COMPOUND_STATEMENTS, walk
@@ -310,7 +310,7 @@ class CudnnBenchmarkEnabled(Rule):
                 if kind is cst.If:
                     test = cast(cst.If, node)
                     seed = none_guard(test.test)
-                    root = None if seed is None else _root(seed)
+                    root = None if seed is None else root_name(seed)
                     if seed is not None and root is not None and self._seeds_with(test.body, seed):
                         seeds.append((seed, root, (compounds[-1], test)))
                 compounds.append(node)
@@ -388,10 +388,3 @@ _OptionalSeed = tuple[cst.BaseExpression, str, tuple[cst.CSTNode | None, cst.If]
 def _params(function: cst.FunctionDef) -> list[cst.Param]:
     p = function.params
     return [*p.posonly_params, *p.params, *p.kwonly_params]
-
-
-def _root(node: cst.BaseExpression) -> str | None:
-    """The first name of a dotted or subscripted value (``args`` of ``args.seed``)."""
-    while type(node) in (cst.Attribute, cst.Subscript):
-        node = node.value  # type: ignore[attr-defined]
-    return node.value if type(node) is cst.Name else None
