@@ -1113,7 +1113,7 @@ class Program:
                 # ``globals()[name](...)``, ``TABLE[name](...)``: one of these functions of
                 # the module, at that time.
                 for function in dispatched:
-                    profile.absorb(self.profile(unit, function), prefix, later=True)
+                    profile.absorb(self.profile(function.unit, function.key), prefix, later=True)
                 return
             target = self._resolve_ref(unit, event[1])
             if target is not None:
@@ -1185,15 +1185,45 @@ class Program:
             and self._fresh(unit, event)
         )
 
-    def _dispatched(self, unit: Unit, ref: Json) -> list[str] | None:
+    def _dispatched(self, unit: Unit, ref: Json) -> list[_Function] | None:
         """The functions a call through a table may run (``globals()[name]``: any module
-        function; ``TABLE[name]``: those registered in that dict), None for other calls."""
+        function; ``TABLE[name]``: those registered in that dict, of this module or of the
+        project module it was imported from), None for other calls."""
         if ref == ["g"]:
-            return self._module_functions(unit)
-        if isinstance(ref, list) and len(ref) == 2 and ref[0] == "r":
-            members = unit.summary.get("registries", {}).get(str(ref[1]), ())
-            return [str(key) for key in members if unit.defines(str(key))]
+            return [_Function(unit, key) for key in self._module_functions(unit)]
+        if not (isinstance(ref, list) and len(ref) == 2):
+            return None
+        if ref[0] == "r":
+            return self._registered(unit, str(ref[1]))
+        if ref[0] == "t":
+            return self._table(str(ref[1]), unit, 0)
         return None
+
+    @staticmethod
+    def _registered(unit: Unit, table: str) -> list[_Function]:
+        """The functions registered in a module-level dict of ``unit`` (see ``registries``)."""
+        members = unit.summary.get("registries", {}).get(table, ())
+        return [_Function(unit, str(key)) for key in members if unit.defines(str(key))]
+
+    def _table(self, qualified: str, importer: Unit, depth: int) -> list[_Function]:
+        """The functions registered in the table of a project module that ``qualified``
+        names (``models.MODELS``), followed through re-exports as ``resolve`` follows them;
+        none when it names no such table."""
+        parts = qualified.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            unit = self.module(".".join(parts[:cut]), importer)
+            if unit is None:
+                continue
+            if cut != len(parts) - 1:
+                return []
+            name = parts[-1]
+            if name in unit.summary.get("registries", {}):
+                return self._registered(unit, name)
+            exported = unit.summary.get("exports", {}).get(name)
+            if exported is not None and depth < 8 and exported != qualified:
+                return self._table(str(exported), unit, depth + 1)
+            return []
+        return []
 
     def _module_functions(self, unit: Unit) -> list[str]:
         """The module-level functions of a unit (``globals()[name]`` may call any)."""
@@ -1691,7 +1721,7 @@ class Program:
         targets: list[_Target | None] = []
         dispatched = self._dispatched(unit, event[1]) if event[0] == "c" else None
         if dispatched is not None:
-            targets.extend(_Function(unit, key) for key in dispatched)
+            targets.extend(dispatched)
         elif event[0] in ("c", "p", "f"):
             targets.append(self._resolve_ref(unit, event[1]))
         elif event[0] == "i":

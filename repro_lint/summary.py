@@ -160,6 +160,10 @@ def is_main_check(test: cst.BaseExpression) -> bool:
     return False
 
 
+# The expressions naming a table of functions in ``TABLE[name](...)``.
+_TABLES = frozenset({cst.Name, cst.Attribute})
+
+
 @dataclass(eq=False, slots=True)
 class _Open:
     """A statement being visited: its first row and, once something refers to it, its index
@@ -1221,10 +1225,17 @@ class SummaryCollector:
                 # ``globals()[name](...)``: any function of this module.
                 self._call(node, ["g"])
             return
-        if type(func) is cst.Subscript and type(func.value) is cst.Name:
-            if func.value.value in self._registries:
+        if type(func) is cst.Subscript and type(func.value) in _TABLES:
+            table = func.value
+            if type(table) is cst.Name and table.value in self._registries:
                 # ``METRICS[name](...)``: any function registered in that dict.
-                self._call(node, ["r", func.value.value])
+                self._call(node, ["r", table.value])
+                return
+            qualified = self._names.qualified_name(table)
+            if qualified is not None and not self._library(qualified):
+                # ``MODELS[name](...)`` with a table of another project module (imported, or
+                # ``models.MODELS``): any function registered there.
+                self._call(node, ["t", qualified])
             return
         if type(func) is not cst.Attribute:
             return

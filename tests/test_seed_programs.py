@@ -488,11 +488,23 @@ def test_calls_through_a_dict_of_functions_are_followed(tmp_path: Path) -> None:
             "    print(STEPS['jitter'](1.0))\n",
             "quiet.py": "import steps\n\n\ndef run(name):\n    return steps.PLAIN[name](1.0)\n\n\n"
             "if __name__ == '__main__':\n    print(run('same'))\n",
+            "loud.py": "import steps\n\nif __name__ == '__main__':\n"
+            "    print(steps.STEPS['jitter'](1.0))\n",
+            "tables.py": "from steps import STEPS\n",
+            "via.py": "from tables import STEPS\n\nif __name__ == '__main__':\n"
+            "    print(STEPS['jitter'](1.0))\n",
         },
     )
-    # A table imported from another module is not followed (a known limitation); its own
-    # module's calls through it are.
-    assert findings(tmp_path) == set()
+    # A table imported from another module (by name, as a module's attribute, or through a
+    # module that imports it) is followed to the functions it holds: STEPS's jitter draws;
+    # PLAIN's only function does not.
+    assert findings(tmp_path) == {
+        ("run.py", "RPL101", 3),
+        ("loud.py", "RPL101", 3),
+        ("via.py", "RPL101", 3),
+    }
+    for name in ("loud.py", "tables.py", "via.py"):
+        (tmp_path / name).unlink()
     write(
         tmp_path,
         {
@@ -503,6 +515,27 @@ def test_calls_through_a_dict_of_functions_are_followed(tmp_path: Path) -> None:
         },
     )
     assert findings(tmp_path) == {("run.py", "RPL101", 3)}
+
+
+def test_a_model_picked_from_another_module_s_table_brings_its_kernels(tmp_path: Path) -> None:
+    # ``MODELS[args.model](...)``, the table a dict of the models module's constructors: the
+    # program builds whichever the option names, so their convolutions are on its path.
+    write(
+        tmp_path,
+        {
+            "models.py": "import torch.nn as nn\n\n\ndef small():\n    return nn.Conv2d(3, 8, 3)\n"
+            "\n\ndef large():\n    return nn.Conv2d(3, 64, 3)\n\n\n"
+            "MODELS = {'small': small, 'large': large}\n",
+            "train.py": "import argparse\n\nimport torch\n\nfrom models import MODELS\n\n\n"
+            "def main(args):\n    torch.manual_seed(0)\n"
+            "    model = MODELS[args.model]().cuda()\n"
+            "    model(torch.randn(1, 3, 8, 8, device='cuda')).sum().backward()\n\n\n"
+            "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+            "    parser.add_argument('--model', default='small')\n"
+            "    main(parser.parse_args())\n",
+        },
+    )
+    assert findings(tmp_path, codes={"RPL101", "RPL202"}) == {("train.py", "RPL202", 14)}
 
 
 def test_a_subclass_of_a_trainer_that_seeds_seeds_where_its_constructor_runs(

@@ -46,7 +46,8 @@ class MissingSeed(ProjectRule):
     The path is followed through calls into project functions, across files and
     transitively (also names bound by `from module import *`, `globals()[name](...)`,
     calls through a module's registry dict (`TABLE[name](...)`, filled by a decorator of
-    the module or written as a dict of its functions), and
+    the module or written as a dict of its functions; in its module or imported from it),
+    and
     methods called on a variable built from a project class), through class constructors
     (and the methods of constructed objects), functions passed as `target=` or by position
     (`model.apply(init_weights)`, a launcher's `launch(main, ...)`) and modules imported
@@ -109,8 +110,8 @@ class MissingSeed(ProjectRule):
 
     ## Known limitations
     Branches are not told apart: a seed in any branch counts. Calls through objects whose
-    class is not known statically (`trainer.fit()`), registries of another module or
-    filled by calls (`Registry.register_module`) and keyword callbacks (other than
+    class is not known statically (`trainer.fit()`), registries filled by calls
+    (`Registry.register_module`) and keyword callbacks (other than
     `target=`) are not followed;
     seeds reached only that way are missed, so the rule may report a program
     that is in fact seeded: list the seeding function in `seed-functions`, or suppress on the
