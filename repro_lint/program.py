@@ -1432,8 +1432,14 @@ class Program:
         work = summary.get("work")
         if work is None:
             for ref, statement in summary.get("bare", ()):
-                target = self._resolve_ref(unit, ref)
-                if isinstance(target, _Function | _Class):
+                # A call of project code standing alone at top level (``main()``) starts a
+                # script, unless another file of the run imports the module and what it calls
+                # neither draws nor trains: a library's own set-up call (filling a table of
+                # configurations) runs as part of the programs that import it.
+                if self._works(unit, ref, bare=True) or (
+                    isinstance(self._resolve_ref(unit, ref), _Function | _Class)
+                    and not self._imported(unit)
+                ):
                     work = statement
                     break
         if work is None:
@@ -1467,15 +1473,7 @@ class Program:
         draws random numbers itself on every path. A library module's top-level code
         defines and registers; it does neither."""
         for ref, statement in unit.summary.get("calls", ()):
-            target = self._resolve_ref(unit, ref)
-            if isinstance(target, _Function):
-                profile = self.profile(target.unit, target.key)
-            elif isinstance(target, _Class):
-                profile = self.construct(target.unit, target.key)
-            else:
-                continue
-            local = target.unit is unit
-            if profile.trains is not None or (local and (profile.use or profile.later_use)):
+            if self._works(unit, ref, bare=False):
                 return int(statement)
         contexts = unit.contexts(MODULE)
         for index, event in enumerate(unit.functions().get(MODULE, ())):
@@ -1483,6 +1481,23 @@ class Program:
                 # Asked only of a module that draws: the scan loads what every unit imports.
                 return None if self._imported(unit) else int(event[-2])
         return None
+
+    def _works(self, unit: Unit, ref: list[Json], *, bare: bool) -> bool:
+        """Whether a top-level call of ``unit`` does a program's work: what it calls trains,
+        or draws random numbers and is ``unit``'s own or, for a call standing alone
+        (``bare``), any project code's. A class's other methods draw only when something
+        calls them (later uses): its construction alone (a tokenizer the module's functions
+        share) does not."""
+        target = self._resolve_ref(unit, ref)
+        if isinstance(target, _Function):
+            profile = self.profile(target.unit, target.key)
+            drawn = bool(profile.use or profile.later_use)
+        elif isinstance(target, _Class):
+            profile = self.construct(target.unit, target.key)
+            drawn = bool(profile.use)
+        else:
+            return False
+        return profile.trains is not None or (drawn and (bare or target.unit is unit))
 
     def _imported(self, unit: Unit) -> bool:
         """Whether another file of the run imports ``unit`` (its top-level code then runs

@@ -97,6 +97,42 @@ def test_a_script_imported_by_another_file_is_not_an_entry_point(tmp_path: Path)
     assert ("noise.py", "RPL101", 3) in findings(tmp_path)
 
 
+def test_a_library_s_own_set_up_at_import_is_no_script(tmp_path: Path) -> None:
+    # A module that other files import fills its tables at top level (a bare call of its own
+    # function that draws nothing) and builds an object whose methods draw later: both run
+    # as part of the programs importing it, not as a program of their own.
+    write(
+        tmp_path,
+        {
+            "configs.py": "import tok\n\nTABLE = {}\n\n\ndef _scan():\n    TABLE['a'] = 1\n\n\n"
+            "_scan()\n",
+            "tok.py": "import torch\n\n\nclass Tok:\n    def __call__(self, n):\n"
+            "        return torch.randperm(n)\n\n\n_tok = Tok()\n",
+            "run.py": "import torch\n\nimport configs\nimport tok\n\nif __name__ == '__main__':\n"
+            "    torch.manual_seed(0)\n    print(configs.TABLE, tok._tok(3))\n",
+        },
+    )
+    assert findings(tmp_path) == set()
+    # Not imported by any file, a module's set-up call starts a script: one that goes on to
+    # draw through another module's function is reported, at that call.
+    for name in ("configs.py", "tok.py"):
+        (tmp_path / name).unlink()
+    write(
+        tmp_path,
+        {
+            "split.py": "import torch\n\n\ndef shuffle(n):\n    return torch.randperm(n)\n",
+            "prep.py": "from split import shuffle\n\n\ndef setup():\n    print('ready')\n\n\n"
+            "setup()\nparts = shuffle(10)\n",
+        },
+    )
+    assert findings(tmp_path) == {("prep.py", "RPL101", 8)}
+    # Imported by a program, it is part of that program.
+    write(
+        tmp_path, {"run.py": "import prep\n\nif __name__ == '__main__':\n    print(prep.parts)\n"}
+    )
+    assert findings(tmp_path) == {("run.py", "RPL101", 3)}
+
+
 def test_late_seed_advice_names_where_the_paths_part(tmp_path: Path) -> None:
     write(
         tmp_path,

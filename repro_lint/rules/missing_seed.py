@@ -37,8 +37,10 @@ class MissingSeed(ProjectRule):
 
     Entry points are modules with an `if __name__ == "__main__":` block, files matched by
     `entry-points`, and scripts that run at module level: their top-level statements
-    (loops and assignments included) train, call a function or class of their own file
-    that draws or trains, or call project code that trains; or the file, imported by no
+    (loops and assignments included) train, call a function of their own file that draws
+    or trains (or a class whose constructor does), or call project code that trains; a
+    call standing alone (`main()`) also when the project code it calls draws, or, in a
+    file no other file of the run imports, whatever it does; or the file, imported by no
     other file of the run, draws random numbers at module level on every path. A model
     file's `__main__` block that only pushes random inputs through a model (it never
     trains) is an entry point in form only and is not reported.
