@@ -954,7 +954,12 @@ class LoaderFacts:
                 self._flags.add("same_seed")
         if qualified in rng.LIGHTNING_SEED:
             workers = argument(node, "workers", 1)
-            if workers is not None and literal_bool(workers.value) is not False:
+            # Fabric's method seeds the workers unless told not to; the function only if told.
+            if (
+                qualified in rng.FABRIC_SEED
+                if workers is None
+                else literal_bool(workers.value) is not False
+            ):
                 # Lightning then gives every loader a worker_init_fn that mixes in the rank.
                 self._flags.add("seeds_workers")
 

@@ -39,10 +39,17 @@ _LIGHTNING_SEED = (
     "pytorch_lightning.seed_everything",
     "pytorch_lightning.utilities.seed.seed_everything",
 )
-LIGHTNING_SEED = frozenset(_LIGHTNING_SEED)
+# Fabric's ``seed_everything``: a static method calling the function above, also called on a
+# Fabric object (``fabric.seed_everything(seed)``); its ``workers`` defaults to True.
+_FABRIC_CLASSES = (
+    "lightning.Fabric", "lightning.fabric.Fabric", "lightning.fabric.fabric.Fabric",
+    "lightning_fabric.Fabric", "lightning_fabric.fabric.Fabric",
+)  # fmt: skip
+FABRIC_SEED = frozenset(f"{klass}.seed_everything" for klass in _FABRIC_CLASSES)
+LIGHTNING_SEED = frozenset({*_LIGHTNING_SEED, *FABRIC_SEED})
 BOTH = ("algorithms", "cudnn")
 HELPERS: dict[str, tuple[str, ...]] = {
-    **{name: () for name in _LIGHTNING_SEED},
+    **{name: () for name in sorted(LIGHTNING_SEED)},
     "transformers.set_seed": (),
     "transformers.trainer_utils.set_seed": (),
     "transformers.enable_full_determinism": BOTH,

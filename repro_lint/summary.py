@@ -983,6 +983,8 @@ class SummaryCollector:
         self._options.visit_Call(node)
         self._option_gates.call(node)
         qualified = self._names.qualified_name(node.func)
+        if qualified is None:
+            qualified = self._typed_helper(node.func)
         self._data.call(node, qualified, self._function_key(), self)
         checkpoint = self._ckpt.call(node, qualified, self._function_key(), self._site())
         if checkpoint is not None:
@@ -1288,6 +1290,15 @@ class SummaryCollector:
             return False
         arg = argument(call, "method", 0)
         return arg is not None and literal_str(arg.value) in rng.FRESH_START_METHODS
+
+    def _typed_helper(self, func: cst.BaseExpression) -> str | None:
+        """A known seeding helper called as a method of an object built from its class in
+        this scope (``fabric = Fabric(...)``, then ``fabric.seed_everything(seed)``)."""
+        if type(func) is not cst.Attribute:
+            return None
+        typed = self._type_of(func.value)
+        method = None if typed is None else f"{typed}.{func.attr.value}"
+        return method if method in rng.FABRIC_SEED else None
 
     def _type_of(self, receiver: cst.BaseExpression) -> str | None:
         """The class a local variable was built from (``model = YOLO(...)``)."""

@@ -160,6 +160,13 @@ def squeezed(text: str) -> str:
             3,
             id="worker-init-fn-none",
         ),
+        pytest.param(
+            "import lightning as L\n" + LOADER + "def f(ds):\n    fabric = L.Fabric()\n"
+            "    fabric.seed_everything(0, workers=False)\n"
+            "    return DataLoader(ds, shuffle=True, num_workers=4)\n",
+            6,
+            id="fabric-workers-false",
+        ),
     ],
 )
 def test_multi_worker_loaders_with_unresolved_datasets(source: str, row: int) -> None:
@@ -226,6 +233,17 @@ def test_the_general_recommendation_offers_no_helper() -> None:
             "import lightning as L\n" + LOADER + "L.seed_everything(0, workers=True)\n"
             "def f(ds):\n    return DataLoader(ds, shuffle=True, num_workers=4)\n",
             id="lightning-workers-true",
+        ),
+        pytest.param(
+            "import lightning as L\n" + LOADER + "def f(ds):\n    fabric = L.Fabric()\n"
+            "    fabric.seed_everything(0)\n"
+            "    return DataLoader(ds, shuffle=True, num_workers=4)\n",
+            id="fabric-object-seeds-workers-by-default",
+        ),
+        pytest.param(
+            "from lightning.fabric import Fabric\n" + LOADER + "Fabric.seed_everything(0)\n"
+            "def f(ds):\n    return DataLoader(ds, shuffle=True, num_workers=4)\n",
+            id="fabric-static-method",
         ),
         pytest.param(
             "import torch\nfrom torch.utils.data import DataLoader, TensorDataset\n"

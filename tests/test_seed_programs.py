@@ -574,6 +574,27 @@ def test_a_model_picked_from_another_module_s_table_brings_its_kernels(tmp_path:
     assert findings(tmp_path, codes={"RPL101", "RPL202"}) == {("train.py", "RPL202", 14)}
 
 
+def test_a_fabric_object_seeds_with_its_seed_everything(tmp_path: Path) -> None:
+    # Fabric.seed_everything is the Lightning helper, as a static method that code calls on
+    # the Fabric object it built.
+    main = (
+        "import lightning as L\nimport torch\n\n\ndef main():\n"
+        "    fabric = L.Fabric(accelerator='cuda')\n    fabric.launch()\n{seed}"
+        "    model = torch.nn.Linear(2, 2)\n    return model\n\n\n"
+        "if __name__ == '__main__':\n    main()\n"
+    )
+    write(
+        tmp_path,
+        {
+            "seeded.py": main.format(
+                seed="    fabric.seed_everything(1337 + fabric.global_rank)\n"
+            ),
+            "unseeded.py": main.format(seed=""),
+        },
+    )
+    assert findings(tmp_path) == {("unseeded.py", "RPL101", 12)}
+
+
 def test_a_subclass_of_a_trainer_that_seeds_seeds_where_its_constructor_runs(
     tmp_path: Path,
 ) -> None:

@@ -93,7 +93,8 @@ class DataloaderWorkerRng(ProjectRule):
       subclass), or a `**mapping` the rule cannot see may hold one.
     - MONAI's `DataLoader` (it installs its own `worker_init_fn`), or the program calls
       Lightning's `seed_everything(..., workers=True)` (Lightning then gives every loader a
-      worker seed that mixes in the rank).
+      worker seed that mixes in the rank), or a Fabric object's `seed_everything(...)`,
+      whose `workers` defaults to True.
     - The dataset is a `TensorDataset`, a torchvision/torchaudio dataset, or a project class
       whose worker code draws no random numbers or draws only from the global `torch`,
       `numpy` and `random` generators: since torch 1.9 each worker reseeds those three from

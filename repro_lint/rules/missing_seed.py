@@ -62,7 +62,8 @@ class MissingSeed(ProjectRule):
     seed (RPL103's finding). Seeds count wherever they are on the path:
     in the `__main__` block, in a helper in another module, in an opt-in branch
     (`if args.seed is not None: torch.manual_seed(args.seed)`), or through a known helper:
-    `lightning.seed_everything` (and the `pytorch_lightning`/`lightning.fabric` spellings),
+    `lightning.seed_everything` (and the `pytorch_lightning`/`lightning.fabric` spellings,
+    and a Fabric object's `fabric.seed_everything`),
     `transformers.set_seed`, `transformers.enable_full_determinism`, the
     `transformers.Trainer` and mmengine `Runner` constructors (and those of project
     subclasses, where they call `super().__init__`), an ultralytics model's
