@@ -45,7 +45,8 @@ _FABRIC_CLASSES = (
     "lightning.Fabric", "lightning.fabric.Fabric", "lightning.fabric.fabric.Fabric",
     "lightning_fabric.Fabric", "lightning_fabric.fabric.Fabric",
 )  # fmt: skip
-FABRIC_SEED = frozenset(f"{klass}.seed_everything" for klass in _FABRIC_CLASSES)
+FABRIC_SEED_METHOD = "seed_everything"
+FABRIC_SEED = frozenset(f"{klass}.{FABRIC_SEED_METHOD}" for klass in _FABRIC_CLASSES)
 LIGHTNING_SEED = frozenset({*_LIGHTNING_SEED, *FABRIC_SEED})
 BOTH = ("algorithms", "cudnn")
 HELPERS: dict[str, tuple[str, ...]] = {

@@ -1294,10 +1294,11 @@ class SummaryCollector:
     def _typed_helper(self, func: cst.BaseExpression) -> str | None:
         """A known seeding helper called as a method of an object built from its class in
         this scope (``fabric = Fabric(...)``, then ``fabric.seed_everything(seed)``)."""
-        if type(func) is not cst.Attribute:
+        # Most calls of a file are unresolved method calls: the name is checked first.
+        if type(func) is not cst.Attribute or func.attr.value != rng.FABRIC_SEED_METHOD:
             return None
         typed = self._type_of(func.value)
-        method = None if typed is None else f"{typed}.{func.attr.value}"
+        method = None if typed is None else f"{typed}.{rng.FABRIC_SEED_METHOD}"
         return method if method in rng.FABRIC_SEED else None
 
     def _type_of(self, receiver: cst.BaseExpression) -> str | None:
