@@ -1169,31 +1169,48 @@ def _is_static(node: cst.FunctionDef | cst.Lambda) -> bool:
 def used_detached(statements: tuple[cst.CSTNode, ...], call: cst.Call) -> bool:
     """Whether the result of ``call``, the value of ``name = call`` (the innermost of the
     enclosing ``statements``), is read only through what carries no gradient (``name.data``,
-    ``name.size(0)``, ``name.shape``, ``name.detach()``) until ``name`` is bound again in
-    the same block: then no backward pass goes through the call.
-    ``x = F.avg_pool3d(...); y = torch.cat([x.data, pad])`` is such a use."""
+    ``name.size(0)``, ``name.shape``, ``name.detach()``) until ``name`` is bound again: then
+    no backward pass goes through the call. ``x = F.avg_pool3d(...); y = torch.cat([x.data,
+    pad])`` is such a use. The statements read are those after it in its block and, where
+    that block is the body of an ``if`` or a ``with`` (not a loop's, whose next round may
+    read it first), those after that statement, and so on outwards: ``if small: x =
+    F.interpolate(x, ...)`` then ``x = x.detach()``."""
     if len(statements) < 2:
         return False
-    line, parent = statements[-1], statements[-2]
+    line = statements[-1]
     assign = _lone_assign(line)
     name = None if assign is None else assigned_name(assign, call)
     if name is None:
         return False
-    body = getattr(parent, "body", None)
-    if type(body) is not cst.IndentedBlock:
-        return False
-    following = body.body
-    index = next((i for i, s in enumerate(following) if s is line), None)
-    if index is None:
-        return False
-    for statement in following[index + 1 :]:
-        assign = _lone_assign(statement)
-        if assign is not None and assigned_name(assign) == name:
-            # Bound again: only its value still reads the call's result.
-            return _reads_only_plain(assign.value, name)
-        if not _reads_only_plain(statement, name):
+    level = len(statements) - 1
+    while level >= 1:
+        node, parent = statements[level], statements[level - 1]
+        body = getattr(parent, "body", None)
+        if type(body) is not cst.IndentedBlock:
             return False
+        following = body.body
+        index = next((i for i, s in enumerate(following) if s is node), None)
+        if index is None:
+            return False
+        for statement in following[index + 1 :]:
+            assign = _lone_assign(statement)
+            if assign is not None and assigned_name(assign) == name:
+                # Bound again: only its value still reads the call's result.
+                return _reads_only_plain(assign.value, name)
+            if not _reads_only_plain(statement, name):
+                return False
+            if _returns(statement):
+                # The function ends here: nothing reads the name after.
+                return True
+        if type(parent) not in (cst.If, cst.With):
+            return False
+        level -= 1
     return False
+
+
+def _returns(statement: cst.CSTNode) -> bool:
+    """Whether a line ends with ``return`` (nothing after it in its function runs)."""
+    return type(statement) is cst.SimpleStatementLine and type(statement.body[-1]) is cst.Return
 
 
 def _lone_assign(statement: cst.CSTNode) -> cst.Assign | None:

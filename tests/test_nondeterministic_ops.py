@@ -1050,6 +1050,66 @@ def test_a_result_read_only_detached_takes_no_backward(after: str, reported: boo
     assert ("RPL401" in found) is reported
 
 
+RESIZED = """\
+import torch
+import torch.nn.functional as F
+
+
+class Model(torch.nn.Module):
+    def get_input(self, batch, size):
+        x = batch["image"].float()
+{body}
+"""
+
+
+@pytest.mark.parametrize(
+    ("body", "reported"),
+    [
+        # Resized in a branch, detached after it: no backward goes through the resize.
+        (
+            "        if size != x.shape[2]:\n"
+            "            x = F.interpolate(x, size=size, mode='bicubic')\n"
+            "        x = x.detach()\n        return x",
+            False,
+        ),
+        (
+            "        with torch.autocast('cuda'):\n"
+            "            if size:\n"
+            "                x = F.interpolate(x, size=size, mode='bicubic')\n"
+            "        return x.detach()",
+            False,
+        ),
+        # Read as it is after the branch.
+        (
+            "        if size != x.shape[2]:\n"
+            "            x = F.interpolate(x, size=size, mode='bicubic')\n"
+            "        return x",
+            True,
+        ),
+        # A loop's next round reads it before anything after the loop does.
+        (
+            "        for _ in range(2):\n"
+            "            x = self.net(x)\n"
+            "            if size:\n"
+            "                x = F.interpolate(x, size=size, mode='bicubic')\n"
+            "        x = x.detach()\n        return x",
+            True,
+        ),
+        # Only the ``if`` arm's value is followed past the statement, not an ``else``'s.
+        (
+            "        if size:\n            x = x * 2\n        else:\n"
+            "            x = F.interpolate(x, size=4, mode='bicubic')\n"
+            "        x = x.detach()\n        return x",
+            True,
+        ),
+    ],
+    ids=["after-an-if", "after-a-with-and-an-if", "read-after", "in-a-loop", "in-an-else"],
+)
+def test_a_result_detached_after_its_branch_takes_no_backward(body: str, reported: bool) -> None:
+    found = {code for code, _, _ in _findings(RESIZED.format(body=body), "2.0")}
+    assert ("RPL401" in found) is reported
+
+
 @pytest.mark.parametrize(
     "expression",
     [

@@ -952,7 +952,9 @@ class NondeterministicOp(CatalogRule, SettledRule):
     `key_padding_mask`: by convention data that selects or weights positions, which a
     learned mask passed in as an argument would break), nor where the result is read only
     through what carries no gradient (`out = F.avg_pool3d(x, 1, 2)` then only `out.size(0)`
-    and `out.data` until `out` is bound again in the same block). A value that comes from a
+    and `out.data` until `out` is bound again, in the same block or after the `if` or `with`
+    whose block it ends: `if small: x = F.interpolate(x, ...)` then `x = x.detach()`). A
+    value that comes from a
     function's parameter is judged by the
     function's callers: those in its own file, or, when its file never calls it nor passes
     it on, those in the other modules of the project (found by its name; none may pass it
