@@ -252,12 +252,23 @@ _NO_NAMES: frozenset[str] = frozenset()
 _NO_DEFAULTS: Mapping[str, Grad] = MappingProxyType({})
 
 
+# How ``Autograd.across_files`` has a module-level function judged by its callers: by
+# whether a backward reaches it at all (a plain function of the file whose call of such a
+# function may pass a value with grad); by what its callers in other modules pass (the file
+# never calls it); by that, where the file calls it too (in plain functions judged by
+# runs), so that it need not be called from anywhere else.
+JUDGED_BY_RUNS, JUDGED_BY_ARGUMENTS, CALLED_IN_ITS_FILE = 0, 1, 2
+
+
 @dataclass(frozen=True, slots=True)
 class CallSite:
     positional: tuple[Grad, ...]
     keywords: dict[str, Grad]
     # ``f(*args)`` / ``f(**kwargs)``: any parameter may be passed anything.
     starred: bool
+    # The plain module-level function the call is made in (no decorator, no grad switch
+    # around the call), whose own callers decide whether a backward reaches it.
+    runner: str | None = None
 
 
 def _is_self_call(func: cst.BaseExpression, self_name: str | None) -> str | None:
@@ -516,6 +527,7 @@ class Autograd:
         if key is None:
             return
         quiet = self._no_grad_scope()
+        runner = None if quiet or "." in key else self._plain_runner()
         positional: list[Grad] = []
         keywords: dict[str, Grad] = {}
         starred = False
@@ -529,7 +541,28 @@ class Autograd:
                 keywords[arg.keyword.value] = grad
             else:
                 positional.append(grad)
-        self.call_sites.setdefault(key, []).append(CallSite(tuple(positional), keywords, starred))
+        self.call_sites.setdefault(key, []).append(
+            CallSite(tuple(positional), keywords, starred, runner)
+        )
+
+    def _plain_runner(self) -> str | None:
+        """The plain module-level function the traversal is directly in (not a method, a
+        nested function or a lambda; no decorator), when no grad switch is on around it."""
+        if len(self._functions) != 1:
+            return None
+        function = self._functions[0]
+        node = function.node
+        if (
+            type(node) is not cst.FunctionDef
+            or function.cls is not None
+            or node.decorators
+            or function.key != node.name.value
+            or function.key not in self._top_functions
+        ):
+            return None
+        if any(s is not None for s in (*self._module_switches, *function.switches)):
+            return None
+        return function.key
 
     # -- queries -------------------------------------------------------------------------------
 
@@ -567,12 +600,13 @@ class Autograd:
                 return False
         return True
 
-    def across_files(self, grad: Grad) -> tuple[str, ...]:
+    def across_files(self, grad: Grad) -> tuple[tuple[str, int], ...]:
         """For an open grad that the file does not settle: the module-level functions whose
-        callers in other modules may still settle it (the value depends on their
-        parameters, and the file itself never calls them). Empty when anything else keeps
-        it open (a call site in the file, a method, what a function returns)."""
-        found: set[str] = set()
+        callers in other modules may still settle it, each with how they are judged
+        (``JUDGED_BY_RUNS``, ``JUDGED_BY_ARGUMENTS``, ``CALLED_IN_ITS_FILE``). Empty when
+        anything else keeps it open (a call made elsewhere in the file than directly in a
+        plain function, a method, what a function returns)."""
+        found: set[tuple[str, int]] = set()
         for depend in grad.depends:
             kind, _, rest = depend.partition(":")
             if kind == "r":
@@ -584,10 +618,33 @@ class Autograd:
                 continue
             if self._passed_without_grad(function, param):
                 continue
-            if "." in function or function in self.call_sites:
+            if "." in function:
                 return ()
-            found.add(function)
+            if function not in self.call_sites:
+                found.add((function, JUDGED_BY_ARGUMENTS))
+                continue
+            runners = self._runners(function, param)
+            if runners is None:
+                return ()
+            found.update((runner, JUDGED_BY_RUNS) for runner in runners)
+            found.add((function, CALLED_IN_ITS_FILE))
         return tuple(sorted(found))
+
+    def _runners(self, function: str, param: str) -> set[str] | None:
+        """The plain functions (``CallSite.runner``) that make the file's calls of
+        ``function`` passing ``param`` a value that may require grad; None when such a call
+        is made anywhere else."""
+        signature = self.signatures.get(function)
+        if signature is None:
+            return None
+        runners: set[str] = set()
+        for site in self.call_sites.get(function, []):
+            if not site.starred and _passed(site, signature, param).none:
+                continue
+            if site.runner is None:
+                return None
+            runners.add(site.runner)
+        return runners
 
     def opened(self, grad: Grad) -> Grad:
         """``grad`` with the parameters named by their function, so that ``settled`` can
@@ -903,15 +960,18 @@ class Autograd:
         for site in sites:
             if site.starred:
                 return False
-            if param in site.keywords:
-                grad = site.keywords[param]
-            elif param in signature.params and signature.params.index(param) < len(site.positional):
-                grad = site.positional[signature.params.index(param)]
-            else:
-                grad = signature.defaults.get(param, MAYBE)
-            if not grad.none:
+            if not _passed(site, signature, param).none:
                 return False
         return True
+
+
+def _passed(site: CallSite, signature: Signature, param: str) -> Grad:
+    """What a call site (not starred) passes a parameter: its argument, or its default."""
+    if param in site.keywords:
+        return site.keywords[param]
+    if param in signature.params and signature.params.index(param) < len(site.positional):
+        return site.positional[signature.params.index(param)]
+    return signature.defaults.get(param, MAYBE)
 
 
 # -- calls across files ---------------------------------------------------------------------
@@ -928,20 +988,32 @@ class _Frame:
     evaluation: bool
     # Grad switches of its decorators, then of each enclosing ``with``.
     switches: list[bool | None]
+    # A module-level function without decorators: it runs only where it is called.
+    plain: bool = False
     yields: bool = False
     backward: bool = False
 
 
-class GradCalls:
-    """The calls a file makes of functions of other project modules, and whether a backward
-    pass can reach each (``Autograd.quiet``'s judgement: a no-grad scope, data code, an
-    evaluation function or generator that never calls backward), for the project phase: a
-    function whose parameter feeds a backward-only hazard, and that its own module never
-    calls, is judged by its callers in other modules. Also the project names the file uses
-    as values (passed on, stored: called from anywhere). Rides along the summary's
-    traversal; only calls that pass arguments are kept."""
+# Flags of a recorded call (``GradCalls.summary``): made directly in a plain module-level
+# function (``_Frame.plain``) under no grad switch, so that whether a backward reaches it is
+# whether one reaches that function's calls; made with no argument at all.
+IN_PLAIN_FUNCTION = 1
+NO_ARGUMENTS = 2
 
-    def __init__(self, names: Names, library: Callable[[str], bool]) -> None:
+
+class GradCalls:
+    """The calls a file makes of project functions (of other modules and of its own), and
+    whether a backward pass can reach each (``Autograd.quiet``'s judgement: a no-grad scope,
+    data code, an evaluation function or generator that never calls backward), for the
+    project phase: a function whose parameter feeds a backward-only hazard, and that its own
+    module never calls, is judged by its callers in other modules, and a call made in a
+    plain module-level function by that function's own callers. Also the project names the
+    file uses as values (passed on, stored: called from anywhere), its own functions
+    included. Rides along the summary's traversal."""
+
+    def __init__(
+        self, names: Names, library: Callable[[str], bool], defined: frozenset[str] = frozenset()
+    ) -> None:
         self._names = names
         self._library = library
         self._tensors = Tensors(names)
@@ -950,7 +1022,7 @@ class GradCalls:
         # Enclosing classes: whether each is data code, and how many functions enclose it.
         self._classes: list[tuple[bool, int]] = []
         self._data_classes: set[str] = set()
-        self._sites: list[tuple[str, tuple[_Frame, ...], bool | None]] = []
+        self._sites: list[tuple[str, tuple[_Frame, ...], bool | None, int]] = []
         # Nodes that are not uses of a name of their own: callees, parts of attributes.
         self._skip: set[int] = set()
         self._imports = 0
@@ -959,8 +1031,12 @@ class GradCalls:
             for binding in names.bindings()
             if binding.is_import and not library(binding.qualified)
         }
-        # The local names of project imports (a use of another name is nothing to record).
-        self.imported = frozenset(self._imported)
+        # The module's own functions (``defined``: those defined at its top level), whose
+        # uses as values are recorded as an import's are.
+        self._defined = defined
+        # The local names whose use as a value is recorded: project imports and the module's
+        # own functions (a use of another name is nothing to record).
+        self.imported = frozenset(self._imported) | defined
         self._refs: set[str] = set()
 
     def enter_class(self, node: cst.ClassDef) -> None:
@@ -984,7 +1060,12 @@ class GradCalls:
         data = method_of is not None and method_of[1] == len(self._frames) and method_of[0]
         data = data or "collate" in name.lower()
         switch = decorator_switch(self._names, node)
-        self._frames.append(_Frame(name, data, evaluation_name(name), [switch]))
+        plain = (
+            not self._frames and not self._classes and not node.decorators and name in self._defined
+        )
+        # Its name where it is defined is no use of it.
+        self._skip.add(id(node.name))
+        self._frames.append(_Frame(name, data, evaluation_name(name), [switch], plain))
 
     def leave_function(self) -> None:
         self._frames.pop()
@@ -1013,13 +1094,14 @@ class GradCalls:
     def call(self, node: cst.Call, qualified: str | None) -> None:
         func = node.func
         self._mute(func)
+        for arg in node.args:
+            if arg.keyword is not None:
+                # ``f(crop=...)``: a keyword names no value.
+                self._skip.add(id(arg.keyword))
         if type(func) is cst.Attribute and func.attr.value in _BACKWARD_CALLS:
             # A backward anywhere in a function (nested ones too) makes it training code.
             for frame in self._frames:
                 frame.backward = True
-        if not node.args:
-            # Nothing passed: the callee's parameters keep their defaults.
-            return
         if qualified is None:
             if not (
                 self._names.star_imports
@@ -1038,12 +1120,17 @@ class GradCalls:
             if found is not None:
                 switch = found
                 break
-        self._sites.append((target, tuple(self._frames), switch))
+        flags = 0 if node.args else NO_ARGUMENTS
+        if len(self._frames) == 1 and self._frames[0].plain and switch is None:
+            flags |= IN_PLAIN_FUNCTION
+        self._sites.append((target, tuple(self._frames), switch, flags))
 
     def name(self, node: cst.Name) -> None:
         if self._imports or id(node) in self._skip:
             return
         qualified = self._imported.get(node.value)
+        if qualified is None and node.value in self._defined:
+            qualified = self._names.qualified_name(node)
         if qualified is not None:
             self._refs.add(qualified)
 
@@ -1067,7 +1154,7 @@ class GradCalls:
             value = node.value
             if type(value) is cst.Name and value.value in self._imported:
                 self._skip.add(id(node))
-        elif type(node) is cst.Name and node.value in self._imported:
+        elif type(node) is cst.Name and node.value in self.imported:
             self._skip.add(id(node))
 
     def _all_switches(self) -> list[bool | None]:
@@ -1075,12 +1162,14 @@ class GradCalls:
 
     def summary(self) -> dict[str, Json] | None:
         """``calls``: [callee, 1 if no backward reaches the call else 0, the name of the
-        function making it ("" at module level)]; ``refs``: project names used as values."""
+        function making it ("" at module level), its flags (``IN_PLAIN_FUNCTION``,
+        ``NO_ARGUMENTS``)]; ``refs``: project names used as values (the module's own
+        functions too)."""
         calls: list[list[Json]] = []
-        seen: set[tuple[str, int, str]] = set()
-        for target, frames, switch in self._sites:
+        seen: set[tuple[str, int, str, int]] = set()
+        for target, frames, switch, flags in self._sites:
             quiet = 1 if _quiet_frames(frames, switch) else 0
-            marker = (target, quiet, frames[-1].name if frames else "")
+            marker = (target, quiet, frames[-1].name if frames else "", flags)
             if marker not in seen:
                 seen.add(marker)
                 calls.append(list(marker))

@@ -348,7 +348,11 @@ class SummaryCollector:
         self._kernels = KernelFacts(self._names, self)
         # Calls of other project modules' functions, and whether a backward reaches them
         # (RPL401/RPL402 settle hazards in a function by its callers); the rules' notes.
-        self._grad = GradCalls(self._names, self._library)
+        self._grad = GradCalls(
+            self._names,
+            self._library,
+            frozenset(s.name.value for s in context.module.body if type(s) is cst.FunctionDef),
+        )
         self._notes = context.notes
         self._positions = context.positions
         for binding in self._names.bindings():

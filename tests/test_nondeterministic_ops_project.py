@@ -344,6 +344,155 @@ def test_a_helper_others_may_call_with_grad_is_reported(
     assert _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
 
 
+# A helper of a helper: ``prepare`` (a plain function of another module) calls ``upscale``,
+# and is itself called only by data code, directly or through ``augment`` in its own module.
+PIPELINE = {
+    "pipeline.py": """\
+from ops import upscale
+
+
+def prepare(frames, size):
+    return upscale(frames, size)
+
+
+def augment(frames):
+    return prepare(frames.flip(-1), 2)
+""",
+    "frames.py": """\
+import torch
+from torch.utils.data import Dataset
+
+import pipeline
+
+
+class Frames(Dataset):
+    def __getitem__(self, index):
+        clip = torch.load(f"{index}.pt")
+        return pipeline.prepare(clip, 4), pipeline.augment(clip)
+""",
+}
+
+
+# The same, within one module: ``upscale`` is called by ``prepare`` and ``augment`` there,
+# plain functions that only data code calls (``augment`` through ``prepare``'s caller).
+IN_ONE_MODULE = {
+    "ops.py": RESIZE
+    + """
+
+def prepare(frames):
+    return upscale(frames.float(), 2)
+
+
+def augment(frames):
+    return prepare(frames.flip(-1))
+""",
+    "frames.py": """\
+import torch
+from torch.utils.data import Dataset
+
+import ops
+
+
+class Frames(Dataset):
+    def __getitem__(self, index):
+        clip = torch.load(f"{index}.pt")
+        return ops.prepare(clip), ops.augment(clip)
+""",
+}
+
+
+@pytest.mark.parametrize(
+    "files", [PIPELINE, IN_ONE_MODULE], ids=["in other modules", "in its own module"]
+)
+def test_a_helper_that_data_code_s_plain_helpers_call_is_quiet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str]
+) -> None:
+    write(tmp_path, {"ops.py": RESIZE, **files})
+    assert _rpl401(tmp_path, monkeypatch) == []
+
+
+@pytest.mark.parametrize(
+    ("files", "name", "text"),
+    [
+        pytest.param(
+            PIPELINE,
+            "train.py",
+            "import pipeline\n\n\ndef step(model, clip):\n"
+            "    model(pipeline.augment(clip)).sum().backward()\n",
+            id="a training step calls the helper's caller",
+        ),
+        pytest.param(
+            PIPELINE,
+            "train.py",
+            "import pipeline\n\n\nclass Trainer:\n    def step(self, clip):\n"
+            "        self.model(pipeline.prepare(clip, 2)).sum().backward()\n",
+            id="a method may be called from anywhere",
+        ),
+        pytest.param(
+            PIPELINE,
+            "pipeline.py",
+            PIPELINE["pipeline.py"] + "\n\nSTEPS = [augment]\n",
+            id="its own module passes the caller on",
+        ),
+        pytest.param(
+            PIPELINE,
+            "pipeline.py",
+            PIPELINE["pipeline.py"].replace("def augment", "@register\ndef augment"),
+            id="a decorated caller may run anywhere",
+        ),
+        pytest.param(
+            PIPELINE,
+            "pipeline.py",
+            "import torch\n"
+            + PIPELINE["pipeline.py"].replace(
+                "    return prepare(frames.flip(-1), 2)",
+                "    with torch.enable_grad():\n        return prepare(frames.flip(-1), 2)",
+            ),
+            id="the caller switches grad on around the call",
+        ),
+        pytest.param(
+            PIPELINE,
+            "train.py",
+            "import torch\n\nimport pipeline\n\n\ndef step(model):\n"
+            "    model(pipeline.augment(torch.load('x.pt'))).sum().backward()\n",
+            id="the caller runs in training, whatever it is passed",
+        ),
+        pytest.param(
+            IN_ONE_MODULE,
+            "train.py",
+            "import ops\n\n\ndef step(model, clip):\n"
+            "    model(ops.augment(clip)).sum().backward()\n",
+            id="a training step calls the caller in the helper's module",
+        ),
+        pytest.param(
+            IN_ONE_MODULE,
+            "train.py",
+            "import ops\n\n\ndef step(model, clip):\n"
+            "    model(ops.upscale(model(clip), 2)).sum().backward()\n",
+            id="another module calls the helper itself in training",
+        ),
+        pytest.param(
+            IN_ONE_MODULE,
+            "ops.py",
+            IN_ONE_MODULE["ops.py"]
+            + "\n\nclass Head:\n    def forward(self, x):\n        return upscale(x, 2)\n",
+            id="a method of its module calls it",
+        ),
+        pytest.param(
+            IN_ONE_MODULE,
+            "ops.py",
+            IN_ONE_MODULE["ops.py"] + "\n\nSTEPS = [augment]\n",
+            id="its module passes a caller on",
+        ),
+    ],
+)
+def test_a_helper_whose_plain_callers_training_may_run_is_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, files: dict[str, str], name: str, text: str
+) -> None:
+    write(tmp_path, {"ops.py": RESIZE, **files, name: text})
+    assert _rpl401(tmp_path, monkeypatch) == [("ops.py", 5)]
+
+
 def test_a_helper_nothing_calls_is_reported(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -440,7 +589,8 @@ def test_a_pass_run_again_takes_the_last_ones_answers_about_the_text_while_they_
     read.clear()
     edit("frames.py", CALLERS["frames.py"] + "\n    def __len__(self):\n        return 8\n")
     assert both() == [] and read == []
-    # A training step instead: the answers hold, the verdict changes.
+    # A training step instead: the answers hold, the verdict changes (a plain function's
+    # call is judged by that function's callers: who names ``step`` is a new question).
     edit(
         "evaluate.py",
         CALLERS["evaluate.py"]
@@ -448,7 +598,8 @@ def test_a_pass_run_again_takes_the_last_ones_answers_about_the_text_while_they_
         .replace("return model(upscale(images, 2))", "upscale(model(images), 2).sum().backward()")
         .replace("def evaluate", "def step"),
     )
-    assert both() == [("ops.py", 5)] and read == []
+    assert both() == [("ops.py", 5)] and read == ["step"]
+    read.clear()
     edit("evaluate.py", CALLERS["evaluate.py"])
     assert both() == [] and read == []
     # The private method is made public: whether ``_multiscale`` is named elsewhere is
@@ -481,6 +632,7 @@ def test_answers_about_the_text_are_read_again_once_the_tree_has_other_files(
     )
     read.clear()
     cached = findings(CliRunner().invoke(main, args, catch_exceptions=False))
-    assert read == ["upscale"]
+    # (``step`` calls the helper where a backward reaches: who calls ``step``?)
+    assert read == ["upscale", "step"]
     assert cached == findings(CliRunner().invoke(main, [*args, "--no-cache"]))
     assert [(f["filename"], f["location"]["row"]) for f in cached] == [("src/ops.py", 5)]  # type: ignore[index]

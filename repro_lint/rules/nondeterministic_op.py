@@ -11,7 +11,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import libcst as cst
 
 from repro_lint.arguments import argument, literal_int, literal_str
-from repro_lint.autograd import Autograd, Grad, used_detached
+from repro_lint.autograd import (
+    CALLED_IN_ITS_FILE,
+    IN_PLAIN_FUNCTION,
+    JUDGED_BY_RUNS,
+    NO_ARGUMENTS,
+    Autograd,
+    Grad,
+    used_detached,
+)
 from repro_lint.catalog import (
     BY_METHOD,
     DETERMINISTIC_MODE_SINCE,
@@ -272,9 +280,9 @@ class CatalogTraversal:
     def on_finding(self, site: Site) -> None:
         raise NotImplementedError
 
-    def on_open(self, site: Site, functions: tuple[str, ...]) -> None:
+    def on_open(self, site: Site, functions: tuple[tuple[str, int], ...]) -> None:
         """A finding (passed to ``on_finding``) that the callers in other modules of these
-        module-level functions may settle."""
+        module-level functions may settle (``Autograd.across_files``)."""
 
     def finish_module(self, module: cst.Module) -> None:
         """After every finding of the module was passed to ``on_finding``."""
@@ -283,7 +291,7 @@ class CatalogTraversal:
     def _found(self, site: Site) -> None:
         self.on_finding(site)
 
-    def _opened(self, site: Site, functions: tuple[str, ...]) -> None:
+    def _opened(self, site: Site, functions: tuple[tuple[str, int], ...]) -> None:
         self.on_open(site, functions)
 
     def _finished(self, module: cst.Module) -> None:
@@ -313,8 +321,13 @@ class CatalogTraversal:
             if functions:
                 if mentions is None:
                     mentions = _name_counts(original_node)
-                # Named only where it is defined: the file does not pass it on either.
-                if all(mentions.get(function, 0) == 1 for function in functions):
+                # Named only where it is defined and called: the file does not pass it on
+                # either (a plain function judged by its callers is, by their summaries).
+                if all(
+                    mentions.get(function, 0) == 1 + len(autograd.call_sites.get(function, ()))
+                    for function, how in functions
+                    if how != JUDGED_BY_RUNS
+                ):
                     self._opened(site, functions)
         self._finished(original_node)
 
@@ -751,7 +764,7 @@ class CatalogRule(CatalogTraversal, Rule):
                 top, statement = site.anchor[0], site.anchor[-1]
                 self.context.notes.append(Note(IN_FUNCTION, site.node, top, function, statement))
 
-    def _opened(self, site: Site, functions: tuple[str, ...]) -> None:
+    def _opened(self, site: Site, functions: tuple[tuple[str, int], ...]) -> None:
         for rule in self._rules:
             rule.on_open(site, functions)
 
@@ -762,11 +775,10 @@ class CatalogRule(CatalogTraversal, Rule):
     def _statements(self) -> tuple[cst.CSTNode, ...]:
         return self.anchor()
 
-    def on_open(self, site: Site, functions: tuple[str, ...]) -> None:
+    def on_open(self, site: Site, functions: tuple[tuple[str, int], ...]) -> None:
         top, statement = (site.anchor[0], site.anchor[-1]) if site.anchor else (None, None)
-        self.context.notes.append(
-            Note(OPEN_ACROSS_FILES, site.node, top, list(functions), statement)
-        )
+        judged = [[function, how] for function, how in functions]
+        self.context.notes.append(Note(OPEN_ACROSS_FILES, site.node, top, judged, statement))
 
 
 def _run_by_leader(hook: Callable[[Any, Any], None]) -> Callable[[Any, Any], None]:
@@ -800,7 +812,7 @@ def _inherited(rule: type) -> tuple[str, ...]:
 
 
 # The summary's notes of findings that callers in other modules may settle:
-# ``[row, column, [function, ...]]``.
+# ``[row, column, [[function, how it is judged], ...]]`` (``Autograd.across_files``).
 OPEN_ACROSS_FILES = "grad-open"
 
 # The note that names the function a finding deterministic mode fixes is in (``Class.method``,
@@ -822,57 +834,94 @@ def settle_across_files(
 ) -> list[Diagnostic]:
     """Drop the backward-only findings of a file that depend on the parameters of its
     module-level functions, when every call of those functions in other modules runs where
-    no backward pass can reach (a no-grad scope, data code, an evaluation function), or in
-    a private function nothing in the project names."""
+    no backward pass can reach (a no-grad scope, data code, an evaluation function, a plain
+    module-level function that is itself called only there), or in a private function
+    nothing in the project names (``Autograd.across_files`` says which functions)."""
     unit = program.linted_unit(filename)
     notes = unit.summary.get("notes", {}).get(OPEN_ACROSS_FILES) if unit is not None else None
     if unit is None or not notes:
         return diagnostics
     waiting = {
-        (int(row), int(column)): [str(f) for f in functions] for row, column, functions in notes
+        (int(row), int(column)): [(str(f), int(judged)) for f, judged in functions]
+        for row, column, functions in notes
     }
-    judged: dict[str, bool] = {}
+    quiet: dict[tuple[int, str, bool], bool | None] = {}
     kept = []
     for diagnostic in diagnostics:
         functions = waiting.get((diagnostic.location.row, diagnostic.location.column))
         if functions is not None and all(
-            _never_differentiated(program, unit, function, judged) for function in functions
+            _settles(program, unit, function, judged, quiet) for function, judged in functions
         ):
             continue
         kept.append(diagnostic)
     return kept
 
 
-def _never_differentiated(
-    program: Program, unit: Unit, function: str, judged: dict[str, bool]
+def _settles(
+    program: Program,
+    unit: Unit,
+    function: str,
+    judged: int,
+    quiet: dict[tuple[int, str, bool], bool | None],
 ) -> bool:
-    """Whether the module-level ``function`` of ``unit`` is called from other modules, and
-    only where no backward pass reaches: found through the project's files that name it
-    (their summaries' ``grad`` calls); a file that passes it on as a value, or a call
-    that a backward may reach, keeps it open."""
-    if function in judged:
-        return judged[function]
-    judged[function] = False
+    """Whether the callers of ``function`` settle a finding as one no backward reaches, as
+    ``judged`` asks (``JUDGED_BY_RUNS``, ``JUDGED_BY_ARGUMENTS``, ``CALLED_IN_ITS_FILE``)."""
+    found = _callers_quiet(program, unit, function, quiet, judged != JUDGED_BY_RUNS)
+    return found is not None if judged == CALLED_IN_ITS_FILE else found is True
+
+
+# How many plain functions deep ``_callers_quiet`` follows callers (a helper of a dataset's
+# helper of a dataset): past it, a call counts as one a backward may reach.
+_CALLER_DEPTH = 4
+
+
+def _callers_quiet(
+    program: Program,
+    unit: Unit,
+    function: str,
+    judged: dict[tuple[int, str, bool], bool | None],
+    through_parameters: bool,
+    depth: int = 0,
+) -> bool | None:
+    """Whether the module-level ``function`` of ``unit`` is called only where no backward
+    pass reaches (True), is not called at all (False), or may be called where one does
+    (None): found through the project's files that name it (their summaries' ``grad``
+    calls); a file that passes it on as a value, or a call that a backward may reach, keeps
+    it open. A call made in a plain module-level function (no decorator, no grad switch
+    around the call) is judged by that function's own callers, in every file that names
+    it, its own included.
+
+    ``through_parameters``: the question is whether a backward reaches the function's
+    parameters (a finding that depends on them): a call that passes nothing leaves them at
+    their defaults, and the calls in ``unit`` itself are the per-file pass's to judge.
+    Otherwise the question is whether a backward reaches anything the function runs."""
+    key = (id(unit), function, through_parameters)
+    if key in judged:
+        return judged[key]
+    # Until decided (a function that calls itself, or its caller): it may.
+    judged[key] = None
     mentioning = program.mentioning(unit, function)
     if mentioning is None:
-        return False
+        return None
     called = False
     for path in mentioning:
         caller = program.summarised(path)
         if caller is None:
-            return False
-        if caller is unit:
+            return None
+        if caller is unit and through_parameters:
             continue
         for local, qualified in caller.summary.get("exports", {}).items():
             if local != function and _is_function(program, caller, qualified, unit, function):
                 # Bound under another name (``from .ops import resize as scale``), which
                 # other modules may call it by.
-                return False
+                return None
         grad = caller.summary.get("grad", {})
         for ref in grad.get("refs", ()):
             if _names_function(program, caller, str(ref), unit, function):
-                return False
-        for callee, quiet, name in grad.get("calls", ()):
+                return None
+        for call in grad.get("calls", ()):
+            callee, quiet, name = call[:3]
+            flags = int(call[3]) if len(call) > 3 else 0
             target = str(callee)
             if target.startswith("*"):
                 # A name from a star import: it may be this function.
@@ -881,9 +930,18 @@ def _never_differentiated(
             elif not _names_function(program, caller, target, unit, function):
                 continue
             called = True
-            if not quiet and not _dead(program, caller, str(name)):
-                return False
-    judged[function] = called
+            if quiet or (through_parameters and flags & NO_ARGUMENTS):
+                continue
+            if _dead(program, caller, str(name)):
+                continue
+            if (
+                flags & IN_PLAIN_FUNCTION
+                and depth < _CALLER_DEPTH
+                and _callers_quiet(program, caller, str(name), judged, False, depth + 1) is True
+            ):
+                continue
+            return None
+    judged[key] = called
     return called
 
 
@@ -958,8 +1016,11 @@ class NondeterministicOp(CatalogRule, SettledRule):
     function's parameter is judged by the
     function's callers: those in its own file, or, when its file never calls it nor passes
     it on, those in the other modules of the project (found by its name; none may pass it
-    on as a value). A call in a private function (`_name`) that no file of the project
-    names is never run.
+    on as a value). A call made in a plain module-level function (no decorator, no grad
+    switch around the call), in another module or in the function's own, is judged in turn
+    by that function's callers, up to four functions deep: a resize helper that a dataset's
+    sampling helper calls is data code.
+    A call in a private function (`_name`) that no file of the project names is never run.
 
     ## Why is this bad?
     These kernels accumulate with atomic adds (or pick among tied indices) in an order that
