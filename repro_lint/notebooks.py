@@ -6,6 +6,8 @@ module (imports in cell 1 resolve names in cell 5) and every row of it maps back
 a row in that cell. Line magics (``%time``), shell escapes (``!pip``), help (``obj?``) and the
 first line of Python cell magics (``%%time``) become ``pass`` placeholders of the same number
 of lines, so positions stay exact; cells run by another interpreter (``%%bash``) are left out.
+In a cell that does not parse so, line magics called without their ``%`` (IPython's automagic:
+``ls /data/``) become placeholders too.
 A cell that still does not parse is reported as RPL000 on its own and left out, so one typo
 does not hide the findings of the other cells.
 """
@@ -42,6 +44,26 @@ _CELL_MAGIC = re.compile(r"\s*%%(\w*)")
 # ``files = !ls`` and ``out = %timeit -o f()``: an IPython escape as the value of an assignment.
 _ASSIGNED_ESCAPE = re.compile(r"\s*[\w.,\s\[\]()*]+=\s*[%!]")
 _HELP = re.compile(r"\s*(?:\?{1,2}[\w.]+|[\w.\[\]()]+\?{1,2})\s*$")
+# A line's first word, followed by a space or nothing (not ``ls.sort()`` nor ``cd(x)``).
+_FIRST_WORD = re.compile(r"[ \t]*([A-Za-z_]\w*)(?=[ \t\r\n]|$)")
+# IPython's line magics (and those of the extensions notebooks load most), which automagic
+# runs without their ``%``.
+AUTOMAGICS = frozenset(
+    {
+        "aimport", "alias", "alias_magic", "autoawait", "autocall", "automagic", "autoreload",
+        "autosave", "bookmark", "cat", "cd", "clear", "colors", "conda", "config", "cp",
+        "debug", "dhist", "dirs", "doctest_mode", "ed", "edit", "env", "gui", "hist",
+        "history", "killbgscripts", "ldir", "less", "lf", "lk", "ll", "load", "load_ext",
+        "loadpy", "logoff", "logon", "logstart", "logstate", "logstop", "ls", "lsmagic", "lx",
+        "macro", "magic", "man", "matplotlib", "mkdir", "more", "mv", "notebook", "page",
+        "pastebin", "pdb", "pdef", "pdoc", "pfile", "pinfo", "pinfo2", "pip", "popd",
+        "pprint", "precision", "prun", "psearch", "psource", "pushd", "pwd", "pycat", "pylab",
+        "qtconsole", "quickref", "recall", "rehashx", "reload_ext", "rep", "rerun", "reset",
+        "reset_selective", "rm", "rmdir", "run", "save", "sc", "set_env", "store", "sx",
+        "system", "tb", "tensorboard", "time", "timeit", "unalias", "unload_ext", "who",
+        "who_ls", "whos", "xdel", "xmode",
+    }
+)  # fmt: skip
 
 
 # A notebook's file also holds what its cells printed and drew (images as base64, tables,
@@ -65,14 +87,29 @@ def _lines(text: str) -> list[str]:
     return _LINE.findall(text)
 
 
-def _escape(line: str) -> bool:
-    """Whether a line that starts a statement is IPython syntax rather than Python."""
+def _escape(line: str, automagic: bool = False) -> bool:
+    """Whether a line that starts a statement is IPython syntax rather than Python; with
+    ``automagic``, a line magic called without its ``%`` too (``_automagic``)."""
     stripped = line.strip()
     return (
         stripped.startswith(("%", "!"))
         or _HELP.fullmatch(line) is not None
         or _ASSIGNED_ESCAPE.match(line) is not None
+        or (automagic and _automagic(line))
     )
+
+
+def _automagic(line: str) -> bool:
+    """IPython's automagic (on by default): a line that starts with the name of a line magic
+    runs that magic (``ls /data/``, ``pip install timm``, ``cd src``) unless a variable
+    shadows the name, which only running the cell tells; IPython keeps an assignment
+    (``ls = ...``, ``ls, n = ...``) as Python. Asked only of a cell that does not parse as
+    Python otherwise."""
+    found = _FIRST_WORD.match(line)
+    if found is None or found.group(1) not in AUTOMAGICS:
+        return False
+    rest = line[found.end() :].strip()
+    return not (rest[:1] in ("=", ",") and rest[1:2] != "=")
 
 
 @dataclass
@@ -121,9 +158,31 @@ class _Scan:
         self.continued = backslash and self.string is None
 
 
-def _mask(source: str, placeholder: str, originals: list[str]) -> str | None:
+def _python(source: str, placeholder: str, originals: list[str]) -> tuple[str, bool] | None:
+    """The cell as Python reads it (``_mask``) and whether that parses, or None for a cell
+    another interpreter runs. A cell that does not parse is masked again with IPython's
+    automagic lines (``ls /data/``) as placeholders too, and taken so if it then parses:
+    only where the text is not Python can such a line be told from a call or a name."""
+    start = len(originals)
+    masked = _mask(source, placeholder, originals)
+    if masked is None or _parses(masked):
+        return None if masked is None else (masked, True)
+    plain = originals[start:]
+    del originals[start:]
+    magic = _mask(source, placeholder, originals, automagic=True)
+    if magic is not None and magic != masked and _parses(magic):
+        return magic, True
+    del originals[start:]
+    originals.extend(plain)
+    return masked, False
+
+
+def _mask(
+    source: str, placeholder: str, originals: list[str], automagic: bool = False
+) -> str | None:
     """The cell with IPython syntax replaced by placeholder lines (the originals are appended
-    to ``originals``), or None for a cell another interpreter runs (``%%bash``)."""
+    to ``originals``), or None for a cell another interpreter runs (``%%bash``);
+    ``automagic``: also lines that call a line magic without its ``%``."""
     lines = _lines(source)
     out: list[str] = []
     scan = _Scan()
@@ -136,7 +195,7 @@ def _mask(source: str, placeholder: str, originals: list[str]) -> str | None:
             if magic.group(1) not in PYTHON_CELL_MAGICS:
                 return None
             masking_indent = ""
-        elif masking_indent is None and scan.at_statement_start() and _escape(line):
+        elif masking_indent is None and scan.at_statement_start() and _escape(line, automagic):
             masking_indent = line[: len(line) - len(line.lstrip())]
         if masking_indent is not None:
             out.append(f"{masking_indent}pass  # {placeholder}:{len(originals)}{ending}")
@@ -219,10 +278,11 @@ class Notebook:
         for number, (cell, source) in enumerate(zip(document["cells"], sources, strict=True), 1):
             if not code or not isinstance(cell, dict) or cell.get("cell_type") != "code":
                 continue
-            masked = _mask(source, f"{token}:magic", originals)
-            if masked is None:
+            python = _python(source, f"{token}:magic", originals)
+            if python is None:
                 continue
-            if not _parses(masked):
+            masked, parses = python
+            if not parses:
                 broken.append((number, masked))
                 continue
             if masked and not masked.endswith(("\n", "\r")):
@@ -443,8 +503,8 @@ def _own_cell(source: str, new: str) -> str | None:
     import difflib
 
     # The cell with its IPython lines as placeholders (as many lines): what Python reads.
-    masked = _mask(source, "magic", [])
-    opening = None if masked is None else _opening(masked)
+    python = _python(source, "magic", [])
+    opening = None if python is None else _opening(python[0])
     if opening is None:
         return None
     header, own_imports = opening
@@ -512,8 +572,8 @@ def _setup_place(cells: list[Any], number: int) -> int:
             # Python lines: those of the masked cell that are code, less the placeholders
             # of its IPython lines (a cell another interpreter runs, ``%%bash``, has none).
             masked_lines: list[str] = []
-            masked = _mask(source, "setup", masked_lines)
-            code = 0 if masked is None else sum(_is_code_line(line) for line in _lines(masked))
+            python = _python(source, "setup", masked_lines)
+            code = 0 if python is None else sum(_is_code_line(line) for line in _lines(python[0]))
             if code > len(masked_lines) or _INSTALLS.search(source):
                 break
         elif kind not in ("markdown", "raw") or _RESTART.search(source):

@@ -132,6 +132,38 @@ def test_ipython_syntax_is_skipped_and_the_rest_linted(
     ]
 
 
+def test_line_magics_without_their_percent_sign_are_ipython_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """IPython's automagic runs ``ls /content/`` and ``pip install timm`` as the magics of
+    those names: a cell that is not Python otherwise is read with them as placeholders. A
+    cell that parses keeps such names as Python (``ls = sorted(files)``), and an
+    assignment stays Python in a cell that does not parse."""
+    nb_sources = (
+        "import torch",
+        "ls /content/checkpoints/",
+        "pip install timm==0.9\ncd /content\n" + HAZARD,
+        "ls = sorted(['b', 'a'])\ntime = 3\n" + HAZARD,
+        "ls = def\n",
+    )
+    path = tmp_path / "nb.ipynb"
+    write(path, notebook(*nb_sources))
+    result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json")
+    assert findings(result) == [
+        ("RPL201", 4, 3, 1),
+        ("RPL201", 5, 3, 1),
+        ("RPL000", 6, 1, 6),
+    ]
+    # A fix in a cell with such lines writes them back as they were.
+    write(path, notebook(*nb_sources[:3]))
+    assert run(tmp_path, monkeypatch, "check", "nb.ipynb", "--fix").exit_code == 0
+    fixed = nbformat.read(str(path), as_version=4)
+    assert fixed.cells[3].source == (
+        "pip install timm==0.9\ncd /content\ntorch.backends.cudnn.benchmark = False"
+    )
+    assert fixed.cells[2].source == "ls /content/checkpoints/"
+
+
 def test_a_broken_cell_is_reported_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write(tmp_path / "nb.ipynb", notebook("import torch", "def broken(:\n    pass", HAZARD))
     result = run(tmp_path, monkeypatch, "check", "nb.ipynb", "--output-format", "json")
