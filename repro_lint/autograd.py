@@ -337,6 +337,8 @@ class Autograd:
         self.signatures: dict[str, Signature] = {}
         self.call_sites: dict[str, list[CallSite]] = {}
         self.returns: dict[str, Grad] = {}
+        # The functions of the file that yield (their keys).
+        self._generators: set[str] = set()
         # Per function, the parameters it edits as stored state (a state dict whose entry it
         # reads and writes back under the same key).
         self.stored_state: dict[str, frozenset[str]] = {}
@@ -490,6 +492,14 @@ class Autograd:
             and expr.value == function.self_name
         )
 
+    def on_yield(self, value: cst.BaseExpression | None) -> None:
+        """What a generator yields is what iterating over its call gives; its body runs
+        where it is iterated, not where it is called."""
+        function = self._functions[-1] if self._functions else None
+        if function is not None and function.key is not None:
+            self._generators.add(function.key)
+        self.on_return(value)
+
     def on_return(self, value: cst.BaseExpression | None) -> None:
         if self._functions and value is not None:
             self._functions[-1].returns.append(
@@ -547,7 +557,8 @@ class Autograd:
 
     def _plain_runner(self) -> str | None:
         """The plain module-level function the traversal is directly in (not a method, a
-        nested function or a lambda; no decorator), when no grad switch is on around it."""
+        nested function or a lambda, whose body may run anywhere it is passed; no
+        decorator), when no grad switch is on around it."""
         if len(self._functions) != 1:
             return None
         function = self._functions[0]
@@ -641,7 +652,7 @@ class Autograd:
         for site in self.call_sites.get(function, []):
             if not site.starred and _passed(site, signature, param).none:
                 continue
-            if site.runner is None:
+            if site.runner is None or site.runner in self._generators:
                 return None
             runners.add(site.runner)
         return runners
@@ -1091,7 +1102,9 @@ class GradCalls:
     def leave_import(self) -> None:
         self._imports -= 1
 
-    def call(self, node: cst.Call, qualified: str | None) -> None:
+    def call(self, node: cst.Call, qualified: str | None, in_lambda: bool = False) -> None:
+        """A call (``in_lambda``: in a lambda's body, which runs wherever the lambda is
+        passed)."""
         func = node.func
         self._mute(func)
         for arg in node.args:
@@ -1121,7 +1134,7 @@ class GradCalls:
                 switch = found
                 break
         flags = 0 if node.args else NO_ARGUMENTS
-        if len(self._frames) == 1 and self._frames[0].plain and switch is None:
+        if len(self._frames) == 1 and self._frames[0].plain and switch is None and not in_lambda:
             flags |= IN_PLAIN_FUNCTION
         self._sites.append((target, tuple(self._frames), switch, flags))
 
@@ -1167,8 +1180,12 @@ class GradCalls:
         functions too)."""
         calls: list[list[Json]] = []
         seen: set[tuple[str, int, str, int]] = set()
-        for target, frames, switch, flags in self._sites:
+        for target, frames, switch, recorded in self._sites:
             quiet = 1 if _quiet_frames(frames, switch) else 0
+            flags = recorded
+            if flags & IN_PLAIN_FUNCTION and frames[0].yields:
+                # A generator's body runs where it is iterated, not where it is called.
+                flags &= ~IN_PLAIN_FUNCTION
             marker = (target, quiet, frames[-1].name if frames else "", flags)
             if marker not in seen:
                 seen.add(marker)

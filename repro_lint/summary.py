@@ -994,7 +994,7 @@ class SummaryCollector:
         if checkpoint is not None:
             self._event(node, "l" if checkpoint == "load" else "k")
         self._kernels.call(node, qualified)
-        self._grad.call(node, qualified)
+        self._grad.call(node, qualified, self._lambdas > 0)
         if qualified is None:
             self._unresolved_call(node)
         else:

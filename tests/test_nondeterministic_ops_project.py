@@ -484,6 +484,25 @@ def test_a_helper_that_data_code_s_plain_helpers_call_is_quiet(
             IN_ONE_MODULE["ops.py"] + "\n\nSTEPS = [augment]\n",
             id="its module passes a caller on",
         ),
+        pytest.param(
+            PIPELINE,
+            "pipeline.py",
+            PIPELINE["pipeline.py"].replace(
+                "def augment(frames):\n    return prepare(frames.flip(-1), 2)",
+                "def resizer(size):\n    return lambda frames: upscale(frames, size)\n\n\n"
+                "def augment(frames):\n    return resizer(2)(frames.flip(-1))",
+            ),
+            id="a lambda's call runs wherever the lambda goes",
+        ),
+        pytest.param(
+            IN_ONE_MODULE,
+            "ops.py",
+            IN_ONE_MODULE["ops.py"].replace(
+                "def prepare(frames):\n    return upscale(frames.float(), 2)",
+                "def prepare(frames):\n    for clip in frames:\n        yield upscale(clip, 2)",
+            ),
+            id="a generator's body runs where it is iterated",
+        ),
     ],
 )
 def test_a_helper_whose_plain_callers_training_may_run_is_reported(

@@ -443,7 +443,7 @@ class CatalogTraversal:
     def visit_Yield(self, node: cst.Yield) -> None:
         # What a generator yields is what iterating over its call gives.
         value = node.value
-        self.calls.autograd.on_return(value.item if isinstance(value, cst.From) else value)
+        self.calls.autograd.on_yield(value.item if isinstance(value, cst.From) else value)
 
     def visit_Name(self, node: cst.Name) -> None:
         if self._waiting.held:
