@@ -252,6 +252,11 @@ _NO_NAMES: frozenset[str] = frozenset()
 _NO_DEFAULTS: Mapping[str, Grad] = MappingProxyType({})
 
 
+def top_functions(module: cst.Module) -> frozenset[str]:
+    """The names of the functions defined in a module's own body (not under ``if``)."""
+    return frozenset(s.name.value for s in module.body if type(s) is cst.FunctionDef)
+
+
 # How ``Autograd.across_files`` has a module-level function judged by its callers: by
 # whether a backward reaches it at all (a plain function of the file whose call of such a
 # function may pass a value with grad); by what its callers in other modules pass (the file
@@ -346,9 +351,7 @@ class Autograd:
     # -- traversal events ----------------------------------------------------------------------
 
     def enter_module(self, node: cst.Module) -> None:
-        self._top_functions = {
-            statement.name.value for statement in node.body if type(statement) is cst.FunctionDef
-        }
+        self._top_functions = set(top_functions(node))
 
     def enter_class(self, node: cst.ClassDef) -> None:
         top = not self._functions and not self._classes
@@ -1074,8 +1077,9 @@ class GradCalls:
         plain = (
             not self._frames and not self._classes and not node.decorators and name in self._defined
         )
-        # Its name where it is defined is no use of it.
-        self._skip.add(id(node.name))
+        if name in self.imported:
+            # Its name where it is defined is no use of it.
+            self._skip.add(id(node.name))
         self._frames.append(_Frame(name, data, evaluation_name(name), [switch], plain))
 
     def leave_function(self) -> None:
@@ -1108,7 +1112,7 @@ class GradCalls:
         func = node.func
         self._mute(func)
         for arg in node.args:
-            if arg.keyword is not None:
+            if arg.keyword is not None and arg.keyword.value in self.imported:
                 # ``f(crop=...)``: a keyword names no value.
                 self._skip.add(id(arg.keyword))
         if type(func) is cst.Attribute and func.attr.value in _BACKWARD_CALLS:

@@ -23,7 +23,7 @@ import libcst as cst
 
 from repro_lint import randomness as rng
 from repro_lint.arguments import argument, literal_bool, literal_int, literal_str
-from repro_lint.autograd import GradCalls
+from repro_lint.autograd import GradCalls, top_functions
 from repro_lint.checkpoints import CheckpointFacts
 from repro_lint.config import find_project_root
 from repro_lint.estimators import draws_from_numpy, is_function
@@ -351,7 +351,7 @@ class SummaryCollector:
         self._grad = GradCalls(
             self._names,
             self._library,
-            frozenset(s.name.value for s in context.module.body if type(s) is cst.FunctionDef),
+            top_functions(context.module),
         )
         self._notes = context.notes
         self._positions = context.positions
