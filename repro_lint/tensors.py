@@ -328,6 +328,12 @@ class Tensors:
             base = self.facts(expr.value)
             if base is None:
                 return None
+            if _slices_only(expr):
+                # ``torch.randperm(n)[:k]``: basic slicing keeps the dimensions, and a part of
+                # an index distinct along a dimension is still distinct along it.
+                return TensorFacts(
+                    base.ndim, base.floating, whole=base.whole, distinct=base.distinct
+                )
             return TensorFacts(floating=base.floating, whole=base.whole)
         if type(expr) is cst.IfExp:
             body, orelse = self.facts(expr.body), self.facts(expr.orelse)
@@ -776,6 +782,12 @@ def _single_index(expr: cst.Subscript) -> int | None:
     if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
         return None
     return literal_int(expr.slice[0].slice.value)
+
+
+def _slices_only(expr: cst.Subscript) -> bool:
+    """``x[:k]``, ``x[:, 1:]``: every part of the subscript a slice (no index, ``None`` or
+    ``...``, which add or drop dimensions, and no tensor index, which gathers)."""
+    return all(type(part.slice) is cst.Slice for part in expr.slice)
 
 
 def _is_static(node: cst.FunctionDef | cst.Lambda) -> bool:

@@ -681,6 +681,28 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         ],
     ),
     (
+        "a slice of an index distinct by construction is distinct",
+        """
+        import torch
+        def subset(x: torch.Tensor, src: torch.Tensor, k, picks):
+            keep = torch.randperm(x.shape[0], device=x.device)[:k]
+            a = torch.index_add(x, 0, keep, src)
+            b = torch.zeros_like(x).scatter_(1, x.argsort(dim=1)[:, :k], src)
+            c = torch.zeros(8).index_add_(0, (torch.randperm(8))[2:k:2], src)
+            d = torch.zeros(8).index_add_(0, torch.randperm(8)[picks], src)
+            e = torch.zeros(8).index_add_(0, torch.randperm(8)[None], src)
+            f = torch.zeros_like(x).scatter_(1, x.argsort(dim=1)[0], src)
+            g = torch.zeros_like(x).scatter_(0, x.argsort(dim=1)[:, :k], src)
+        """,
+        "2.13",
+        [
+            ("RPL402", 7, "torch.zeros("),
+            ("RPL402", 8, "torch.zeros("),
+            ("RPL402", 9, "torch.zeros_like("),
+            ("RPL402", 10, "torch.zeros_like("),
+        ],
+    ),
+    (
         "a local name bound once to one of two ops may call either",
         """
         import torch
