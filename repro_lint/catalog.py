@@ -79,6 +79,9 @@ class TensorFacts:
     # tensors that are distinct by construction (``topk``/``sort``/``argsort`` indices,
     # ``randperm``, ``arange``, ``unique``).
     distinct: int | None = None
+    # Known to be on the CPU (``torch.from_numpy``, ``.cpu()``, and what indexing, casts and
+    # arithmetic with numbers make of such a tensor): a CUDA-only hazard cannot arise.
+    cpu: bool | None = None
 
 
 # A plain literal (str, int, float, bool, None, or a tuple of those), a Named, a TensorFacts,

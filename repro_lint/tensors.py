@@ -28,6 +28,7 @@ methods (``.float()``, ``.long()``, ``.view(...)``, ``.unsqueeze(...)``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 import libcst as cst
@@ -142,6 +143,8 @@ _NDIM_KEEPING_METHODS = frozenset(
 _DISTINCT_KEEPING_METHODS = frozenset(
     {"cuda", "cpu", "to", "detach", "clone", "contiguous", "pin_memory", "long"}
 )
+# Methods whose result may be on another device than the receiver.
+_MOVING_METHODS = frozenset({"cuda", "to", "type", "xpu", "mps"})
 # Methods that keep a tensor's values (its layout or device may change).
 _WHOLE_KEEPING_METHODS = frozenset(
     (
@@ -332,9 +335,14 @@ class Tensors:
                 # ``torch.randperm(n)[:k]``: basic slicing keeps the dimensions, and a part of
                 # an index distinct along a dimension is still distinct along it.
                 return TensorFacts(
-                    base.ndim, base.floating, whole=base.whole, distinct=base.distinct
+                    base.ndim,
+                    base.floating,
+                    whole=base.whole,
+                    distinct=base.distinct,
+                    cpu=base.cpu,
                 )
-            return TensorFacts(floating=base.floating, whole=base.whole)
+            # Indexing stays on the tensor's device.
+            return TensorFacts(floating=base.floating, whole=base.whole, cpu=base.cpu)
         if type(expr) is cst.IfExp:
             body, orelse = self.facts(expr.body), self.facts(expr.orelse)
             if body is None or orelse is None:
@@ -486,6 +494,9 @@ class Tensors:
             return None
         if qualified in _NOT_TENSOR_FUNCTIONS:
             return None
+        if qualified == "torch.from_numpy":
+            # Shares the array's memory: on the CPU whatever the default device.
+            return TensorFacts(cpu=True)
         return self._factory(qualified, call)
 
     def _factory(self, qualified: str, call: cst.Call) -> TensorFacts:
@@ -569,7 +580,9 @@ class Tensors:
             distinct = None
         if method == "to" and self._dtype(call, positional=True) is not None:
             distinct = None
-        receiver = replace(receiver, distinct=distinct)
+        # A method's result is on its receiver's device, but for those that move it.
+        cpu = True if method == "cpu" else (None if method in _MOVING_METHODS else receiver.cpu)
+        receiver = replace(receiver, distinct=distinct, cpu=cpu)
         ndim = receiver.ndim if method in _NDIM_KEEPING_METHODS else None
         if method in ("view", "reshape", "expand"):
             ndim = _shape_ndim(call)
@@ -643,19 +656,21 @@ class Tensors:
             for facts, side in zip(sides, (expr.left, target.comparator), strict=True)
         )
         ndim = max(n for n in ndims if n is not None) if plain and None not in ndims else None
-        return TensorFacts(ndim, False, whole=True)
+        sides_cpu = _on_cpu((expr.left, target.comparator), sides)
+        return TensorFacts(ndim, False, whole=True, cpu=sides_cpu)
 
     def _arithmetic(self, expr: cst.BinaryOperation) -> Kind:
         left, right = self.facts(expr.left), self.facts(expr.right)
         if left is None and right is None:
             return None
+        cpu = _on_cpu((expr.left, expr.right), (left, right))
         if type(expr.operator) is cst.MatrixMultiply:
-            return _ANY_TENSOR
+            return TensorFacts(cpu=cpu)
         known = [f for f in (left, right) if f is not None]
         ndims = [f.ndim for f in known]
         ndim = max(n for n in ndims if n is not None) if all(n is not None for n in ndims) else None
         if type(expr.operator) is cst.Divide:
-            return TensorFacts(ndim, True)
+            return TensorFacts(ndim, True, cpu=cpu)
         floats = [f.floating for f in known]
         # Each side's facts once: asking again doubled the work at every level of a chain
         # (``a & b & c & ...``), 2**48 calls for a 48-term mask.
@@ -663,7 +678,7 @@ class Tensors:
             if facts is None:
                 floats.append(_number_is_float(side))
         floating = True if any(floats) else (False if all(f is False for f in floats) else None)
-        return TensorFacts(ndim, floating)
+        return TensorFacts(ndim, floating, cpu=cpu)
 
     def _parts(self, value: cst.BaseExpression) -> list[TensorFacts] | None:
         """The parts of a call that returns a tuple of tensors, when they are known:
@@ -782,6 +797,20 @@ def _single_index(expr: cst.Subscript) -> int | None:
     if len(expr.slice) != 1 or type(expr.slice[0].slice) is not cst.Index:
         return None
     return literal_int(expr.slice[0].slice.value)
+
+
+def _on_cpu(
+    sides: Sequence[cst.BaseExpression], facts: Sequence[TensorFacts | None]
+) -> bool | None:
+    """Whether an operation of ``sides`` runs on the CPU: each side a tensor known to be
+    there or a number (a side that may be a tensor elsewhere leaves it open)."""
+    for side, found in zip(sides, facts, strict=True):
+        if found is None:
+            if _number_is_float(side) is None:
+                return None
+        elif found.cpu is not True:
+            return None
+    return True if any(found is not None for found in facts) else None
 
 
 def _slices_only(expr: cst.Subscript) -> bool:

@@ -681,6 +681,35 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         ],
     ),
     (
+        "a tensor known to be on the CPU has no CUDA-only hazard",
+        """
+        import numpy as np
+        import torch
+        def metrics(pred, label, n, ignore):
+            pred = torch.from_numpy(pred)
+            label = torch.from_numpy(np.load(label))
+            mask = label != ignore
+            pred = pred[mask]
+            label = label[mask] - 1
+            a = torch.histc(pred[pred == label].float(), bins=n, min=0, max=n - 1)
+            b = torch.histc(label.float() * 2.0, bins=n)
+            c = pred.float().cpu().cumsum(0)
+            d = torch.histc(label.float().cuda(), bins=n)
+            e = torch.histc(label.float() * ignore, bins=n)
+            f = torch.zeros(3).index_add_(0, label, pred.float())
+            g = torch.from_numpy(pred.numpy()).float().to(label.device).cumsum(0)
+            h = pred.float().cpu().put_(label, pred.float())
+        """,
+        "2.13",
+        [
+            ("RPL401", 12, "torch.histc("),
+            ("RPL401", 13, "torch.histc("),
+            ("RPL402", 14, "torch.zeros("),
+            ("RPL402", 15, "torch.from_numpy("),
+            ("RPL401", 16, "pred.float()"),
+        ],
+    ),
+    (
         "a slice of an index distinct by construction is distinct",
         """
         import torch

@@ -32,10 +32,12 @@ from repro_lint.catalog import (
     Api,
     ApiKind,
     Behaviour,
+    Device,
     Entry,
     Named,
     Phase,
     Scope,
+    TensorFacts,
     Value,
     apis_named,
     canonical,
@@ -166,6 +168,8 @@ class CatalogCalls:
             behaviour = entry.behaviour(self.target)
             if behaviour not in HAS_NO_DETERMINISTIC_KERNEL | NEEDS_DETERMINISTIC_MODE:
                 continue
+            if entry.device is Device.CUDA and _on_cpu(api, view):
+                continue
             verdict = api.when.evaluate(view)
             if verdict is False:
                 continue
@@ -225,6 +229,18 @@ class CatalogCalls:
                 yield entry, api, _View(self, api, node, receiver, shift=1), spelling
             elif not (api.kind is ApiKind.MODULE and api.judged_at_call):
                 yield entry, api, _View(self, api, node), spelling
+
+
+def _on_cpu(api: Api, view: _View) -> bool:
+    """Whether the call's tensor (a method's receiver, a function's first argument) is known
+    to be on the CPU, where the op runs then."""
+    if api.kind is ApiKind.METHOD:
+        found = view.value("input")
+    elif api.kind is ApiKind.FUNCTION and api.params:
+        found = view.value(api.params[0])
+    else:
+        return False
+    return isinstance(found, TensorFacts) and found.cpu is True
 
 
 @dataclass(frozen=True, slots=True)
@@ -998,6 +1014,9 @@ class NondeterministicOp(CatalogRule, SettledRule):
     n")`). Accumulations of whole numbers are exact in any order and not reported: a
     `cumsum` of a boolean or integer tensor, also cast to float32/float64
     (`mask.float().cumsum(-1)`), and `scatter_add_`/`index_add_` into an integer tensor.
+    A tensor known to be on the CPU (`torch.from_numpy(...)`, `.cpu()`, and what indexing,
+    casts and arithmetic with numbers make of it) has no CUDA-only hazard: evaluation code
+    that counts classes with `torch.histc` on arrays from numpy is not reported.
     Tensor methods (`x.median(dim=1)`) are reported only when `x` is likely a torch tensor,
     never on numpy arrays or pandas objects. A call through a local name that a function
     binds once to one of two ops (`loss_fn = F.cross_entropy if not log_probs else
