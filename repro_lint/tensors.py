@@ -500,29 +500,31 @@ class Tensors:
         return self._factory(qualified, call)
 
     def _factory(self, qualified: str, call: cst.Call) -> TensorFacts:
-        dtype = self._dtype(call)
+        found = self._dtype(call)
+        # ``dtype=x.dtype``: given, but not known here; without it, each factory's default.
+        given = found is not None or argument(call, "dtype") is not None
+
+        def dtype(default: bool | None) -> bool | None:
+            return found if given else default
+
         if qualified in _QUANTIZERS:
             return TensorFacts(quantized=True)
         if qualified in _SHAPE_FACTORIES:
-            return TensorFacts(_shape_ndim(call), True if dtype is None else dtype)
+            return TensorFacts(_shape_ndim(call), dtype(True))
         if qualified == "torch.full":
             size = argument(call, "size", 0)
             fill = argument(call, "fill_value", 1)
-            floating = dtype
-            if floating is None and fill is not None:
-                floating = _number_is_float(fill.value)
+            floating = dtype(_number_is_float(fill.value) if fill is not None else None)
             return TensorFacts(_sequence_length(size.value) if size else None, floating)
         if qualified == "torch.randint":
             size = argument(call, "size") or _last_positional(call)
-            return TensorFacts(
-                _sequence_length(size.value) if size else None, False if dtype is None else dtype
-            )
+            return TensorFacts(_sequence_length(size.value) if size else None, dtype(False))
         if qualified == "torch.randperm":
-            return TensorFacts(1, False if dtype is None else dtype, distinct=0)
+            return TensorFacts(1, dtype(False), distinct=0)
         if qualified in ("torch.linspace", "torch.logspace"):
-            return TensorFacts(1, True if dtype is None else dtype)
+            return TensorFacts(1, dtype(True))
         if qualified == "torch.eye":
-            return TensorFacts(2, True if dtype is None else dtype)
+            return TensorFacts(2, dtype(True))
         if qualified == "torch.arange":
             floats = [_number_is_float(arg.value) for arg in call.args if arg.keyword is None]
             inferred = (
@@ -533,8 +535,9 @@ class Tensors:
             # Cast to integers, a range with a fractional step may repeat values.
             step = argument(call, "step", 2)
             fractional = step is not None and _number_is_float(step.value) is not False
-            distinct = None if dtype is False and fractional else 0
-            return TensorFacts(1, dtype if dtype is not None else inferred, distinct=distinct)
+            floating = dtype(inferred)
+            distinct = None if floating is not True and given and fractional else 0
+            return TensorFacts(1, floating, distinct=distinct)
         if qualified == "torch.argsort":
             first = argument(call, "input", 0)
             base = (self.facts(first.value) if first else None) or _ANY_TENSOR
@@ -549,14 +552,14 @@ class Tensors:
         if qualified in ("torch.tensor", "torch.as_tensor"):
             data = argument(call, "data", 0)
             ndim, floating = _literal_data(data.value) if data else (None, None)
-            return TensorFacts(ndim, dtype if dtype is not None else floating)
+            return TensorFacts(ndim, dtype(floating))
         if qualified in _LIKE_FACTORIES:
             first = argument(call, "input", 0)
             base = (self.facts(first.value) if first else None) or _ANY_TENSOR
             floating = (
                 True if qualified in ("torch.rand_like", "torch.randn_like") else base.floating
             )
-            return TensorFacts(base.ndim, dtype if dtype is not None else floating)
+            return TensorFacts(base.ndim, dtype(floating))
         if qualified in _SHAPE_KEEPING_FUNCTIONAL:
             first = argument(call, "input", 0)
             base = (self.facts(first.value) if first else None) or _ANY_TENSOR

@@ -710,6 +710,23 @@ CASES: list[tuple[str, str, str, list[Expected]]] = [
         ],
     ),
     (
+        "a dtype given as another tensor's is not the factory's default",
+        """
+        import torch
+        def pack(ref: torch.Tensor, src):
+            a = torch.randint(0, 5, (3,), dtype=ref.dtype, device="cuda").cumsum(0)
+            b = torch.randint(0, 5, (3,), device="cuda").cumsum(0)
+            idx = torch.arange(0, 4, 0.5, dtype=ref.dtype)
+            c = torch.zeros(8, device="cuda").index_add_(0, idx, src)
+            d = torch.zeros(8, device="cuda").index_add_(0, torch.arange(0, 4, 0.5), src)
+        """,
+        "2.13",
+        [
+            ("RPL402", 3, "torch.randint("),
+            ("RPL402", 6, "torch.zeros("),
+        ],
+    ),
+    (
         "a slice of an index distinct by construction is distinct",
         """
         import torch
