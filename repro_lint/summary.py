@@ -1317,13 +1317,18 @@ class SummaryCollector:
         path that built it (its branches enclose the construction's)."""
         if type(receiver) is cst.Attribute and receiver.attr.value == "module":
             receiver = receiver.value
-        if type(receiver) is not cst.Name:
+        held = _held_attribute(receiver)
+        if type(receiver) is not cst.Name and held is None:
             return
         strict = argument(node, "strict", 1)
         if strict is not None and literal_bool(strict.value) is not True:
             return
         key = self._function_key()
-        built = self._models.get(key, {}).pop(receiver.value, None)
+        name = receiver.value if type(receiver) is cst.Name else ".".join(held or ())
+        models = self._models.get(key, {})
+        # Its parts too: ``model.fc = nn.Linear(...)``, then the whole model's state loaded.
+        parts = [part for part in models if part.startswith(f"{name}.")]
+        built = models.pop(name, []) + [i for part in parts for i in models.pop(part)]
         if not built:
             return
         here = self._context()
@@ -1360,14 +1365,21 @@ class SummaryCollector:
         self._targets.pop()
         start = self._assign_start.pop()
         self._ckpt.assign(self._function_key(), targets, value)
-        if len(targets) != 1 or type(targets[0]) is not cst.Name or value is None:
+        if len(targets) != 1 or value is None:
             return
-        name = targets[0].value
+        target = targets[0]
+        held = _held_attribute(target)
+        if type(target) is not cst.Name and held is None:
+            return
+        name = target.value if type(target) is cst.Name else ".".join(held or ())
         key = self._function_key()
         events = self._funcs.get(key, [])
         built = [i for i in range(start, len(events)) if _builds_model(events[i])]
         models = self._models.setdefault(key, {})
-        mentioned = name in value_names if value_names is not None else _mentions(value, name)
+        if held is not None:
+            mentioned = _mentions_attribute(value, *held)
+        else:
+            mentioned = name in value_names if value_names is not None else _mentions(value, name)
         if mentioned:
             # ``model = DataParallel(model).to(device)``: still the same model.
             if built or name in models:
@@ -1376,6 +1388,8 @@ class SummaryCollector:
             models[name] = built
         else:
             models.pop(name, None)
+        if held is not None:
+            return
         types = self._types.setdefault(key, {})
         qualified = None
         if type(value) is cst.Call:
@@ -1751,6 +1765,29 @@ def _builds_model(event: list[Json]) -> bool:
     if event[0] == "u":
         return bool(event[1] == "torch" and event[2] in rng.WEIGHTS)
     return bool(event[0] == "c")
+
+
+def _held_attribute(node: cst.BaseExpression) -> tuple[str, str] | None:
+    """``self.model`` (an attribute of a plain name): the name and the attribute."""
+    if type(node) is cst.Attribute and type(node.value) is cst.Name:
+        return (node.value.value, node.attr.value)
+    return None
+
+
+def _mentions_attribute(node: cst.CSTNode, name: str, attr: str) -> bool:
+    """Whether ``name.attr`` appears in ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if (
+            type(current) is cst.Attribute
+            and current.attr.value == attr
+            and type(current.value) is cst.Name
+            and current.value.value == name
+        ):
+            return True
+        stack.extend(code_children(current))
+    return False
 
 
 def _mentions(node: cst.CSTNode, name: str) -> bool:

@@ -701,3 +701,48 @@ def test_a_dataset_built_by_cls_in_a_classmethod_is_the_class(tmp_path: Path) ->
     assert messages(tmp_path, "RPL101") == [
         "This entry point never seeds `random` (consumed at data.py:11)"
     ]
+
+
+_POSE_MODEL = (
+    "from collections import OrderedDict\n\nimport torch.nn as nn\n\n\n"
+    "def make_layers(block):\n    layers = []\n    for name, v in block.items():\n"
+    "        layers.append((name, nn.Conv2d(v[0], v[1], 3)))\n"
+    "    return nn.Sequential(OrderedDict(layers))\n\n\n"
+    "class PoseNet(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+    "        self.body = make_layers(OrderedDict([('c1', [3, 8])]))\n\n"
+    "    def forward(self, x):\n        return self.body(x)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("load", "reported"),
+    [
+        ("        self.model.load_state_dict(torch.load(path))\n", False),
+        ("        self.model.module.load_state_dict(torch.load(path))\n", False),
+        ("        self.model.load_state_dict(torch.load(path), strict=False)\n", True),
+        ("        if path:\n            self.model.load_state_dict(torch.load(path))\n", True),
+        ("        self.model.body.load_state_dict(torch.load(path))\n", True),
+        ("        self.other.load_state_dict(torch.load(path))\n", True),
+    ],
+)
+def test_a_model_held_as_an_attribute_is_overwritten_by_its_checkpoint(
+    tmp_path: Path, load: str, reported: bool
+) -> None:
+    """An inference wrapper builds the model it holds (``self.model = PoseNet()``) and loads
+    its weights: the initial weights are no draw that matters, unless the load may not run,
+    loads only some of them, or is of another model."""
+    write(
+        tmp_path,
+        {
+            "model.py": _POSE_MODEL,
+            "body.py": "import torch\n\nfrom model import PoseNet\n\n\nclass Body:\n"
+            "    def __init__(self, path):\n        self.model = PoseNet()\n"
+            "        if torch.cuda.is_available():\n            self.model = self.model.cuda()\n"
+            + load
+            + "        self.model.eval()\n\n    def __call__(self, x):\n"
+            "        with torch.no_grad():\n            return self.model(x)\n\n\n"
+            "if __name__ == '__main__':\n    print(Body('w.pth')(torch.ones(1, 3, 8, 8)))\n",
+        },
+    )
+    found = findings(tmp_path, codes={"RPL101"})
+    assert bool(found) is reported, found

@@ -57,7 +57,9 @@ class MissingSeed(ProjectRule):
     code. Code that never runs is not on the path: a block under `if False:`, `if 0:` or
     `while False:`, the `else` of `if True:` (a switch turned off by hand), and imports
     under `if TYPE_CHECKING:`. Draws whose results are replaced before use do not count:
-    initial weights that a checkpoint load overwrites on every path, a random free port (or
+    initial weights that a checkpoint load overwrites on every path (`model.load_state_dict`
+    also through `self.model`, and over a part built apart, `model.fc = nn.Linear(...)`,
+    when the whole model is loaded), a random free port (or
     the `dist_url`/`init_method` address a process group meets at), a draw that derives a
     seed (RPL103's finding). Seeds count wherever they are on the path:
     in the `__main__` block, in a helper in another module, in an opt-in branch
@@ -484,6 +486,13 @@ class MissingSeed(ProjectRule):
             "    model.load_state_dict(torch.load('best.pth'))\n    with torch.no_grad():\n"
             "        print(model(torch.ones(1, 4)))\n",
             note="the checkpoint overwrites every initial weight before use",
+        ),
+        Valid(
+            "import torch\nimport torchvision\n\nif __name__ == '__main__':\n"
+            "    model = torchvision.models.resnet18()\n    model.fc = torch.nn.Linear(512, 10)\n"
+            "    model.load_state_dict(torch.load('best.pth'))\n    with torch.no_grad():\n"
+            "        print(model(torch.ones(1, 3, 224, 224)))\n",
+            note="a new head, then the whole model's weights loaded",
         ),
         Valid(
             "import torch\nfrom torch import nn\n\n\nclass Block(nn.Module):\n"
