@@ -141,7 +141,8 @@ class UnsortedFileListing(SettledRule):
     - The listing is sorted: `sorted(os.listdir(d))`, `natsort.natsorted(...)`,
       `files.sort()` / `files = sorted(files)` before the list is used, `sorted(os.walk(d))`.
     - The order cannot matter: `len(...)`, `set(...)`, `any(...)`, `x in os.listdir(d)`,
-      `if os.listdir(d):`, a loop that handles each file on its own (`os.remove`; also
+      `if os.listdir(d):`, a loop that counts (`n += 1`, or `+=` to a name that starts as
+      a number: `total = 0`), a loop that handles each file on its own (`os.remove`; also
       `for i, name in enumerate(files)` where `i` only shows progress), a set or dict
       comprehension, a listing that is never used.
     - One file is taken that only one can match: the listing is filtered by a name
@@ -292,6 +293,14 @@ class UnsortedFileListing(SettledRule):
             "import os\n\n\ndef clean(root):\n    for name in os.listdir(root):\n"
             "        os.remove(os.path.join(root, name))\n",
             note="each file handled on its own",
+        ),
+        Valid(
+            "import json\nimport os\n\n\ndef tally(root):\n    images, others = 0, 0\n"
+            "    for name in os.listdir(root):\n"
+            "        n = len(json.load(open(os.path.join(root, name))))\n"
+            "        if name.endswith('.png'):\n            images += 1\n"
+            "        else:\n            others += n\n    return images, others\n",
+            note="counts summed over the files: a sum has no order",
         ),
         Valid(
             "from pathlib import Path\n\n\ndef images(store, root: Path):\n"
@@ -480,6 +489,15 @@ class UnsortedFileListing(SettledRule):
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         text = self._text(target)
         scope = self._scopes[-1]
+        if (
+            type(target) is cst.Tuple
+            and type(value) is cst.Tuple
+            and len(target.elements) == len(value.elements)
+        ):
+            # ``train, evals = 0, 0``: what each name starts as.
+            for element, given in zip(target.elements, value.elements, strict=True):
+                if type(element.value) is cst.Name:
+                    scope.values[element.value.value] = given.value
         if isinstance(target, cst.Name | cst.Attribute) and text is not None:
             held = scope.pending.get(text)
             self._scan(value, f"={text}")
@@ -519,7 +537,11 @@ class UnsortedFileListing(SettledRule):
                 and current.func.attr.value in _COLLECTING
             ):
                 target = current.func.value
-            elif type(current) is cst.AugAssign and type(current.operator) is cst.AddAssign:
+            elif (
+                type(current) is cst.AugAssign
+                and type(current.operator) is cst.AddAssign
+                and not self._counts(current)
+            ):
                 target = current.target
             elif (
                 type(current) is cst.Assign
@@ -538,6 +560,17 @@ class UnsortedFileListing(SettledRule):
                     found.append(f"+{text}")
             stack.extend(children(current))
         return found or [FREE]
+
+    def _counts(self, node: cst.AugAssign) -> bool:
+        """``count += 1``, or ``+=`` to a name the scope set to a number (``total = 0``): a
+        sum, which has no order."""
+        if _is_number(node.value):
+            return True
+        target = node.target
+        if type(target) is not cst.Name:
+            return False
+        start = self._scopes[-1].values.get(target.value)
+        return start is not None and _is_number(start)
 
     def _numbers_only_logged(
         self, target: cst.BaseAssignTargetExpression, body: cst.CSTNode
@@ -1094,3 +1127,10 @@ class _Listers:
             if caller != key and relays and self.exported(unit, caller, depth + 1):
                 return True
         return False
+
+
+def _is_number(node: cst.BaseExpression) -> bool:
+    """A literal number (``0``, ``1.5``, ``-1``)."""
+    if type(node) is cst.UnaryOperation:
+        node = node.expression
+    return type(node) is cst.Float or literal_int(node) is not None
