@@ -122,6 +122,9 @@ class Profile:
     # Where the path freezes a model but its head (linear probing): its kernels then run
     # forward only.
     frozen: Chain | None = None
+    # Where the path hands work to a cluster job (a submitit executor's ``submit``): the job
+    # runs in another process, which what this one sets never reaches.
+    jobs: Chain | None = None
     # Kernels that run only behind options defaulting off (see ``gates``): (the options,
     # ``conv`` or ``attention``, the site); a program judges them by the options it sets.
     gated: tuple[tuple[frozenset[str], str, Chain], ...] = ()
@@ -299,6 +302,8 @@ class Profile:
             self.inference = prefix + other.inference
         if self.frozen is None and other.frozen is not None:
             self.frozen = prefix + other.frozen
+        if self.jobs is None and other.jobs is not None:
+            self.jobs = prefix + other.jobs
         for gates, family, site in other.gated:
             self.add_gated(gates, family, prefix + site)
 
@@ -318,11 +323,19 @@ class Profile:
         return {f: c for f, c in self.used().items() if f not in seeded}
 
 
+def _launches_jobs(entry: EntryPoint) -> bool:
+    """Whether an entry point hands its work to a cluster job: its module submits one, or a
+    function its path calls does (a project's ``submit_jobs`` helper)."""
+    return bool(entry.unit.summary.get("jobs")) or entry.profile.jobs is not None
+
+
 _EMPTY = Profile()
 # Methods of a constructed object that run its kernels (called by ``module(x)``).
 _RUNS_KERNELS = frozenset({"forward", "__call__"})
 # Summary event tags -> the Profile attribute holding their first site.
-_EVIDENCE = {"a": "attention", "g": "cuda", "t": "trains", "n": "inference", "h": "frozen"}
+_EVIDENCE = {
+    "a": "attention", "g": "cuda", "t": "trains", "n": "inference", "h": "frozen", "j": "jobs"
+}  # fmt: skip
 # Calls followed deeper than this are cut short (keeps Python's recursion limit far away).
 _MAX_DEPTH = 150
 
@@ -2039,7 +2052,7 @@ class Program:
         point's own start comes first when its main process works too, or when no worker
         placement can be made. A model file's smoke test gets none, nor a launcher that
         hands the work to a cluster job (the job runs elsewhere: its own code is the place)."""
-        if entry.smoke or entry.unit.summary.get("jobs"):
+        if entry.smoke or _launches_jobs(entry):
             return []
         found: list[Placement] = []
         working = False
@@ -2083,8 +2096,7 @@ class Program:
         work to a cluster job (the job runs in another process), or a program that measures
         speed (a profiler run or a benchmark timer: deterministic kernels change what it
         times)."""
-        summary = entry.unit.summary
-        return not (entry.smoke or summary.get("jobs") or summary.get("times"))
+        return not (entry.smoke or _launches_jobs(entry) or entry.unit.summary.get("times"))
 
     def settings_placements(
         self, entry: EntryPoint, spawn: Spawn | None = None, chains: Sequence[Chain] = ()

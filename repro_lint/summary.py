@@ -1264,8 +1264,9 @@ class SummaryCollector:
                     self._event(node, "d", "algorithms")
             elif method in rng.JOB_SUBMITS:
                 # The work runs in a cluster job, another process: settings and seeds made
-                # here never reach it.
+                # here never reach it, nor made by a program that calls this function.
                 self._submits_jobs = True
+                self._event(node, "j")
             elif not self._library(typed) and typed not in rng.CONFIG_MODELS:
                 self._call(node, ["q", method])
         if type(receiver) is cst.Name and receiver.value in ("self", "cls") and klass:

@@ -66,6 +66,45 @@ def test_a_job_launcher_gets_no_settings_the_job_gets_them_once(tmp_path: Path) 
     assert diagnostics(tmp_path, "RPL202") == []
 
 
+# The same launcher with the submission in a helper of another module (a project's
+# ``submit_jobs``), which the launcher calls with the task's class.
+SUBMIT = (
+    "import submitit\n\n\ndef submit_jobs(task_class, args, name):\n"
+    "    executor = submitit.AutoExecutor(folder='jobs')\n"
+    "    executor.update_parameters(name=name)\n"
+    "    return executor.submit(task_class(args))\n"
+)
+HELPED_LAUNCHER = (
+    "import argparse\n\nimport train\nfrom submit import submit_jobs\n\n\nclass Trainer:\n"
+    "    def __init__(self, args):\n        self.args = args\n\n    def __call__(self):\n"
+    "        train.main(self.args)\n\n\ndef main():\n    args = argparse.Namespace(seed=1)\n"
+    "    print(submit_jobs(Trainer, args, 'train').job_id)\n\n\n"
+    "if __name__ == '__main__':\n    main()\n"
+)
+
+
+# A training program whose op needs deterministic mode (RPL402, fixed in each program that
+# runs it).
+GATHER_TRAIN = (
+    "import argparse\n\nimport torch\nfrom torch import nn\n\n\n"
+    "def main(args):\n    torch.manual_seed(args.seed)\n    model = nn.Linear(4, 4)\n"
+    "    idx = torch.randint(0, 4, (2, 4))\n"
+    "    torch.gather(model(torch.randn(2, 4)), 1, idx).sum().backward()\n\n\n"
+    "if __name__ == '__main__':\n    parser = argparse.ArgumentParser()\n"
+    "    parser.add_argument('--seed', type=int, default=1)\n    main(parser.parse_args())\n"
+)
+
+
+def test_a_launcher_that_submits_through_a_helper_gets_no_settings(tmp_path: Path) -> None:
+    write(tmp_path, {"train.py": GATHER_TRAIN, "launch.py": HELPED_LAUNCHER, "submit.py": SUBMIT})
+    (found,) = diagnostics(tmp_path, "RPL402")
+    assert found.fix is not None
+    fix(tmp_path)
+    assert text(tmp_path, "launch.py") == HELPED_LAUNCHER
+    assert text(tmp_path, "submit.py") == SUBMIT
+    assert text(tmp_path, "train.py").count("use_deterministic_algorithms(True") == 1
+
+
 def test_a_job_launcher_gets_no_seeds(tmp_path: Path) -> None:
     write(
         tmp_path,
