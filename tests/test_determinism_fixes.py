@@ -111,3 +111,29 @@ def test_launchers_of_a_shared_train_function_take_its_one_fix(
     )
     assert (tmp_path / "big.py").read_text(encoding="utf-8") == launcher
     assert (tmp_path / "other.py").read_text(encoding="utf-8") == launcher
+
+
+_SET_SEED = (
+    "import torch\n\n\ndef set_seed(seed, deterministic=False):\n    torch.manual_seed(seed)\n"
+    "    if deterministic:\n        torch.backends.cudnn.deterministic = True\n"
+    "        torch.backends.cudnn.benchmark = False\n"
+    "    else:\n        torch.backends.cudnn.benchmark = True\n\n\n"
+    "def mode(m):\n    if m == 'fast':\n        torch.backends.cudnn.benchmark = True\n"
+    "    elif m == 'exact':\n        torch.backends.cudnn.benchmark = False\n\n\n"
+    "def fast(flag):\n    if flag:\n        torch.backends.cudnn.benchmark = True\n"
+    "    else:\n        print('slow')\n"
+)
+
+
+@pytest.mark.parametrize(("main_block", "fixed_rows"), [("", {22}), ("main", {10, 15, 22})])
+def test_a_library_s_choice_of_benchmarking_is_reported_without_a_fix(
+    main_block: str, fixed_rows: set[int]
+) -> None:
+    """A library helper that sets ``cudnn.benchmark = False`` in one arm and ``True`` in the
+    other lets its callers choose: the ``True`` is reported, not switched off. A script
+    (``__main__`` block) or an arm whose other arm does not switch it off gets the fix."""
+    code = _SET_SEED + ("\n\nif __name__ == '__main__':\n    set_seed(0)\n" if main_block else "")
+    settings = Settings.from_config(Config(**parse_table({"select": ["RPL201"]}, None)))
+    found = lint_text(code, "seeding.py", settings).diagnostics
+    assert {d.location.row for d in found} == {10, 15, 22}
+    assert {d.location.row for d in found if d.fix is not None} == fixed_rows

@@ -19,6 +19,7 @@ from repro_lint.diagnostics import FixSafety
 from repro_lint.program_seed import none_guard, root_name, seeding_argument
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import DropComments, Invalid, NodeEdit, Replace, Rule, Valid
+from repro_lint.summary import is_main_check
 from repro_lint.walker import COMPOUND_STATEMENTS, walk
 
 _FALSE = cst.Name("False")
@@ -54,7 +55,10 @@ class CudnnBenchmarkEnabled(Rule):
     program seeds only when given a seed (a seeding call of `args.seed` under
     `if args.seed is not None:`) and that seed is in scope at the flag, the value becomes
     `args.seed is None`: seeded runs do not benchmark, and the runs the user leaves
-    unseeded keep the speed-up, as the program chose.
+    unseeded keep the speed-up, as the program chose. In a library function (a module
+    without a `__main__` block) whose `if` sets the flag to `False` in one arm and `True`
+    in the other (`if deterministic: ... else: cudnn.benchmark = True`), the `True` is the
+    callers' choice: it is reported, without a fix.
 
     ## Options
     None. Values that are not literals (`benchmark = args.benchmark`) are not reported.
@@ -259,10 +263,46 @@ class CudnnBenchmarkEnabled(Rule):
                 if literal_bool(node.value) is True:
                     # ``a = cudnn.benchmark = True``: rewriting the value would change ``a`` too.
                     fix: list[NodeEdit] = []
-                    if len(node.targets) == 1:
+                    if len(node.targets) == 1 and not self._callers_choice():
                         fix = [Replace(node.value, self._off()), *self._stale_comment()]
                     self.report(node, fix=fix)
                 return
+
+    def _callers_choice(self) -> bool:
+        """A library function's arm of an ``if`` whose other arm sets the flag to ``False``
+        (``if deterministic: ... benchmark = False`` / ``else: ... benchmark = True``): the
+        function offers its callers the choice, and switching this arm off takes it away.
+        A library module has no ``__main__`` block."""
+        stack = self.context.statement_stack
+        here = stack[-1] if stack else None
+        branch = next((s for s in reversed(stack[:-1]) if type(s) is cst.If), None)
+        if here is None or branch is None:
+            return False
+        if not any(type(s) is cst.FunctionDef for s in stack):
+            return False
+        module = self.context.module
+        if any(type(s) is cst.If and is_main_check(s.test) for s in module.body):
+            return False
+        orelse = branch.orelse
+        if orelse is None:
+            return False
+        other_arm = orelse.body if type(orelse) is cst.Else else orelse
+        arms = (branch.body, other_arm)
+        if not any(_holds(arm, here) for arm in arms):
+            return False
+        other = next(arm for arm in arms if not _holds(arm, here))
+        return any(self._switches_off(statement) for statement in _statements(other))
+
+    def _switches_off(self, statement: cst.CSTNode) -> bool:
+        """``<cudnn>.benchmark = False``."""
+        if type(statement) is not cst.SimpleStatementLine:
+            return False
+        for small in statement.body:
+            if type(small) is cst.Assign and literal_bool(small.value) is False:
+                for target in small.targets:
+                    if self.qualified_name(target.target) == f"{CUDNN}.benchmark":
+                        return True
+        return False
 
     def _off(self) -> cst.BaseExpression:
         """What the flag is set to instead of True: False, or ``<seed> is None`` where the
@@ -383,6 +423,18 @@ _HOLDS_STATEMENTS = frozenset(
 # A seed passed only when set: the seed, its first name, the compound statement its test is
 # directly in, and the test.
 _OptionalSeed = tuple[cst.BaseExpression, str, tuple[cst.CSTNode | None, cst.If]]
+
+
+def _statements(block: cst.CSTNode) -> tuple[cst.CSTNode, ...]:
+    """The statements directly in an ``if`` arm (an ``elif`` is its own ``if``)."""
+    if type(block) is cst.If:
+        return tuple(block.body.body) if type(block.body) is cst.IndentedBlock else ()
+    return tuple(block.body) if type(block) is cst.IndentedBlock else ()
+
+
+def _holds(block: cst.CSTNode, statement: cst.CSTNode) -> bool:
+    """Whether ``statement`` is directly in the ``if`` arm ``block``."""
+    return any(s is statement for s in _statements(block))
 
 
 def _params(function: cst.FunctionDef) -> list[cst.Param]:
