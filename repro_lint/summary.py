@@ -1378,6 +1378,9 @@ class SummaryCollector:
         built = [i for i in range(start, len(events)) if _builds_model(events[i])]
         models = self._models.setdefault(key, {})
         if held is not None:
+            if not built and name not in models:
+                # Holds no model before or after (most ``self.x = ...`` of a constructor).
+                return
             mentioned = _mentions_attribute(value, *held)
         else:
             mentioned = name in value_names if value_names is not None else _mentions(value, name)
