@@ -193,6 +193,11 @@ class UnsortedFileListing(SettledRule):
     TRIGGER_WORDS = True
     INVALID = (
         Invalid(
+            "import os\n\n\ndef names(root):\n    first, *rest = 0, 1\n"
+            "    for name in os.listdir(root):\n        rest += [name]\n    return rest\n",
+            note="a starred name starts as a list, not a number: the loop builds it",
+        ),
+        Invalid(
             "import os\n\n\ndef samples(root):\n"
             "    return [os.path.join(root, name) for name in os.listdir(root)]\n",
             fixed="import os\n\n\ndef samples(root):\n"
@@ -493,6 +498,7 @@ class UnsortedFileListing(SettledRule):
             type(target) is cst.Tuple
             and type(value) is cst.Tuple
             and len(target.elements) == len(value.elements)
+            and not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements))
         ):
             # ``train, evals = 0, 0``: what each name starts as.
             for element, given in zip(target.elements, value.elements, strict=True):
