@@ -112,6 +112,18 @@ def literal_int(node: cst.BaseExpression) -> int | None:
     return None
 
 
+def number_is_float(node: cst.BaseExpression) -> bool | None:
+    """A literal number: True for a float (``1.5``, ``-0.5``), False for an int, None for
+    anything else."""
+    if type(node) is cst.Float:
+        return True
+    if type(node) is cst.Integer or literal_int(node) is not None:
+        return False
+    if type(node) is cst.UnaryOperation:
+        return number_is_float(node.expression)
+    return None
+
+
 def literal_str(node: cst.BaseExpression) -> str | None:
     """The value of a plain (non-f, non-byte) string literal, else None."""
     value = string_value(node)

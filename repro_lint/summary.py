@@ -146,6 +146,11 @@ def _dotted_code(node: cst.BaseExpression) -> str | None:
     return ".".join(reversed(parts))
 
 
+def has_main_block(module: cst.Module) -> bool:
+    """Whether the module's own body has an ``if __name__ == "__main__":`` block."""
+    return any(type(s) is cst.If and is_main_check(s.test) for s in module.body)
+
+
 def is_main_check(test: cst.BaseExpression) -> bool:
     """``__name__ == "__main__"`` (either way round)."""
     if type(test) is not cst.Comparison or len(test.comparisons) != 1:
@@ -1318,14 +1323,13 @@ class SummaryCollector:
         path that built it (its branches enclose the construction's)."""
         if type(receiver) is cst.Attribute and receiver.attr.value == "module":
             receiver = receiver.value
-        held = _held_attribute(receiver)
-        if type(receiver) is not cst.Name and held is None:
+        name = _holder(receiver)
+        if name is None:
             return
         strict = argument(node, "strict", 1)
         if strict is not None and literal_bool(strict.value) is not True:
             return
         key = self._function_key()
-        name = receiver.value if type(receiver) is cst.Name else ".".join(held or ())
         models = self._models.get(key, {})
         # Its parts too: ``model.fc = nn.Linear(...)``, then the whole model's state loaded.
         parts = [part for part in models if part.startswith(f"{name}.")]
@@ -1368,22 +1372,21 @@ class SummaryCollector:
         self._ckpt.assign(self._function_key(), targets, value)
         if len(targets) != 1 or value is None:
             return
-        target = targets[0]
-        held = _held_attribute(target)
-        if type(target) is not cst.Name and held is None:
+        name = _holder(targets[0])
+        if name is None:
             return
-        name = target.value if type(target) is cst.Name else ".".join(held or ())
+        held = "." in name
         key = self._function_key()
         events = self._funcs.get(key, [])
         built = [i for i in range(start, len(events)) if _builds_model(events[i])]
         models = self._models.setdefault(key, {})
-        if held is not None:
-            if not built and name not in models:
-                # Holds no model before or after (most ``self.x = ...`` of a constructor).
-                return
-            mentioned = _mentions_attribute(value, *held)
+        if held and not built and name not in models:
+            # Holds no model before or after (most ``self.x = ...`` of a constructor).
+            return
+        if value_names is not None and not held:
+            mentioned = name in value_names
         else:
-            mentioned = name in value_names if value_names is not None else _mentions(value, name)
+            mentioned = _mentions(value, name)
         if mentioned:
             # ``model = DataParallel(model).to(device)``: still the same model.
             if built or name in models:
@@ -1392,7 +1395,7 @@ class SummaryCollector:
             models[name] = built
         else:
             models.pop(name, None)
-        if held is not None:
+        if held:
             return
         types = self._types.setdefault(key, {})
         qualified = None
@@ -1771,35 +1774,24 @@ def _builds_model(event: list[Json]) -> bool:
     return bool(event[0] == "c")
 
 
-def _held_attribute(node: cst.BaseExpression) -> tuple[str, str] | None:
-    """``self.model`` (an attribute of a plain name): the name and the attribute."""
+def _holder(node: cst.BaseExpression) -> str | None:
+    """What a variable that may hold a model is called: ``model``, or ``self.model`` (an
+    attribute of a plain name); None for anything else."""
+    if type(node) is cst.Name:
+        return node.value
     if type(node) is cst.Attribute and type(node.value) is cst.Name:
-        return (node.value.value, node.attr.value)
+        return f"{node.value.value}.{node.attr.value}"
     return None
 
 
-def _mentions_attribute(node: cst.CSTNode, name: str, attr: str) -> bool:
-    """Whether ``name.attr`` appears in ``node``."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if (
-            type(current) is cst.Attribute
-            and current.attr.value == attr
-            and type(current.value) is cst.Name
-            and current.value.value == name
-        ):
-            return True
-        stack.extend(code_children(current))
-    return False
-
-
 def _mentions(node: cst.CSTNode, name: str) -> bool:
-    """Whether ``name`` appears as a bare name in ``node``."""
+    """Whether ``name`` appears in ``node``: as a bare name, or for ``self.model`` as that
+    attribute (``_holder``)."""
+    kind = cst.Attribute if "." in name else cst.Name
     stack = [node]
     while stack:
         current = stack.pop()
-        if type(current) is cst.Name and current.value == name:
+        if type(current) is kind and _holder(current) == name:
             return True
         stack.extend(code_children(current))
     return False

@@ -33,7 +33,14 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from repro_lint.arguments import argument, evaluated, literal_bool, literal_int, literal_str
+from repro_lint.arguments import (
+    argument,
+    evaluated,
+    literal_bool,
+    literal_int,
+    literal_str,
+    number_is_float,
+)
 from repro_lint.catalog import FLOATING_DTYPES, INTEGER_DTYPES, TensorFacts, canonical
 from repro_lint.names import Names
 
@@ -514,7 +521,7 @@ class Tensors:
         if qualified == "torch.full":
             size = argument(call, "size", 0)
             fill = argument(call, "fill_value", 1)
-            floating = dtype(_number_is_float(fill.value) if fill is not None else None)
+            floating = dtype(number_is_float(fill.value) if fill is not None else None)
             return TensorFacts(_sequence_length(size.value) if size else None, floating)
         if qualified == "torch.randint":
             size = argument(call, "size") or _last_positional(call)
@@ -526,7 +533,7 @@ class Tensors:
         if qualified == "torch.eye":
             return TensorFacts(2, dtype(True))
         if qualified == "torch.arange":
-            floats = [_number_is_float(arg.value) for arg in call.args if arg.keyword is None]
+            floats = [number_is_float(arg.value) for arg in call.args if arg.keyword is None]
             inferred = (
                 True
                 if any(floats)
@@ -534,7 +541,7 @@ class Tensors:
             )
             # Cast to integers, a range with a fractional step may repeat values.
             step = argument(call, "step", 2)
-            fractional = step is not None and _number_is_float(step.value) is not False
+            fractional = step is not None and number_is_float(step.value) is not False
             floating = dtype(inferred)
             distinct = None if floating is not True and given and fractional else 0
             return TensorFacts(1, floating, distinct=distinct)
@@ -567,7 +574,7 @@ class Tensors:
             if qualified == "torch.nn.functional.pad" and base.whole:
                 # Padded with zeros, or with another whole number (``value=False``).
                 fill = argument(call, "value", 3)
-                whole = fill is None or _number_is_float(fill.value) is False or None
+                whole = fill is None or number_is_float(fill.value) is False or None
             return TensorFacts(base.ndim, base.floating, whole=whole)
         return _ANY_TENSOR
 
@@ -655,18 +662,18 @@ class Tensors:
         # side that is not a number may be a tensor of unknown shape).
         ndims = [facts.ndim for facts in known]
         plain = all(
-            facts is not None or _number_is_float(side) is not None
+            facts is not None or number_is_float(side) is not None
             for facts, side in zip(sides, (expr.left, target.comparator), strict=True)
         )
         ndim = max(n for n in ndims if n is not None) if plain and None not in ndims else None
-        sides_cpu = _on_cpu((expr.left, target.comparator), sides)
+        sides_cpu = _sides_on_cpu((expr.left, target.comparator), sides)
         return TensorFacts(ndim, False, whole=True, cpu=sides_cpu)
 
     def _arithmetic(self, expr: cst.BinaryOperation) -> Kind:
         left, right = self.facts(expr.left), self.facts(expr.right)
         if left is None and right is None:
             return None
-        cpu = _on_cpu((expr.left, expr.right), (left, right))
+        cpu = _sides_on_cpu((expr.left, expr.right), (left, right))
         if type(expr.operator) is cst.MatrixMultiply:
             return TensorFacts(cpu=cpu)
         known = [f for f in (left, right) if f is not None]
@@ -679,7 +686,7 @@ class Tensors:
         # (``a & b & c & ...``), 2**48 calls for a 48-term mask.
         for side, facts in ((expr.left, left), (expr.right, right)):
             if facts is None:
-                floats.append(_number_is_float(side))
+                floats.append(number_is_float(side))
         floating = True if any(floats) else (False if all(f is False for f in floats) else None)
         return TensorFacts(ndim, floating, cpu=cpu)
 
@@ -802,14 +809,14 @@ def _single_index(expr: cst.Subscript) -> int | None:
     return literal_int(expr.slice[0].slice.value)
 
 
-def _on_cpu(
+def _sides_on_cpu(
     sides: Sequence[cst.BaseExpression], facts: Sequence[TensorFacts | None]
 ) -> bool | None:
     """Whether an operation of ``sides`` runs on the CPU: each side a tensor known to be
     there or a number (a side that may be a tensor elsewhere leaves it open)."""
     for side, found in zip(sides, facts, strict=True):
         if found is None:
-            if _number_is_float(side) is None:
+            if number_is_float(side) is None:
                 return None
         elif found.cpu is not True:
             return None
@@ -879,16 +886,6 @@ def _last_positional(call: cst.Call) -> cst.Arg | None:
     return positional[-1] if positional else None
 
 
-def _number_is_float(node: cst.BaseExpression) -> bool | None:
-    if type(node) is cst.Float:
-        return True
-    if type(node) is cst.Integer or literal_int(node) is not None:
-        return False
-    if type(node) is cst.UnaryOperation:
-        return _number_is_float(node.expression)
-    return None
-
-
 def _literal_data(node: cst.BaseExpression) -> tuple[int | None, bool | None]:
     """Dimensions and floating-ness of a nested list literal (``[[1.0, 2.0]]`` -> 2, True)."""
     if isinstance(node, cst.List | cst.Tuple):
@@ -904,5 +901,5 @@ def _literal_data(node: cst.BaseExpression) -> tuple[int | None, bool | None]:
         return ndim, floating
     if type(node) is cst.Name and node.value in ("True", "False"):
         return 0, False
-    floating = _number_is_float(node)
+    floating = number_is_float(node)
     return (0, floating) if floating is not None else (None, None)

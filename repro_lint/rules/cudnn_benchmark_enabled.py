@@ -19,7 +19,7 @@ from repro_lint.diagnostics import FixSafety
 from repro_lint.program_seed import none_guard, root_name, seeding_argument
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import DropComments, Invalid, NodeEdit, Replace, Rule, Valid
-from repro_lint.summary import is_main_check
+from repro_lint.summary import has_main_block
 from repro_lint.walker import COMPOUND_STATEMENTS, walk
 
 _FALSE = cst.Name("False")
@@ -280,8 +280,7 @@ class CudnnBenchmarkEnabled(Rule):
             return False
         if not any(type(s) is cst.FunctionDef for s in stack):
             return False
-        module = self.context.module
-        if any(type(s) is cst.If and is_main_check(s.test) for s in module.body):
+        if has_main_block(self.context.module):
             return False
         orelse = branch.orelse
         if orelse is None:

@@ -8,7 +8,7 @@ from repro_lint.arguments import argument, literal_bool, literal_int, literal_st
 from repro_lint.diagnostics import FixSafety
 from repro_lint.randomness import CUDNN, LIGHTNING_TRAINERS
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
-from repro_lint.summary import is_main_check
+from repro_lint.summary import has_main_block
 
 _TRUE = cst.Name("True")
 _WARN_ONLY = cst.ensure_type(cst.parse_expression("f(warn_only=True)"), cst.Call).args[0]
@@ -122,9 +122,7 @@ class DeterministicModeDisabled(Rule):
         # A library module (no ``__main__`` block) that switches determinism off inside a
         # function does so for its callers, on their request (``deterministic=False``):
         # switching it on there would take that choice away.
-        self._library = not any(
-            type(s) is cst.If and is_main_check(s.test) for s in context.module.body
-        )
+        self._library = not has_main_block(context.module)
 
     def _fixable(self) -> bool:
         in_function = any(type(s) is cst.FunctionDef for s in self.context.statement_stack)

@@ -26,7 +26,7 @@ from repro_lint.randomness import (
     random_draw,
 )
 from repro_lint.rule import FileContext, Invalid, NodeEdit, Replace, Rule, Valid
-from repro_lint.summary import is_main_check
+from repro_lint.summary import has_main_block
 from repro_lint.walker import children
 
 # Seeding call -> (seed parameter, position).
@@ -412,8 +412,7 @@ class NondeterministicSeed(Rule):
         self._seeded: list[bool] = [False]
         # A module of a package with no ``__main__`` block: library code, whose functions
         # document what they do for their callers.
-        module = context.module
-        has_main = any(type(s) is cst.If and is_main_check(s.test) for s in module.body)
+        has_main = has_main_block(context.module)
         self._library = "." in (context.module_name or "") and not has_main
         # A file run as a program (a ``__main__`` block, a notebook): where a Runner it
         # builds trains the program's model, not a unit test's.

@@ -8,7 +8,7 @@ from typing import Any
 import libcst as cst
 
 from repro_lint import randomness as rng
-from repro_lint.arguments import expression_code, literal_int, literal_str
+from repro_lint.arguments import expression_code, literal_int, literal_str, number_is_float
 from repro_lint.datasets import data
 from repro_lint.diagnostics import Diagnostic, FixSafety
 from repro_lint.loaders import KEEPS_ORDER, block_indent
@@ -570,13 +570,13 @@ class UnsortedFileListing(SettledRule):
     def _counts(self, node: cst.AugAssign) -> bool:
         """``count += 1``, or ``+=`` to a name the scope set to a number (``total = 0``): a
         sum, which has no order."""
-        if _is_number(node.value):
+        if number_is_float(node.value) is not None:
             return True
         target = node.target
         if type(target) is not cst.Name:
             return False
         start = self._scopes[-1].values.get(target.value)
-        return start is not None and _is_number(start)
+        return start is not None and number_is_float(start) is not None
 
     def _numbers_only_logged(
         self, target: cst.BaseAssignTargetExpression, body: cst.CSTNode
@@ -1133,10 +1133,3 @@ class _Listers:
             if caller != key and relays and self.exported(unit, caller, depth + 1):
                 return True
         return False
-
-
-def _is_number(node: cst.BaseExpression) -> bool:
-    """A literal number (``0``, ``1.5``, ``-1``)."""
-    if type(node) is cst.UnaryOperation:
-        node = node.expression
-    return type(node) is cst.Float or literal_int(node) is not None
